@@ -1,0 +1,57 @@
+// Package app holds pflow's use-cases: run, validate, save, list, describe,
+// discover, ... The CLI and the MCP server are two thin faces over it; no
+// behaviour lives in either.
+package app
+
+import (
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/home"
+)
+
+// App is the environment every use-case runs in. It is cheap to build and
+// holds no cached state: every call reads what it needs from disk, so two
+// concurrent requests never see each other's in-memory state.
+type App struct {
+	Paths home.Paths
+	// Environ is the process environment as KEY=VALUE pairs.
+	Environ []string
+	// Log receives warnings and diagnostics meant for a human (stderr in the
+	// CLI; io.Discard or a log sink in the MCP server).
+	Log io.Writer
+	// Now is the clock (tests may pin it).
+	Now func() time.Time
+}
+
+// New builds an App from a process environment.
+func New(environ []string, log io.Writer) *App {
+	a := &App{Environ: environ, Log: log, Now: time.Now}
+	if a.Log == nil {
+		a.Log = io.Discard
+	}
+	a.Paths = home.FromEnv(a.Getenv)
+	return a
+}
+
+// Getenv returns the value of key in the process environment.
+func (a *App) Getenv(key string) string {
+	v, _ := a.LookupProcessEnv(key)
+	return v
+}
+
+// LookupProcessEnv looks key up in the process environment (exact match).
+func (a *App) LookupProcessEnv(key string) (string, bool) {
+	if a.Environ == nil {
+		return os.LookupEnv(key)
+	}
+	for i := len(a.Environ) - 1; i >= 0; i-- {
+		kv := a.Environ[i]
+		if strings.HasPrefix(kv, key) && len(kv) > len(key) && kv[len(key)] == '=' {
+			return kv[len(key)+1:], true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,132 @@
+// Package cli is pflow's command-line face: cobra commands that turn flags
+// into app calls and render results as text or JSON. No behaviour lives here.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// Version is the pflow version, overridable at link time.
+var Version = "0.1.0-dev"
+
+// Factory carries what every command needs.
+type Factory struct {
+	IO  *IOStreams
+	App *app.App
+}
+
+// signalCause is the context cancellation cause when a signal arrives.
+type signalCause struct{ sig os.Signal }
+
+func (s signalCause) Error() string { return "interrupted by " + s.sig.String() }
+
+// SignalCause wraps a received signal as a context cancellation cause.
+func SignalCause(sig os.Signal) error { return signalCause{sig} }
+
+// ExitCodeForSignal is 130 for SIGINT, 143 for SIGTERM.
+func ExitCodeForSignal(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return 143
+	}
+	return pferr.ExitInterrupted
+}
+
+// Main runs pflow with args and returns the exit code.
+func Main(ctx context.Context, args []string, ios *IOStreams, environ []string) int {
+	f := &Factory{IO: ios, App: app.New(environ, ios.ErrOut)}
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	err := root.ExecuteContext(ctx)
+	return exitCode(ctx, ios, err)
+}
+
+func exitCode(ctx context.Context, ios *IOStreams, err error) int {
+	var sc signalCause
+	if errors.As(context.Cause(ctx), &sc) {
+		fmt.Fprintln(ios.ErrOut, "\npflow: interrupted")
+		return ExitCodeForSignal(sc.sig)
+	}
+	if err == nil {
+		return pferr.ExitOK
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		return pferr.ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	pe := pferr.As(err)
+	if pe.Kind == pferr.Internal && isCobraUsage(err) {
+		pe = &pferr.Error{Kind: pferr.Usage, Message: err.Error(), Hint: "Run 'pflow --help' for usage."}
+	}
+	renderError(ios.ErrOut, pe)
+	return pe.ExitCode()
+}
+
+// exitError carries an exit code for an error that was already reported.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// silentExit returns an error that makes Main exit with code without printing.
+func silentExit(code int) error { return &exitError{code} }
+
+// renderError prints a user-facing error: message, location, hint, suggestions.
+func renderError(w io.Writer, e *pferr.Error) {
+	fmt.Fprintf(w, "Error: %s\n", e.Error())
+	for _, s := range e.Suggestions {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(w, "\n%s\n", e.Hint)
+	}
+}
+
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires at most", "bad flag syntax"} {
+		if len(msg) >= len(p) && contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := newRunCmd(f)
+	root.Version = Version
+	root.SetVersionTemplate("pflow version {{.Version}}\n")
+	root.SilenceErrors = true
+	root.SilenceUsage = true
+	root.AddCommand(
+		newWorkflowCmd(f),
+		newRegistryCmd(f),
+		newSettingsCmd(f),
+		newMCPCmd(f),
+	)
+	return root
+}

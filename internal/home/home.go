@@ -1,0 +1,48 @@
+// Package home locates pflow's state directory ($PFLOW_HOME, default ~/.pflow)
+// and the files inside it (DESIGN.md D14).
+package home
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Paths are the locations of pflow's state.
+type Paths struct {
+	Root       string // $PFLOW_HOME
+	Workflows  string // saved workflows (library)
+	Drafts     string // drafts
+	Debug      string // traces
+	Cache      string // caches
+	Registry   string // registry.json
+	Settings   string // settings.json
+	MCPServers string // mcp-servers.json
+}
+
+// Resolve returns the paths for the given PFLOW_HOME value, or ~/.pflow when empty.
+func Resolve(pflowHome string) Paths {
+	root := pflowHome
+	if root == "" {
+		dir, err := os.UserHomeDir()
+		if err != nil || dir == "" {
+			dir = "."
+		}
+		root = filepath.Join(dir, ".pflow")
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	return Paths{
+		Root:       root,
+		Workflows:  filepath.Join(root, "workflows"),
+		Drafts:     filepath.Join(root, "drafts"),
+		Debug:      filepath.Join(root, "debug"),
+		Cache:      filepath.Join(root, "cache"),
+		Registry:   filepath.Join(root, "registry.json"),
+		Settings:   filepath.Join(root, "settings.json"),
+		MCPServers: filepath.Join(root, "mcp-servers.json"),
+	}
+}
+
+// FromEnv resolves the paths from the PFLOW_HOME variable of getenv.
+func FromEnv(getenv func(string) string) Paths { return Resolve(getenv("PFLOW_HOME")) }

@@ -1,0 +1,158 @@
+// Package node defines the contract between the runtime and every node type
+// (shell, http, file, llm, code, mcp, ...): the interface metadata a node
+// declares, the request it receives and the result it returns.
+//
+// Failure convention:
+//   - A node that ran and failed in a way the workflow should see returns a
+//     Result with Action "error" and Outputs["error"] set to a message that
+//     says what went wrong and how to fix it. Such results are not retried
+//     unless Result.Retryable is set.
+//   - A node that could not run (bad params, network error, exception) returns
+//     a Go error. The runtime retries it up to Spec.Attempts times and then
+//     fails the node with the error's message on the "error" action.
+//
+// Either way ${node.error} holds the message and the workflow stops unless an
+// edge handles the "error" action.
+package node
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Field describes one param or output of a node interface.
+type Field struct {
+	Key         string `json:"key"`
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+	Default     any    `json:"default,omitempty"`
+	Enum        []any  `json:"enum,omitempty"`
+	// Structure describes the fields of a dict output, or of the items of a
+	// list output (list[dict]).
+	Structure []Field `json:"structure,omitempty"`
+}
+
+// Interface is the metadata validation, the registry and docs use.
+type Interface struct {
+	Description string   `json:"description"`
+	Params      []Field  `json:"params"`
+	Outputs     []Field  `json:"outputs"`
+	Actions     []string `json:"actions"`
+}
+
+// Param returns the declared param with key k.
+func (i *Interface) Param(k string) (Field, bool) {
+	for _, f := range i.Params {
+		if f.Key == k {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// Output returns the declared output with key k.
+func (i *Interface) Output(k string) (Field, bool) {
+	for _, f := range i.Outputs {
+		if f.Key == k {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// Spec is a node type: its metadata and how to run it.
+type Spec struct {
+	// Type is the node type name used in workflows ("shell", "read-file", "mcp-github-create-issue").
+	Type string
+	// Group is the package it is listed under ("shell", "http", "file", "llm", ...).
+	Group     string
+	Interface Interface
+	// Attempts is the total number of tries for Go-error failures (D15); 0 means 1.
+	Attempts int
+	// RetryWait is the pause between attempts.
+	RetryWait time.Duration
+	// Hidden nodes (test nodes) are usable but not listed.
+	Hidden bool
+	// Node runs the type. Implementations must be safe for concurrent use:
+	// parallel batch items call Run concurrently.
+	Node Node
+	// Extra carries type-specific registry data (e.g. MCP server and tool names).
+	Extra map[string]any
+}
+
+// Node executes one step.
+type Node interface {
+	Run(ctx context.Context, req *Request) (*Result, error)
+}
+
+// Func adapts a function to Node.
+type Func func(ctx context.Context, req *Request) (*Result, error)
+
+// Run calls f.
+func (f Func) Run(ctx context.Context, req *Request) (*Result, error) { return f(ctx, req) }
+
+// Request is what a node receives for one execution.
+type Request struct {
+	// NodeID is the step id in the workflow ("" for registry run).
+	NodeID string
+	// Type is the node type as written in the workflow.
+	Type string
+	// Params are the step's params with templates resolved and values coerced
+	// to the declared types. Engine controls (retries, retry_wait) are removed.
+	// Injected keys start and end with "__" (e.g. __mcp_server__).
+	Params map[string]any
+	// Shared is a read-only view of the shared store root (inputs and node namespaces).
+	Shared map[string]any
+	// WorkflowDir is the directory of the workflow file ("" when unknown);
+	// relative paths in params resolve against it where a node says so.
+	WorkflowDir string
+	// Env looks up configuration values: the process environment, then settings env.
+	Env func(key string) (string, bool)
+	// Log receives human-readable diagnostics (stderr in the CLI, discarded in MCP serve).
+	Log io.Writer
+	// Scope holds resources shared by every node of one run (e.g. MCP sessions).
+	Scope Scope
+	// Attempt is the 1-based attempt number.
+	Attempt int
+}
+
+// Scope gives nodes access to resources that live as long as one workflow run
+// (including nested workflows and batch items) and are closed when it ends.
+type Scope interface {
+	// Resource returns the resource stored under key, calling open to create it
+	// on first use. Concurrent callers for the same key get the same resource.
+	// Every opened resource is closed when the run ends.
+	Resource(key string, open func() (io.Closer, error)) (io.Closer, error)
+}
+
+// Result is a node's outcome.
+type Result struct {
+	// Outputs are written to the node's namespace (${id.key}).
+	Outputs map[string]any
+	// Action selects the next edge; "" means "default". "error" means the node failed.
+	Action string
+	// Retryable marks an error result as worth retrying (e.g. HTTP 429/5xx).
+	Retryable bool
+}
+
+// Ok returns a default-action result.
+func Ok(outputs map[string]any) *Result { return &Result{Outputs: outputs} }
+
+// Fail returns an error-action result with outputs["error"] = msg.
+func Fail(msg string, outputs map[string]any) *Result {
+	if outputs == nil {
+		outputs = map[string]any{}
+	}
+	outputs["error"] = msg
+	return &Result{Outputs: outputs, Action: "error"}
+}
+
+// Catalog looks node types up by name. The registry implements it.
+type Catalog interface {
+	// Lookup returns the spec for a node type.
+	Lookup(nodeType string) (*Spec, bool)
+	// Types lists every usable node type (for did-you-mean suggestions).
+	Types() []string
+}

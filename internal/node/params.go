@@ -1,0 +1,141 @@
+package node
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// ParamError is returned for a param a node cannot use; its message names the
+// param and says what is expected.
+type ParamError struct {
+	Param   string
+	Message string
+}
+
+func (e *ParamError) Error() string { return fmt.Sprintf("parameter '%s': %s", e.Param, e.Message) }
+
+// String returns params[k] as a string. Missing or nil gives def.
+// Non-string scalars are stringified; containers become JSON.
+func String(params map[string]any, k, def string) string {
+	v, ok := params[k]
+	if !ok || v == nil {
+		return def
+	}
+	return value.Stringify(v)
+}
+
+// RequireString returns params[k] as a non-empty string or a ParamError.
+func RequireString(params map[string]any, k string) (string, error) {
+	v, ok := params[k]
+	if !ok || v == nil {
+		return "", &ParamError{k, "is required but missing. Add '- " + k + ": ...' to the step"}
+	}
+	s := value.Stringify(v)
+	if s == "" {
+		return "", &ParamError{k, "is required but empty"}
+	}
+	return s, nil
+}
+
+// Bool returns params[k] as a bool, accepting true/false/yes/no/1/0 strings.
+func Bool(params map[string]any, k string, def bool) (bool, error) {
+	v, ok := params[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case int64:
+		return x != 0, nil
+	case float64:
+		return x != 0, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "yes", "1", "on":
+			return true, nil
+		case "false", "no", "0", "off", "":
+			return false, nil
+		}
+	}
+	return def, &ParamError{k, fmt.Sprintf("expects a boolean (true/false), got %s %q", value.TypeName(v), value.Stringify(v))}
+}
+
+// Float returns params[k] as a float64.
+func Float(params map[string]any, k string, def float64) (float64, error) {
+	v, ok := params[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	switch x := v.(type) {
+	case int64:
+		return float64(x), nil
+	case float64:
+		return x, nil
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err == nil {
+			return f, nil
+		}
+	}
+	return def, &ParamError{k, fmt.Sprintf("expects a number, got %s %q", value.TypeName(v), value.Stringify(v))}
+}
+
+// Int returns params[k] as an int.
+func Int(params map[string]any, k string, def int) (int, error) {
+	f, err := Float(params, k, float64(def))
+	if err != nil {
+		return def, err
+	}
+	if f != math.Trunc(f) {
+		return def, &ParamError{k, fmt.Sprintf("expects a whole number, got %v", f)}
+	}
+	return int(f), nil
+}
+
+// Duration reads a timeout-like param: a number of seconds (30, 0.5) or a Go
+// duration string ("1m30s", "500ms").
+func Duration(params map[string]any, k string, def time.Duration) (time.Duration, error) {
+	v, ok := params[k]
+	if !ok || v == nil {
+		return def, nil
+	}
+	if s, isStr := v.(string); isStr {
+		s = strings.TrimSpace(s)
+		if d, err := time.ParseDuration(s); err == nil {
+			return d, nil
+		}
+	}
+	f, err := Float(params, k, 0)
+	if err != nil {
+		return def, &ParamError{k, fmt.Sprintf("expects seconds (e.g. 30) or a duration (e.g. 1m30s), got %q", value.Stringify(v))}
+	}
+	if f < 0 {
+		return def, &ParamError{k, "must not be negative"}
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// Map returns params[k] as a map (JSON strings holding objects are parsed).
+func Map(params map[string]any, k string) (map[string]any, error) {
+	v, ok := params[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		return x, nil
+	case string:
+		if p, ok := value.TryParseContainer(x); ok {
+			if m, ok := p.(map[string]any); ok {
+				return m, nil
+			}
+		}
+	}
+	return nil, &ParamError{k, fmt.Sprintf("expects a mapping (key: value pairs), got %s", value.TypeName(v))}
+}
