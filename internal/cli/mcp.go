@@ -6,7 +6,8 @@ import "github.com/spf13/cobra"
 func newMCPCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "mcp commands (not built yet)",
+		Short: "Manage MCP servers whose tools become workflow nodes, or serve pflow over MCP",
 	}
+	addMCPServeCmd(cmd, f)
 	return cmd
 }
