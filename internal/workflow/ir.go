@@ -35,6 +35,10 @@ type Workflow struct {
 
 	// Source describes where the workflow came from. Never serialized.
 	Source *Source `json:"-"`
+
+	// decodeErrs are schema violations met while decoding (unknown
+	// properties, wrong types); CheckStructure reports them.
+	decodeErrs []StructureError
 }
 
 // Source is what the parser knows about a workflow beyond its IR.
