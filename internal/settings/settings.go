@@ -1,0 +1,326 @@
+// Package settings reads and writes $PFLOW_HOME/settings.json: API keys and
+// other values in "env", the node allow/deny filter, runtime and LLM
+// defaults. Writes are atomic, locked and 0600 (the file holds secrets).
+package settings
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// Version is the settings file format version.
+const Version = "1.0.0"
+
+// Output modes of 'pflow registry run'.
+const (
+	OutputSmart     = "smart"
+	OutputStructure = "structure"
+	OutputFull      = "full"
+)
+
+// Template resolution modes.
+const (
+	ResolutionStrict     = "strict"
+	ResolutionPermissive = "permissive"
+)
+
+// Settings is the content of settings.json.
+type Settings struct {
+	Version  string            `json:"version"`
+	Registry RegistrySettings  `json:"registry"`
+	Runtime  RuntimeSettings   `json:"runtime"`
+	LLM      LLMSettings       `json:"llm"`
+	Env      map[string]string `json:"env"`
+}
+
+// RegistrySettings configures which nodes are usable and how registry run prints.
+type RegistrySettings struct {
+	Nodes            NodeFilter `json:"nodes"`
+	OutputMode       string     `json:"output_mode,omitempty"`
+	IncludeTestNodes bool       `json:"include_test_nodes,omitempty"`
+}
+
+// NodeFilter holds fnmatch-style glob patterns (*, ?, [abc]) matched against
+// a node's candidate names (see Candidates). See NodeAllowed for precedence.
+type NodeFilter struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny"`
+}
+
+// RuntimeSettings configures the engine.
+type RuntimeSettings struct {
+	TemplateResolutionMode string `json:"template_resolution_mode,omitempty"`
+}
+
+// LLMSettings names default models.
+type LLMSettings struct {
+	DefaultModel   string `json:"default_model,omitempty"`
+	DiscoveryModel string `json:"discovery_model,omitempty"`
+	FilteringModel string `json:"filtering_model,omitempty"`
+}
+
+// DefaultDeny hides the deprecated git/github node packages unless allowed.
+var DefaultDeny = []string{"pflow.nodes.git.*", "pflow.nodes.github.*"}
+
+// Default returns the settings used when there is no file.
+func Default() *Settings {
+	return &Settings{
+		Version: Version,
+		Registry: RegistrySettings{
+			Nodes:      NodeFilter{Allow: []string{"*"}, Deny: append([]string(nil), DefaultDeny...)},
+			OutputMode: OutputSmart,
+		},
+		Runtime: RuntimeSettings{TemplateResolutionMode: ResolutionStrict},
+		Env:     map[string]string{},
+	}
+}
+
+// decode parses settings JSON on top of the defaults (absent keys keep
+// their defaults; an explicit empty list stays empty).
+func decode(data []byte) (*Settings, error) {
+	s := Default()
+	if err := json.Unmarshal(data, s); err != nil {
+		return nil, describeJSONError(data, err)
+	}
+	if s.Env == nil {
+		s.Env = map[string]string{}
+	}
+	if s.Version == "" {
+		s.Version = Version
+	}
+	if s.Registry.Nodes.Allow == nil {
+		s.Registry.Nodes.Allow = []string{}
+	}
+	if s.Registry.Nodes.Deny == nil {
+		s.Registry.Nodes.Deny = []string{}
+	}
+	return s, nil
+}
+
+// describeJSONError adds a line number to JSON syntax errors.
+func describeJSONError(data []byte, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return err
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	return fmt.Errorf("line %d: %v", line, err)
+}
+
+// Load reads settings.json. A missing file gives the defaults. A corrupt file
+// gives a warning on log and the defaults. A file readable by group or others
+// that holds env values gives a warning with the chmod fix.
+func Load(path string, log io.Writer) (*Settings, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return nil, pferr.Newf(pferr.Config, "cannot read settings: %v", err).WithWhere(path).
+			WithHint("Check the file's permissions (it should be yours, mode 600).")
+	}
+	s, err := decode(data)
+	if err != nil {
+		fmt.Fprintf(log, "Warning: %s is not valid settings JSON (%v); using default settings. Fix the file or delete it.\n", path, err)
+		return Default(), nil
+	}
+	if len(s.Env) > 0 {
+		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+			fmt.Fprintf(log, "Warning: %s holds secrets but is readable by other users (mode %04o). Run: chmod 600 %s\n", path, st.Mode().Perm(), path)
+		}
+	}
+	return s, nil
+}
+
+// Update takes the settings lock, loads the file (defaults when missing),
+// calls fn and writes the result atomically with mode 0600. fn's error
+// aborts without writing. A corrupt file is never overwritten: Update fails
+// with an error that says where the file is broken.
+func Update(ctx context.Context, path string, fn func(*Settings) error) error {
+	lk, err := fsutil.LockFile(ctx, path, 30*time.Second)
+	if err != nil {
+		return pferr.Newf(pferr.Config, "%v", err).WithWhere(path)
+	}
+	defer lk.Unlock()
+	s := Default()
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return pferr.Newf(pferr.Config, "cannot read settings: %v", err).WithWhere(path)
+	default:
+		if s, err = decode(data); err != nil {
+			return pferr.Newf(pferr.Config, "settings file is not valid JSON (%v); not overwriting it", err).WithWhere(path).
+				WithHint("Fix the JSON by hand, or delete " + path + " to start from the defaults.")
+		}
+	}
+	if err := fn(s); err != nil {
+		return err
+	}
+	out, err := Marshal(s)
+	if err != nil {
+		return pferr.Newf(pferr.Internal, "encode settings: %v", err)
+	}
+	if err := fsutil.WriteFileAtomic(path, out, 0o600); err != nil {
+		return pferr.Newf(pferr.Config, "save settings: %v", err).WithWhere(path)
+	}
+	return nil
+}
+
+// Marshal renders s as the indented JSON written to disk.
+func Marshal(s *Settings) ([]byte, error) {
+	c := *s
+	if c.Env == nil {
+		c.Env = map[string]string{}
+	}
+	if c.Registry.Nodes.Allow == nil {
+		c.Registry.Nodes.Allow = []string{}
+	}
+	if c.Registry.Nodes.Deny == nil {
+		c.Registry.Nodes.Deny = []string{}
+	}
+	b, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// LookupEnv looks key up in the settings env, case-insensitively (an exact
+// match wins over a case-insensitive one).
+func (s *Settings) LookupEnv(key string) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	if v, ok := s.Env[key]; ok {
+		return v, true
+	}
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		if strings.EqualFold(k, key) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "", false
+	}
+	sort.Strings(keys)
+	return s.Env[keys[0]], true
+}
+
+// EnvKeys returns the settings env keys, sorted.
+func (s *Settings) EnvKeys() []string {
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Masked returns a copy of s whose env values are masked (for display).
+func (s *Settings) Masked() *Settings {
+	c := *s
+	c.Env = make(map[string]string, len(s.Env))
+	for k, v := range s.Env {
+		c.Env[k] = Mask(v)
+	}
+	return &c
+}
+
+// Mask hides a secret: its first 3 characters + "***", or "***" when it is 3
+// characters or shorter.
+func Mask(value string) string {
+	r := []rune(value)
+	if len(r) <= 3 {
+		return "***"
+	}
+	return string(r[:3]) + "***"
+}
+
+// sensitiveWords are name parts that mark a secret on their own.
+var sensitiveWords = map[string]bool{
+	"password": true, "passwd": true, "pwd": true, "passphrase": true,
+	"token": true, "secret": true, "credential": true, "credentials": true,
+	"authorization": true, "auth": true, "apikey": true, "cookie": true,
+	"bearer": true, "jwt": true, "privatekey": true, "secretkey": true,
+	"accesstoken": true, "authtoken": true, "sessionid": true,
+}
+
+// keyQualifiers turn a following "key" into a secret (api_key, private_key...).
+var keyQualifiers = map[string]bool{
+	"api": true, "private": true, "secret": true, "access": true, "ssh": true,
+	"signing": true, "encryption": true, "master": true, "client": true, "license": true,
+}
+
+// IsSecretKey reports whether a parameter or variable name looks like it holds
+// a secret. Names are split into words (snake_case, kebab-case, camelCase,
+// dots) and matched word by word, so "max_tokens", "author" and "tokenizer"
+// are not secrets while "GITHUB_TOKEN", "apiKey", "x-api-key" and "db_password" are.
+func IsSecretKey(name string) bool {
+	words := splitWords(name)
+	for i, w := range words {
+		if sensitiveWords[w] || (i > 0 && sensitiveWords[words[i-1]+w]) {
+			return true
+		}
+		if w == "key" && i > 0 && keyQualifiers[words[i-1]] {
+			return true
+		}
+	}
+	return false
+}
+
+func splitWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ' || r == '/' || r == ':':
+			flush()
+		case r >= 'A' && r <= 'Z':
+			// camelCase boundary: aB, or the last capital of ABc.
+			if i > 0 && ((rs[i-1] >= 'a' && rs[i-1] <= 'z') || (rs[i-1] >= '0' && rs[i-1] <= '9') ||
+				(rs[i-1] >= 'A' && rs[i-1] <= 'Z' && i+1 < len(rs) && rs[i+1] >= 'a' && rs[i+1] <= 'z')) {
+				flush()
+			}
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return words
+}

@@ -1,0 +1,230 @@
+package settings
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestLoadMissingGivesDefaults(t *testing.T) {
+	s, err := Load(filepath.Join(t.TempDir(), "settings.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Runtime.TemplateResolutionMode != "strict" || s.Registry.OutputMode != "smart" {
+		t.Fatalf("defaults not applied: %+v", s)
+	}
+	if fmt.Sprint(s.Registry.Nodes.Allow) != "[*]" || len(s.Registry.Nodes.Deny) != 2 {
+		t.Fatalf("default filter = %+v", s.Registry.Nodes)
+	}
+}
+
+func TestLoadCorruptWarnsAndUsesDefaults(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(p, []byte("{\n  \"env\": {\"A\": 1,\n"), 0o600)
+	var log bytes.Buffer
+	s, err := Load(p, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Runtime.TemplateResolutionMode != "strict" {
+		t.Fatal("defaults not used")
+	}
+	if !strings.Contains(log.String(), "Warning") || !strings.Contains(log.String(), p) || !strings.Contains(log.String(), "line") {
+		t.Fatalf("warning should name the file and line: %q", log.String())
+	}
+	// Update refuses to clobber the broken file.
+	err = Update(context.Background(), p, func(s *Settings) error { s.Env["B"] = "x"; return nil })
+	if err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Fatalf("Update on corrupt file: %v", err)
+	}
+	data, _ := os.ReadFile(p)
+	if !strings.Contains(string(data), `"A": 1`) {
+		t.Fatal("corrupt file was overwritten")
+	}
+}
+
+func TestLoadWarnsAboutReadableSecrets(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(p, []byte(`{"env":{"OPENAI_API_KEY":"sk-123456"}}`), 0o644)
+	os.Chmod(p, 0o644)
+	var log bytes.Buffer
+	if _, err := Load(p, &log); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "Run: chmod 600 "+p) {
+		t.Fatalf("want chmod hint, got %q", log.String())
+	}
+	if strings.Contains(log.String(), "sk-123456") {
+		t.Fatal("secret leaked into warning")
+	}
+}
+
+func TestUpdateWrites0600AndKeepsOtherKeys(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	ctx := context.Background()
+	if err := Update(ctx, p, func(s *Settings) error { s.Env["K"] = "v"; s.LLM.DefaultModel = "gpt-4o"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := Update(ctx, p, func(s *Settings) error { s.Registry.Nodes.Deny = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode = %o, want 600", st.Mode().Perm())
+	}
+	s, _ := Load(p, nil)
+	if s.Env["K"] != "v" || s.LLM.DefaultModel != "gpt-4o" || len(s.Registry.Nodes.Deny) != 0 {
+		t.Fatalf("round trip lost data: %+v", s)
+	}
+	if err := Update(ctx, p, func(s *Settings) error { s.Env["X"] = "y"; return fmt.Errorf("abort") }); err == nil {
+		t.Fatal("fn error not returned")
+	}
+	if s, _ := Load(p, nil); s.Env["X"] != "" {
+		t.Fatal("aborted update was written")
+	}
+}
+
+func TestLookupEnvCaseInsensitive(t *testing.T) {
+	s := Default()
+	s.Env["OpenAI_Api_Key"] = "sk-1"
+	s.Env["exact"] = "e"
+	s.Env["EXACT"] = "E"
+	for _, tc := range []struct{ key, want string }{{"OPENAI_API_KEY", "sk-1"}, {"openai_api_key", "sk-1"}, {"exact", "e"}, {"EXACT", "E"}} {
+		if v, ok := s.LookupEnv(tc.key); !ok || v != tc.want {
+			t.Errorf("LookupEnv(%q) = %q,%v want %q", tc.key, v, ok, tc.want)
+		}
+	}
+	if _, ok := s.LookupEnv("MISSING"); ok {
+		t.Error("missing key found")
+	}
+}
+
+func TestMask(t *testing.T) {
+	for in, want := range map[string]string{"sk-abcdef": "sk-***", "abc": "***", "": "***", "abcd": "abc***"} {
+		if got := Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsSecretKey(t *testing.T) {
+	secret := []string{"GITHUB_TOKEN", "api_key", "apiKey", "x-api-key", "OPENAI_API_KEY", "password", "db_password",
+		"client_secret", "Authorization", "auth", "auth_token", "private_key", "apikey", "SessionId", "credentials"}
+	notSecret := []string{"max_tokens", "author", "tokenizer", "key", "sort_key", "name", "count", "authority", "monkey", "keyword"}
+	for _, n := range secret {
+		if !IsSecretKey(n) {
+			t.Errorf("IsSecretKey(%q) = false, want true", n)
+		}
+	}
+	for _, n := range notSecret {
+		if IsSecretKey(n) {
+			t.Errorf("IsSecretKey(%q) = true, want false", n)
+		}
+	}
+}
+
+func TestNodeFilterPrecedence(t *testing.T) {
+	gitLog := Candidates("git-log", "git", "", "")
+	shell := Candidates("shell", "shell", "", "")
+	gh := Candidates("mcp-github-create-issue", "", "github", "create_issue")
+	tests := []struct {
+		name        string
+		allow, deny []string
+		cands       []string
+		want        bool
+		reason      string
+	}{
+		{"default deny hides git", []string{"*"}, DefaultDeny, gitLog, false, "deny pattern 'pflow.nodes.git.*'"},
+		{"default allows shell", []string{"*"}, DefaultDeny, shell, true, "allow pattern '*'"},
+		{"exact allow beats default deny", []string{"*", "git-log"}, DefaultDeny, gitLog, true, "allow pattern 'git-log'"},
+		{"same glob in both: deny wins", []string{"*", "pflow.nodes.git.*"}, DefaultDeny, gitLog, false, "deny wins"},
+		{"more specific allow beats broad deny", []string{"pflow.nodes.git.*"}, []string{"pflow.nodes.*"}, gitLog, true, "more specific"},
+		{"exact deny beats glob allow", []string{"*"}, []string{"shell"}, shell, false, "deny pattern 'shell'"},
+		{"no match excluded", []string{"read-*"}, nil, shell, false, "no allow pattern"},
+		{"mcp server glob deny", []string{"*"}, []string{"mcp-github-*"}, gh, false, "mcp-github-*"},
+		{"mcp server.tool allow", []string{"github.create_issue"}, []string{"mcp-*"}, gh, true, "github.create_issue"},
+		{"mcp sanitised server.tool", []string{"github.create-issue"}, nil, gh, true, "github.create-issue"},
+		{"group form", []string{"*"}, []string{"git.*"}, gitLog, false, "git.*"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Default()
+			s.Registry.Nodes = NodeFilter{Allow: tc.allow, Deny: tc.deny}
+			got, reason := s.NodeAllowed(tc.cands...)
+			if got != tc.want || !strings.Contains(reason, tc.reason) {
+				t.Fatalf("NodeAllowed = %v (%s), want %v containing %q", got, reason, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestValidatePattern(t *testing.T) {
+	if ValidatePattern("git-[") == nil || ValidatePattern(" ") == nil {
+		t.Fatal("bad patterns accepted")
+	}
+	if err := ValidatePattern("mcp-github-*"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConcurrentUpdatesLoseNothing runs 10 goroutines and 10 processes that
+// each add one env key.
+func TestConcurrentUpdatesLoseNothing(t *testing.T) {
+	if os.Getenv("PFLOW_SETTINGS_HELPER") != "" {
+		return
+	}
+	p := filepath.Join(t.TempDir(), "settings.json")
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 10 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			errs <- Update(ctx, p, func(s *Settings) error { s.Env[fmt.Sprintf("G%d", i)] = "v"; return nil })
+		}()
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperUpdate$")
+			cmd.Env = append(os.Environ(), "PFLOW_SETTINGS_HELPER="+p, fmt.Sprintf("PFLOW_SETTINGS_KEY=P%d", i))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("helper: %v: %s", err, out)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(p)
+	var s Settings
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("file is not valid JSON: %v", err)
+	}
+	if len(s.Env) != 20 {
+		t.Fatalf("lost writes: %d of 20 keys: %v", len(s.Env), s.Env)
+	}
+}
+
+func TestHelperUpdate(t *testing.T) {
+	p := os.Getenv("PFLOW_SETTINGS_HELPER")
+	if p == "" {
+		t.Skip("helper process only")
+	}
+	if err := Update(context.Background(), p, func(s *Settings) error { s.Env[os.Getenv("PFLOW_SETTINGS_KEY")] = "v"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
