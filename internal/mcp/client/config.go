@@ -1,0 +1,418 @@
+// Package client is pflow's MCP client: the mcp-servers.json config (load,
+// add, remove, validation, name normalisation), ${VAR} expansion, and
+// sessions with MCP servers over stdio, streamable HTTP and legacy SSE, with
+// the process lifecycle, timeouts and error texts of DESIGN.md D1–D9.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// Defaults (DESIGN.md D6).
+const (
+	DefaultCallTimeout    = 30 * time.Second
+	DefaultStartupTimeout = 30 * time.Second
+	DefaultMaxMemoryMB    = 100
+	MaxTimeoutSeconds     = 600
+)
+
+// File is the content of mcp-servers.json. Server entries are kept as raw
+// maps so keys pflow does not know are preserved verbatim.
+type File struct {
+	Servers map[string]map[string]any
+}
+
+// Names returns the configured server names, sorted.
+func (f *File) Names() []string { return value.SortedKeys(f.Servers) }
+
+// LoadFile reads mcp-servers.json. A missing file is an empty config.
+func LoadFile(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{Servers: map[string]map[string]any{}}, nil
+	}
+	if err != nil {
+		return nil, pferr.Newf(pferr.Config, "Cannot read MCP server configuration %s: %v", path, err)
+	}
+	return parseFile(path, data)
+}
+
+func parseFile(path string, data []byte) (*File, error) {
+	f := &File{Servers: map[string]map[string]any{}}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return f, nil
+	}
+	v, err := value.DecodeJSON(data)
+	if err != nil {
+		return nil, pferr.Newf(pferr.Config, "Invalid JSON in MCP server configuration file %s: %v", path, err).
+			WithHint("Fix the JSON by hand, or move the file away and re-add your servers with 'pflow mcp add'.")
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		return nil, pferr.Newf(pferr.Config, "Invalid MCP server configuration file %s: expected a JSON object with an 'mcpServers' key", path)
+	}
+	raw, ok := root["mcpServers"]
+	if !ok || raw == nil {
+		return f, nil
+	}
+	servers, ok := raw.(map[string]any)
+	if !ok {
+		return nil, pferr.Newf(pferr.Config, "Invalid MCP server configuration file %s: 'mcpServers' must be an object", path)
+	}
+	for name, s := range servers {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return nil, pferr.Newf(pferr.Config, "Invalid MCP server configuration file %s: server '%s' must be an object", path, name)
+		}
+		f.Servers[name] = m
+	}
+	return f, nil
+}
+
+// Marshal renders the file in the mcpServers format (indent 2, sorted keys,
+// trailing newline).
+func (f *File) Marshal() ([]byte, error) {
+	servers := map[string]any{}
+	for k, v := range f.Servers {
+		servers[k] = v
+	}
+	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Update runs a locked read-modify-write of mcp-servers.json; fn's error
+// aborts without writing. The file is written atomically with mode 0600.
+func Update(ctx context.Context, path string, fn func(f *File) error) error {
+	lock, err := fsutil.LockFile(ctx, path, 30*time.Second)
+	if err != nil {
+		return pferr.New(pferr.Config, err.Error())
+	}
+	defer lock.Unlock()
+	f, err := LoadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		return err
+	}
+	data, err := f.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
+		return pferr.Newf(pferr.Config, "Cannot write MCP server configuration: %v", err)
+	}
+	return nil
+}
+
+// ---- names (D3) ----
+
+var serverNameRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// ValidServerName reports whether name is a valid (normalised) server name.
+func ValidServerName(name string) bool { return serverNameRe.MatchString(name) }
+
+// NormalizeServerName turns an imported name such as "brave_search" or
+// "GitHub" into a valid one ("brave-search", "github"). Names that could
+// never be safe (path separators, "..", control or shell characters,
+// blank) are refused.
+func NormalizeServerName(name string) (string, error) {
+	bad := func() error {
+		return pferr.Newf(pferr.Validation, "Invalid server name: %q. Use lowercase letters, digits and hyphens only (e.g. 'my-server').", name)
+	}
+	if strings.TrimSpace(name) == "" || name == "." || strings.Contains(name, "..") {
+		return "", bad()
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r >= 'A' && r <= 'Z':
+			b.WriteRune(r + ('a' - 'A'))
+		case r == '-' || r == '_' || r == '.' || r == ' ':
+			b.WriteByte('-')
+		default:
+			return "", bad()
+		}
+	}
+	out := collapseDashes(b.String())
+	if out == "" {
+		return "", bad()
+	}
+	return out, nil
+}
+
+func collapseDashes(s string) string {
+	for strings.Contains(s, "--") {
+		s = strings.ReplaceAll(s, "--", "-")
+	}
+	return strings.Trim(s, "-")
+}
+
+// SanitizeToolName maps a tool name to the [a-z0-9-] form used in node ids
+// (D3): SLACK_SEND_MESSAGE → slack-send-message, spaces → '-'.
+func SanitizeToolName(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return collapseDashes(b.String())
+}
+
+// NodeType returns the node type for a server's tool.
+func NodeType(server, tool string) string { return "mcp-" + server + "-" + SanitizeToolName(tool) }
+
+// ParseNodeType splits "mcp-<server>-<tool>" using the longest configured
+// server name that prefixes it (D3, seed 000 test 15).
+func ParseNodeType(nodeType string, servers []string) (server, tool string, err error) {
+	if !strings.HasPrefix(nodeType, "mcp-") || len(nodeType) <= 4 {
+		return "", "", pferr.Newf(pferr.Validation, "Invalid MCP node type format: %s", nodeType).
+			WithHint("MCP node types must be in format: mcp-<server>-<tool>")
+	}
+	rest := nodeType[4:]
+	best := ""
+	for _, s := range servers {
+		if strings.HasPrefix(rest, s+"-") && len(s) > len(best) {
+			best = s
+		}
+	}
+	if best == "" {
+		sorted := append([]string(nil), servers...)
+		sort.Strings(sorted)
+		avail := strings.Join(sorted, ", ")
+		if avail == "" {
+			avail = "none"
+		}
+		first, _, _ := strings.Cut(rest, "-")
+		return "", "", pferr.Newf(pferr.NotFound, "Server %s not configured", first).
+			WithHint(fmt.Sprintf("No configured MCP server matches node type '%s'. Configured servers: %s. Add it with 'pflow mcp add <config>' and run 'pflow mcp sync %s'.", nodeType, avail, first))
+	}
+	tool = rest[len(best)+1:]
+	if tool == "" {
+		return "", "", pferr.Newf(pferr.Validation, "Invalid MCP node type: %s - no tool name after server '%s'", nodeType, best).
+			WithHint(fmt.Sprintf("Format should be: mcp-%s-<tool-name>", best))
+	}
+	return best, tool, nil
+}
+
+// ---- validation (reference §A3, D1) ----
+
+func verr(format string, args ...any) error {
+	return pferr.Newf(pferr.Validation, format, args...)
+}
+
+// Transport returns the entry's transport: "stdio", "http" or "sse".
+func Transport(cfg map[string]any) string {
+	t, _ := cfg["type"].(string)
+	if t == "" {
+		return "stdio"
+	}
+	return t
+}
+
+// NormalizeEntry rewrites a legacy "transport" key as "type", infers
+// "http" for an entry that only has a url (Cursor's format), and drops an
+// explicit "stdio" type. It returns notes describing what changed.
+func NormalizeEntry(name string, cfg map[string]any) (map[string]any, []string) {
+	out := make(map[string]any, len(cfg))
+	for k, v := range cfg {
+		out[k] = v
+	}
+	var notes []string
+	if t, ok := out["transport"]; ok {
+		if _, has := out["type"]; !has || out["type"] == nil {
+			out["type"] = t
+		}
+		delete(out, "transport")
+	}
+	if out["type"] == nil {
+		delete(out, "type")
+		if _, hasURL := out["url"]; hasURL {
+			if _, hasCmd := out["command"]; !hasCmd {
+				out["type"] = "http"
+				notes = append(notes, fmt.Sprintf("server '%s' has a url and no type: using streamable HTTP (set \"type\": \"sse\" for a legacy SSE server)", name))
+			}
+		}
+	}
+	if t, _ := out["type"].(string); t == "stdio" {
+		delete(out, "type")
+	}
+	if t, _ := out["type"].(string); t == "streamable-http" || t == "streamableHttp" {
+		out["type"] = "http"
+	}
+	return out, notes
+}
+
+// ValidateEntry checks one (normalised, unexpanded) server entry. Messages
+// follow the original pflow's texts (reference §A3).
+func ValidateEntry(name string, cfg map[string]any) error {
+	if !ValidServerName(name) {
+		return verr("Invalid server name: %q. Use lowercase letters, digits and hyphens only (e.g. 'my-server').", name)
+	}
+	wrap := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		return verr("Server '%s': %s", name, pferr.As(err).Message)
+	}
+	if t, ok := cfg["type"]; ok && t != nil {
+		if _, isStr := t.(string); !isStr {
+			return wrap(verr("Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse'", value.Stringify(t)))
+		}
+	}
+	switch tr := Transport(cfg); tr {
+	case "stdio":
+		c, ok := cfg["command"]
+		if !ok {
+			return wrap(verr("stdio configuration requires 'command' field"))
+		}
+		if s, isStr := c.(string); !isStr || strings.TrimSpace(s) == "" {
+			return wrap(verr("Command cannot be empty"))
+		}
+		if a, ok := cfg["args"]; ok && a != nil {
+			list, isList := a.([]any)
+			if !isList {
+				return wrap(verr("Arguments must be a list"))
+			}
+			for _, x := range list {
+				switch x.(type) {
+				case string, int64, float64, bool:
+				default:
+					return wrap(verr("Arguments must be a list of strings"))
+				}
+			}
+		}
+	case "http", "sse":
+		u, ok := cfg["url"]
+		if !ok {
+			return wrap(verr("HTTP configuration requires 'url' field"))
+		}
+		s, isStr := u.(string)
+		if !isStr || strings.TrimSpace(s) == "" {
+			return wrap(verr("URL must be a non-empty string"))
+		}
+		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "${") {
+			return wrap(verr("URL must start with http:// or https://"))
+		}
+		if a, ok := cfg["auth"]; ok && a != nil {
+			if err := validateAuth(a); err != nil {
+				return wrap(err)
+			}
+		}
+		if h, ok := cfg["headers"]; ok && h != nil {
+			if _, isMap := h.(map[string]any); !isMap {
+				return wrap(verr("Headers must be a dictionary"))
+			}
+		}
+		if v, ok := cfg["sse_timeout"]; ok && v != nil {
+			if f, isNum := number(v); !isNum || f <= 0 {
+				return wrap(verr("SSE timeout must be a positive number"))
+			}
+		}
+	default:
+		return wrap(verr("Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse'", tr))
+	}
+	if v, ok := cfg["timeout"]; ok && v != nil {
+		f, isNum := number(v)
+		if !isNum || f <= 0 {
+			return wrap(verr("Timeout must be a positive number"))
+		}
+		if f > MaxTimeoutSeconds {
+			return wrap(verr("Timeout cannot exceed 600 seconds (10 minutes)"))
+		}
+	}
+	if v, ok := cfg["startup_timeout"]; ok && v != nil {
+		f, isNum := number(v)
+		if !isNum || f <= 0 {
+			return wrap(verr("Startup timeout must be a positive number of seconds"))
+		}
+		if f > MaxTimeoutSeconds {
+			return wrap(verr("Startup timeout cannot exceed 600 seconds (10 minutes)"))
+		}
+	}
+	if v, ok := cfg["max_memory_mb"]; ok && v != nil {
+		if f, isNum := number(v); !isNum || f <= 0 {
+			return wrap(verr("max_memory_mb must be a positive number of megabytes"))
+		}
+	}
+	if e, ok := cfg["env"]; ok && e != nil {
+		m, isMap := e.(map[string]any)
+		if !isMap {
+			return wrap(verr("Environment variables must be a dictionary"))
+		}
+		for k, v := range m {
+			switch v.(type) {
+			case string, int64, float64, bool:
+			default:
+				return wrap(verr("Environment variable %s must be a string", k))
+			}
+		}
+	}
+	return nil
+}
+
+func validateAuth(a any) error {
+	m, ok := a.(map[string]any)
+	if !ok {
+		return verr("Auth config must be a dictionary")
+	}
+	t, ok := m["type"]
+	if !ok || t == nil {
+		return verr("Auth config must specify 'type'")
+	}
+	switch t {
+	case "bearer":
+		if _, ok := m["token"]; !ok {
+			return verr("Bearer auth requires 'token' field")
+		}
+	case "api_key":
+		if _, ok := m["key"]; !ok {
+			return verr("API key auth requires 'key' field")
+		}
+	case "basic":
+		if _, ok := m["username"]; !ok {
+			return verr("Basic auth requires 'username' field")
+		}
+		if _, ok := m["password"]; !ok {
+			return verr("Basic auth requires 'password' field")
+		}
+	default:
+		return verr("Unsupported auth type: %s. Supported: 'bearer', 'api_key', 'basic'", value.Stringify(t))
+	}
+	return nil
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, false
+		}
+		return x, true
+	}
+	return 0, false
+}

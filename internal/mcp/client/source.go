@@ -1,0 +1,140 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// Imported is one server read from an add source.
+type Imported struct {
+	Name     string         // normalised name
+	Original string         // name as written in the source
+	Config   map[string]any // normalised entry (type/transport rewritten)
+}
+
+// Source is the result of parsing one 'pflow mcp add' argument.
+type Source struct {
+	Label   string // "JSON input" or the file's base name
+	Servers []Imported
+	Notes   []string // renamed servers, inferred transports
+}
+
+const invalidShape = "Invalid JSON format. Expected one of:\n" +
+	"  {\"mcpServers\": {\"name\": {...}}}  - Full MCP format\n" +
+	"  {\"name\": {\"command\": \"...\", ...}}  - Direct server config"
+
+// IsJSONSource reports whether an add argument is inline JSON rather than a path.
+func IsJSONSource(src string) bool {
+	t := strings.TrimSpace(src)
+	return strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")
+}
+
+// ParseSource parses an add argument: inline JSON or a config file (pflow's
+// own, Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json or
+// ~/.claude.json, Cursor's mcp.json). Every entry is normalised and validated.
+func ParseSource(src string) (*Source, error) {
+	var data []byte
+	s := &Source{Label: "JSON input"}
+	where := ""
+	if IsJSONSource(src) {
+		data = []byte(src)
+	} else {
+		b, err := os.ReadFile(src)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, pferr.Newf(pferr.NotFound, "File not found: %s", src).
+				WithHint("Pass a config file path or inline JSON such as '{\"name\": {\"command\": \"npx\", \"args\": [\"-y\", \"pkg\"]}}'.")
+		}
+		if err != nil {
+			return nil, pferr.Newf(pferr.Config, "Cannot read %s: %v", src, err)
+		}
+		data = b
+		s.Label = filepath.Base(src)
+		where = src
+	}
+	v, err := value.DecodeJSON(data)
+	if err != nil {
+		e := pferr.Newf(pferr.Validation, "Invalid JSON: %v", err)
+		if where != "" {
+			e.Where = where
+		}
+		return nil, e
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		return nil, pferr.New(pferr.Validation, invalidShape).WithWhere(where)
+	}
+	var entries map[string]any
+	switch {
+	case root["mcpServers"] != nil:
+		m, ok := root["mcpServers"].(map[string]any)
+		if !ok {
+			return nil, pferr.New(pferr.Validation, "Invalid MCP config format: 'mcpServers' must be an object").WithWhere(where)
+		}
+		entries = m
+	case root["servers"] != nil && isServerMap(root["servers"]):
+		entries = root["servers"].(map[string]any)
+	case len(root) > 0 && isServerMap(root):
+		entries = root
+	default:
+		if _, has := root["mcpServers"]; has {
+			entries = map[string]any{}
+		} else {
+			return nil, pferr.New(pferr.Validation, invalidShape).WithWhere(where)
+		}
+	}
+	names := value.SortedKeys(entries)
+	seen := map[string]string{}
+	for _, orig := range names {
+		cfg, ok := entries[orig].(map[string]any)
+		if !ok {
+			return nil, pferr.Newf(pferr.Validation, "Server '%s' must be an object", orig).WithWhere(where)
+		}
+		name, err := NormalizeServerName(orig)
+		if err != nil {
+			return nil, pferr.As(err).WithWhere(where)
+		}
+		if prev, dup := seen[name]; dup {
+			return nil, pferr.Newf(pferr.Validation, "Server names '%s' and '%s' both become '%s'", prev, orig, name).
+				WithWhere(where).WithHint("Rename one of them so the names differ after lowercasing and replacing '_', '.' and spaces with '-'.")
+		}
+		seen[name] = orig
+		norm, notes := NormalizeEntry(name, cfg)
+		s.Notes = append(s.Notes, notes...)
+		if name != orig {
+			s.Notes = append(s.Notes, fmt.Sprintf("server '%s' renamed to '%s' (server names use lowercase letters, digits and hyphens)", orig, name))
+		}
+		if err := ValidateEntry(name, norm); err != nil {
+			return nil, pferr.As(err).WithWhere(where)
+		}
+		s.Servers = append(s.Servers, Imported{Name: name, Original: orig, Config: norm})
+	}
+	sort.Slice(s.Servers, func(i, j int) bool { return s.Servers[i].Name < s.Servers[j].Name })
+	return s, nil
+}
+
+func isServerMap(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		return false
+	}
+	for _, e := range m {
+		em, ok := e.(map[string]any)
+		if !ok {
+			return false
+		}
+		_, c := em["command"]
+		_, u := em["url"]
+		if !c && !u {
+			return false
+		}
+	}
+	return true
+}
