@@ -1,8 +1,11 @@
 package builtin
 
-import "github.com/pflow-go/pflow/internal/node"
+import (
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/nodes/code"
+)
 
 // aiSpecs lists the llm and code nodes.
 func aiSpecs(cfg Config) []*node.Spec {
-	return nil
+	return []*node.Spec{code.Spec()}
 }
