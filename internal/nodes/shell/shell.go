@@ -1,0 +1,437 @@
+// Package shell implements the `shell` node: one `/bin/sh -c` command per
+// step, run in its own process group so that a timeout, a Ctrl-C or the end
+// of the step stops it together with everything it started.
+//
+// There is deliberately no "dangerous command" blocklist: substring matching
+// refuses legitimate commands (`rm -rf /tmp/build`) while stopping nothing a
+// determined script could not spell differently. Workflows are code the user
+// chose to run.
+package shell
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/proc"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+const (
+	// DefaultTimeout is the timeout when the step sets none.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxOutput caps each of stdout and stderr.
+	DefaultMaxOutput = 10 << 20
+	// grace is the pause between SIGTERM and SIGKILL to the command's group.
+	grace = 2 * time.Second
+	// errorTail is how much of stderr a failure message quotes.
+	errorTail = 500
+)
+
+// Spec returns the shell node type.
+func Spec() *node.Spec {
+	return &node.Spec{
+		Type:      "shell",
+		Group:     "shell",
+		Interface: iface,
+		Attempts:  1,
+		Node:      shellNode{},
+	}
+}
+
+var iface = node.Interface{
+	Description: "Run a shell command with /bin/sh -c and capture its output. " +
+		"The command runs in its own process group: on timeout, Ctrl-C or when it exits, " +
+		"every process it started (including background jobs) is stopped; a process that must " +
+		"outlive the step has to leave the group (setsid). A non-zero exit code fails the step " +
+		"(action 'error') unless ignore_errors is set, with one exception: when the last command " +
+		"of the script is grep, egrep, fgrep, zgrep or rg and the exit code is 1 (\"no match\"), " +
+		"the step succeeds with exit_code 1 and empty output. Exit code 2 from those tools is an " +
+		"error as usual. The decision uses only the command and its exit code, never stderr text.",
+	Params: []node.Field{
+		{Key: "command", Type: "str", Required: true, Description: "Shell command or script to run with /bin/sh -c (pipes, redirects and multiple lines allowed)."},
+		{Key: "stdin", Type: "any", Description: "Data written to the command's standard input: a string as-is, a dict or list as JSON, a bool as true/false, a number as text. Omit for no input."},
+		{Key: "cwd", Type: "str", Description: "Working directory; ~ is expanded and a relative path resolves against the workflow file's directory (the current directory when there is none). Must exist."},
+		{Key: "env", Type: "dict", Description: "Environment variables set for the command, merged over pflow's own environment."},
+		{Key: "timeout", Type: "int", Default: int64(30), Description: "Seconds before the command and every process it started are stopped (SIGTERM, then SIGKILL after 2 s) and the step fails. Fractions (0.5) and durations (\"1m30s\") are accepted."},
+		{Key: "ignore_errors", Type: "bool", Default: false, Description: "Continue (action 'default') even when the command exits with a non-zero code. A timeout still fails."},
+		{Key: "strip_newline", Type: "bool", Default: true, Description: "Remove trailing newlines from stdout (stderr is never changed)."},
+		{Key: "max_output", Type: "int", Default: int64(DefaultMaxOutput), Description: "Most bytes kept of each of stdout and stderr (default 10 MiB); the rest is read and dropped, and stdout_truncated / stderr_truncated are set."},
+	},
+	Outputs: []node.Field{
+		{Key: "stdout", Type: "str", Description: "Standard output (trailing newlines stripped unless strip_newline is false); base64 when it is not valid UTF-8 (see stdout_is_binary)."},
+		{Key: "stderr", Type: "str", Description: "Standard error, unchanged; base64 when it is not valid UTF-8 (see stderr_is_binary)."},
+		{Key: "exit_code", Type: "int", Description: "Exit code of the command: 0 on success, 1 for grep/rg with no match, 128+N when killed by signal N, -1 on timeout."},
+		{Key: "stdout_truncated", Type: "bool", Description: "True when stdout exceeded max_output and was cut."},
+		{Key: "stderr_truncated", Type: "bool", Description: "True when stderr exceeded max_output and was cut."},
+		{Key: "stdout_is_binary", Type: "bool", Description: "True when stdout was not valid UTF-8 and is base64-encoded."},
+		{Key: "stderr_is_binary", Type: "bool", Description: "True when stderr was not valid UTF-8 and is base64-encoded."},
+		{Key: "command", Type: "str", Description: "The command that was run."},
+		{Key: "error", Type: "str", Description: "Why the step failed (non-zero exit with the end of stderr, timeout); only set on failure."},
+	},
+	Actions: []string{"default", "error"},
+}
+
+type shellNode struct{}
+
+func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
+	p := req.Params
+	command, err := node.RequireString(p, "command")
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := node.Duration(p, "timeout", DefaultTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		return nil, &node.ParamError{Param: "timeout", Message: "must be greater than 0 seconds"}
+	}
+	ignoreErrors, err := node.Bool(p, "ignore_errors", false)
+	if err != nil {
+		return nil, err
+	}
+	strip, err := node.Bool(p, "strip_newline", true)
+	if err != nil {
+		return nil, err
+	}
+	maxOutput, err := node.Int(p, "max_output", DefaultMaxOutput)
+	if err != nil {
+		return nil, err
+	}
+	if maxOutput <= 0 {
+		return nil, &node.ParamError{Param: "max_output", Message: "must be a positive number of bytes"}
+	}
+	env, err := node.Map(p, "env")
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := workDir(p, req.WorkflowDir)
+	if err != nil {
+		return nil, err
+	}
+
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir = cwd
+	if len(env) > 0 {
+		environ := os.Environ()
+		for _, k := range value.SortedKeys(env) {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return nil, &node.ParamError{Param: "env", Message: fmt.Sprintf("invalid variable name %q (names must not be empty or contain '=')", k)}
+			}
+			environ = append(environ, k+"="+value.Stringify(env[k]))
+		}
+		cmd.Env = environ
+	}
+	if in, ok := stdinText(p["stdin"]); ok {
+		cmd.Stdin = strings.NewReader(in)
+	}
+	stdout := proc.NewCappedBuffer(maxOutput)
+	stderr := proc.NewCappedBuffer(maxOutput)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+
+	runErr := proc.Run(ctx, cmd, proc.Options{Timeout: timeout, Grace: grace})
+
+	var startErr *proc.StartError
+	switch {
+	case errors.As(runErr, &startErr):
+		return nil, fmt.Errorf("Failed to execute command: %v. Check that /bin/sh exists and the working directory is accessible", startErr.Err)
+	case proc.IsCanceled(runErr):
+		return nil, fmt.Errorf("command %q was interrupted; it and every process it started were stopped: %w", abbreviate(command, 80), runErr)
+	}
+
+	out := make(map[string]any, 9)
+	outText, outBinary := text(stdout)
+	if strip && !outBinary {
+		outText = strings.TrimRight(outText, "\r\n")
+	}
+	errText, errBinary := text(stderr)
+	out["stdout"] = outText
+	out["stderr"] = errText
+	out["stdout_truncated"] = stdout.Truncated()
+	out["stderr_truncated"] = stderr.Truncated()
+	out["stdout_is_binary"] = outBinary
+	out["stderr_is_binary"] = errBinary
+	out["command"] = command
+
+	if proc.IsTimeout(runErr) {
+		out["exit_code"] = int64(-1)
+		return node.Fail(fmt.Sprintf("Command timed out after %s seconds; it and every process it started were stopped. "+
+			"If it needs longer, raise '- timeout: ...' on the step.", value.FormatFloat(timeout.Seconds())), out), nil
+	}
+	code := proc.ExitCode(cmd)
+	out["exit_code"] = int64(code)
+	if code == 0 {
+		return node.Ok(out), nil
+	}
+	if ignoreErrors {
+		return node.Ok(out), nil
+	}
+	if code == 1 && isNoMatchCommand(command) {
+		return node.Ok(out), nil
+	}
+	if sig, ok := proc.Signal(cmd); ok {
+		return node.Fail(fmt.Sprintf("Command was killed by signal %d (%s)%s", sig, syscall.Signal(sig), tailSuffix(errText, errBinary, outText, outBinary)), out), nil
+	}
+	return node.Fail(fmt.Sprintf("Command failed with exit code %d%s\nIf a non-zero exit is expected here, add '- ignore_errors: true' to the step.",
+		code, tailSuffix(errText, errBinary, outText, outBinary)), out), nil
+}
+
+// tailSuffix quotes the end of stderr (or, when stderr is empty, of stdout)
+// for a failure message.
+func tailSuffix(errText string, errBinary bool, outText string, outBinary bool) string {
+	if s := strings.TrimSpace(errText); s != "" && !errBinary {
+		return ": " + tail(s, errorTail)
+	}
+	if s := strings.TrimSpace(outText); s != "" && !outBinary {
+		return " (stderr was empty; end of stdout: " + tail(s, errorTail) + ")"
+	}
+	return " (no output)"
+}
+
+// workDir resolves the cwd param: ~ expanded, relative to the workflow's
+// directory, and checked to be an existing directory.
+func workDir(p map[string]any, workflowDir string) (string, error) {
+	raw := node.String(p, "cwd", "")
+	if raw == "" {
+		return "", nil
+	}
+	dir, err := resolvePath(raw, workflowDir)
+	if err != nil {
+		return "", &node.ParamError{Param: "cwd", Message: err.Error()}
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", &node.ParamError{Param: "cwd", Message: fmt.Sprintf("working directory '%s' does not exist. Create it first or fix the path; relative paths resolve against the workflow's directory", dir)}
+	case err != nil:
+		return "", &node.ParamError{Param: "cwd", Message: fmt.Sprintf("cannot use working directory '%s': %v", dir, err)}
+	case !st.IsDir():
+		return "", &node.ParamError{Param: "cwd", Message: fmt.Sprintf("'%s' is a file, not a directory", dir)}
+	}
+	return dir, nil
+}
+
+// resolvePath expands ~ and makes p absolute, relative to base when base is
+// set and to the process's working directory otherwise.
+func resolvePath(p, base string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand '~' in %q: %v", p, err)
+		}
+		p = filepath.Join(home, p[1:])
+	}
+	if !filepath.IsAbs(p) && base != "" {
+		p = filepath.Join(base, p)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("cannot resolve path %q: %v", p, err)
+	}
+	return abs, nil
+}
+
+// stdinText converts the stdin param to the text written to the command.
+func stdinText(v any) (string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return "", false
+	case string:
+		return x, true
+	default:
+		// bool → true/false, numbers in shortest form, containers as
+		// compact JSON without ASCII escaping.
+		return value.Stringify(x), true
+	}
+}
+
+// text returns the captured bytes as a string, or base64 when they are not
+// valid UTF-8. A rune cut in half by the output cap does not make the
+// output binary.
+func text(b *proc.CappedBuffer) (string, bool) {
+	data := b.Bytes()
+	if b.Truncated() {
+		data = trimPartialRune(data)
+	}
+	if utf8.Valid(data) {
+		return string(data), false
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes()), true
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			return b
+		}
+	}
+	return b
+}
+
+// tail returns the last n bytes of s (on a rune boundary), marked with "…"
+// when cut.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return "…" + s
+}
+
+func abbreviate(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// noMatchTools exit 1 for "no match" and 2 for errors.
+var noMatchTools = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "zgrep": true, "rg": true}
+
+// isNoMatchCommand reports whether the exit status of script is that of a
+// grep-like tool: its last simple command (after the last top-level |, ;, &,
+// && or || outside quotes) starts with grep, egrep, fgrep, zgrep or rg.
+// Anything it cannot read with confidence (negation with !, compound
+// commands) answers false, so the exit code keeps its usual meaning.
+func isNoMatchCommand(script string) bool {
+	last := lastSimpleCommand(script)
+	words := strings.Fields(last)
+	for len(words) > 0 {
+		w := words[0]
+		switch {
+		case w == "command" || w == "exec" || w == "time" || w == "nice":
+			words = words[1:]
+			continue
+		case isAssignment(w):
+			words = words[1:]
+			continue
+		}
+		break
+	}
+	if len(words) == 0 {
+		return false
+	}
+	name := words[0]
+	name = strings.Trim(name, `"'`)
+	return noMatchTools[filepath.Base(name)]
+}
+
+func isAssignment(w string) bool {
+	i := strings.IndexByte(w, '=')
+	if i <= 0 {
+		return false
+	}
+	for j, c := range w[:i] {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// lastSimpleCommand returns the text of the last non-empty command segment of
+// script, or "" when the script ends in a construct whose status is not a
+// single command's (negation, subshell, braces, keywords).
+func lastSimpleCommand(script string) string {
+	var (
+		inSingle, inDouble, escaped bool
+		segStart                    int
+		lastNonEmpty                string
+		atWordStart                 = true
+	)
+	flush := func(end int) {
+		seg := strings.TrimSpace(script[segStart:end])
+		if seg != "" {
+			lastNonEmpty = seg
+		}
+	}
+	for i := 0; i < len(script); i++ {
+		c := script[i]
+		switch {
+		case escaped:
+			escaped = false
+			atWordStart = false
+			continue
+		case inSingle:
+			if c == '\'' {
+				inSingle = false
+			}
+			continue
+		case inDouble:
+			if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inDouble = false
+			}
+			continue
+		}
+		switch c {
+		case '\\':
+			escaped = true
+		case '\'':
+			inSingle = true
+		case '"':
+			inDouble = true
+		case '#':
+			if atWordStart {
+				// Comment to end of line.
+				flush(i)
+				for i < len(script) && script[i] != '\n' {
+					i++
+				}
+				segStart = i
+				atWordStart = true
+				continue
+			}
+		case '|', ';', '&', '\n':
+			flush(i)
+			segStart = i + 1
+			atWordStart = true
+			continue
+		case '(', ')', '{', '}':
+			// Compound commands: don't guess.
+			flush(i)
+			segStart = i + 1
+			lastNonEmpty = "("
+			atWordStart = true
+			continue
+		}
+		atWordStart = c == ' ' || c == '\t'
+	}
+	flush(len(script))
+	if inSingle || inDouble {
+		return ""
+	}
+	first := strings.Fields(lastNonEmpty)
+	if len(first) == 0 {
+		return ""
+	}
+	switch first[0] {
+	case "!", "(", "if", "then", "else", "fi", "do", "done", "while", "until", "for", "case", "esac":
+		return ""
+	}
+	return lastNonEmpty
+}
