@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// runBatch runs n once per item and writes the batch envelope
+// {results, count, success_count, error_count, errors, batch_metadata}.
+func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, step *Step, ev StepEvent) *Failure {
+	b := n.Batch
+	failf := func(msg string) *Failure {
+		e.publish(f, n, map[string]any{"error": msg})
+		return &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: CategoryException, Message: msg}
+	}
+	items, err := batchItems(b, f.shared)
+	if err != nil {
+		return failf(fmt.Sprintf("Batch step '%s': %s", n.ID, err.Error()))
+	}
+	alias := b.Alias()
+	total := len(items)
+	results := make([]any, total)
+	errs := make([]*BatchError, total)
+	attempts := max(b.MaxRetries, 1)
+	wait := time.Duration(b.RetryWait * float64(time.Second))
+	continueOnError := b.ErrorHandling == "continue"
+
+	var done atomic.Int64
+	runItem := func(ctx context.Context, i int) bool {
+		root := make(map[string]any, len(f.shared)+2)
+		for k, v := range f.shared {
+			root[k] = v
+		}
+		root[alias] = items[i]
+		root["__index__"] = int64(i)
+		var out map[string]any
+		var fail *Failure
+		for a := 1; ; a++ {
+			sub := &Step{}
+			out, fail = e.execNode(ctx, f, n, root, sub)
+			if fail == nil || fail.Category != CategoryException || a >= attempts || ctx.Err() != nil {
+				break
+			}
+			if !sleepCtx(ctx, wait) {
+				break
+			}
+		}
+		r := make(map[string]any, len(out)+1)
+		for k, v := range out {
+			r[k] = v
+		}
+		r["item"] = items[i]
+		results[i] = r
+		if fail != nil {
+			errs[i] = &BatchError{Index: i, Item: items[i], Error: fail.Message}
+		}
+		d := done.Add(1)
+		if e.opts.Observer != nil {
+			e.opts.Observer.BatchProgress(ev, int(d), total)
+		}
+		return fail == nil
+	}
+
+	if b.Parallel && total > 1 {
+		limit := b.MaxConcurrent
+		if limit <= 0 {
+			limit = 10
+		}
+		ictx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		workers := min(limit, total)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= total || ictx.Err() != nil {
+						return
+					}
+					if !runItem(ictx, i) && !continueOnError {
+						cancel() // fail_fast: start no new items
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		cancel()
+	} else {
+		for i := 0; i < total; i++ {
+			if ctx.Err() != nil {
+				break
+			}
+			if !runItem(ctx, i) && !continueOnError {
+				break
+			}
+		}
+	}
+
+	var errList []any
+	var firstErr *BatchError
+	success := 0
+	summary := &BatchSummary{Total: total, Parallel: b.Parallel}
+	for i := 0; i < total; i++ {
+		if errs[i] != nil {
+			if firstErr == nil {
+				firstErr = errs[i]
+			}
+			errList = append(errList, map[string]any{"index": int64(i), "item": items[i], "error": errs[i].Error})
+			summary.Errors = append(summary.Errors, *errs[i])
+		} else if results[i] != nil {
+			success++
+		}
+	}
+	summary.Success = success
+	summary.Failed = len(errList)
+	step.Batch = summary
+	var errorsOut any
+	if len(errList) > 0 {
+		errorsOut = errList
+	}
+	mc := any(nil)
+	if b.Parallel {
+		mc = int64(max(b.MaxConcurrent, 0))
+		if b.MaxConcurrent == 0 {
+			mc = int64(10)
+		}
+	}
+	mode := "sequential"
+	if b.Parallel {
+		mode = "parallel"
+	}
+	out := map[string]any{
+		"results":       results,
+		"count":         int64(total),
+		"success_count": int64(success),
+		"error_count":   int64(len(errList)),
+		"errors":        errorsOut,
+		"batch_metadata": map[string]any{
+			"parallel": b.Parallel, "max_concurrent": mc, "max_retries": int64(attempts),
+			"retry_wait": b.RetryWait, "execution_mode": mode,
+		},
+	}
+	step.Outputs = map[string]any{"count": int64(total), "success_count": int64(success), "error_count": int64(len(errList))}
+	if firstErr != nil && !continueOnError {
+		msg := fmt.Sprintf("Batch '%s' failed at item [%d]: %s", n.ID, firstErr.Index, firstErr.Error)
+		out["error"] = msg
+		e.publish(f, n, out)
+		return &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: CategoryExecution, Message: msg}
+	}
+	e.publish(f, n, out)
+	if len(errList) > 0 {
+		e.mu.Lock()
+		f.res.Warnings = append(f.res.Warnings, Warning{NodeID: n.ID, Type: "batch_errors",
+			Message: fmt.Sprintf("batch '%s': %d/%d items succeeded, %d failed (error_handling: continue); first error at item [%d]: %s", n.ID, success, total, len(errList), firstErr.Index, firstErr.Error)})
+		e.mu.Unlock()
+	}
+	return nil
+}
+
+// batchItems resolves the batch's item list: a template (JSON text holding
+// an array is parsed) or an inline array whose elements may be templates.
+func batchItems(b *workflow.Batch, root map[string]any) ([]any, error) {
+	switch x := b.Items.(type) {
+	case []any:
+		v, unresolved := template.Resolve(x, root)
+		if len(unresolved) > 0 {
+			return nil, fmt.Errorf("items reference %s, which is not available. Check that the step producing it ran before this one", strings.Join(unresolved, ", "))
+		}
+		return v.([]any), nil
+	case string:
+		v, unresolved := template.Resolve(x, root)
+		if len(unresolved) > 0 {
+			return nil, fmt.Errorf("items template '%s' could not be resolved (%s). Ensure the referenced node output exists", x, strings.Join(unresolved, ", "))
+		}
+		if v == nil {
+			return nil, fmt.Errorf("items template '%s' resolved to null. Ensure the referenced node output exists", x)
+		}
+		if s, ok := v.(string); ok {
+			if p, ok := value.TryParseContainer(s); ok {
+				v = p
+			}
+		}
+		l, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("items must be an array, got %s. Template '%s' resolved to: %s", value.TypeName(v), x, truncate(value.Stringify(v), 200))
+		}
+		return l, nil
+	case nil:
+		return nil, fmt.Errorf("batch has no 'items'. Add items: ${previous.output} or an inline list")
+	default:
+		return nil, fmt.Errorf("items must be a template like ${node.output} or a list, got %s", value.TypeName(x))
+	}
+}

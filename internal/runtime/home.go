@@ -1,0 +1,5 @@
+package runtime
+
+import "os"
+
+func userHome() (string, error) { return os.UserHomeDir() }

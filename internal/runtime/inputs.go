@@ -1,0 +1,229 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// InputError is one problem with a workflow input.
+type InputError struct {
+	Input   string `json:"input"`
+	Message string `json:"message"`
+	Path    string `json:"path"`
+}
+
+func (e InputError) Error() string { return e.Message }
+
+// InputSource says where a prepared input value came from.
+type InputSource string
+
+// Input sources, in precedence order.
+const (
+	FromParams   InputSource = "params"
+	FromEnv      InputSource = "env"
+	FromSettings InputSource = "settings"
+	FromDefault  InputSource = "default"
+	FromNone     InputSource = "none"
+)
+
+// Prepared is the result of preparing inputs.
+type Prepared struct {
+	// Values holds every declared input (nil for an absent optional one) plus
+	// any undeclared params, ready to be the root of the shared store.
+	Values map[string]any
+	// Sources records where each declared input came from.
+	Sources map[string]InputSource
+}
+
+// EnvLookup separates the two configuration sources inputs can come from.
+type EnvLookup struct {
+	Process  func(string) (string, bool)
+	Settings func(string) (string, bool)
+}
+
+// PrepareInputs fills and coerces declared inputs. Precedence: the provided
+// params (CLI key=value, routed stdin, MCP arguments, parent mappings), then a
+// process environment variable of exactly the input's name, then settings.json
+// env, then the declared default; an optional input without any becomes nil.
+// Raw strings (from the CLI) are read according to the declared type;
+// undeclared params are kept as given.
+func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup) (*Prepared, []InputError) {
+	p := &Prepared{Values: make(map[string]any, len(provided)+len(w.Inputs)), Sources: map[string]InputSource{}}
+	for k, v := range provided {
+		p.Values[k] = v
+	}
+	var errs []InputError
+	for _, in := range w.Inputs {
+		raw, ok := provided[in.Name]
+		src := FromParams
+		if !ok {
+			if env.Process != nil {
+				if s, found := env.Process(in.Name); found {
+					raw, ok, src = s, true, FromEnv
+				}
+			}
+		}
+		if !ok && env.Settings != nil {
+			if s, found := env.Settings(in.Name); found {
+				raw, ok, src = s, true, FromSettings
+			}
+		}
+		if !ok {
+			if !in.IsRequired() {
+				p.Values[in.Name] = value.Clone(in.Default)
+				if in.Default != nil {
+					p.Sources[in.Name] = FromDefault
+				} else {
+					p.Sources[in.Name] = FromNone
+				}
+				continue
+			}
+			desc := in.Description
+			if desc == "" {
+				desc = "No description provided"
+			}
+			errs = append(errs, InputError{Input: in.Name, Path: "inputs." + in.Name,
+				Message: fmt.Sprintf("Workflow requires input '%s': %s", in.Name, desc)})
+			continue
+		}
+		v, err := Coerce(raw, in.Type)
+		if err != nil {
+			errs = append(errs, InputError{Input: in.Name, Path: "inputs." + in.Name,
+				Message: fmt.Sprintf("Input '%s' %s", in.Name, err.Error())})
+			continue
+		}
+		p.Values[in.Name] = v
+		p.Sources[in.Name] = src
+	}
+	return p, errs
+}
+
+// NormalizeType maps the accepted type aliases to pflow's canonical names:
+// str, int, float, bool, dict, list, any ("" stays "").
+func NormalizeType(t string) string {
+	switch strings.ToLower(strings.TrimSpace(t)) {
+	case "string", "str":
+		return "str"
+	case "integer", "int":
+		return "int"
+	case "number", "float":
+		return "float"
+	case "boolean", "bool":
+		return "bool"
+	case "object", "dict":
+		return "dict"
+	case "array", "list":
+		return "list"
+	case "any":
+		return "any"
+	case "":
+		return ""
+	}
+	return t
+}
+
+// Coerce converts v to the declared input type without losing data. A string
+// stays a string for type string ("007" is kept); numbers must parse exactly;
+// JSON text is parsed for object/array. nil is never coerced. An undeclared
+// type keeps v, inferring a type for raw strings.
+func Coerce(v any, declared string) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	t := NormalizeType(declared)
+	s, isStr := v.(string)
+	switch t {
+	case "", "any":
+		return v, nil
+	case "str":
+		if isStr {
+			return s, nil
+		}
+		return value.Stringify(v), nil
+	case "int":
+		switch x := v.(type) {
+		case int64:
+			return x, nil
+		case float64:
+			if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+				return int64(x), nil
+			}
+		case string:
+			if i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+				return i, nil
+			}
+		}
+		return nil, fmt.Errorf("expects an integer, got %s", describe(v))
+	case "float":
+		switch x := v.(type) {
+		case int64:
+			return x, nil // an integer is a valid number; keep it exact
+		case float64:
+			return x, nil
+		case string:
+			t := strings.TrimSpace(x)
+			if i, err := strconv.ParseInt(t, 10, 64); err == nil {
+				return i, nil
+			}
+			if f, err := strconv.ParseFloat(t, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+				return f, nil
+			}
+		}
+		return nil, fmt.Errorf("expects a number, got %s", describe(v))
+	case "bool":
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case int64:
+			if x == 0 || x == 1 {
+				return x == 1, nil
+			}
+		case string:
+			switch strings.ToLower(strings.TrimSpace(x)) {
+			case "true", "yes", "1":
+				return true, nil
+			case "false", "no", "0":
+				return false, nil
+			}
+		}
+		return nil, fmt.Errorf("expects a boolean (true/false), got %s", describe(v))
+	case "dict":
+		if m, ok := v.(map[string]any); ok {
+			return m, nil
+		}
+		if isStr {
+			if p, ok := value.TryParseContainer(s); ok {
+				if m, ok := p.(map[string]any); ok {
+					return m, nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("expects an object (JSON like {\"key\": \"value\"}), got %s", describe(v))
+	case "list":
+		if l, ok := v.([]any); ok {
+			return l, nil
+		}
+		if isStr {
+			if p, ok := value.TryParseContainer(s); ok {
+				if l, ok := p.([]any); ok {
+					return l, nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("expects an array (JSON like [1, 2]), got %s", describe(v))
+	}
+	return v, nil
+}
+
+func describe(v any) string {
+	s := value.Stringify(v)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return fmt.Sprintf("%s %q", value.TypeName(v), s)
+}

@@ -1,0 +1,217 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+func dirOf(path string) string { return filepath.Dir(path) }
+
+// execNested runs a `type: workflow` step: it loads the child (by library
+// name, by path relative to the parent file, or inline IR), prepares the
+// child's inputs from param_mapping, runs it in the same run scope and
+// returns the child's outputs (renamed by output_mapping).
+func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, root map[string]any, step *Step) (map[string]any, *Failure) {
+	failf := func(msg string) (map[string]any, *Failure) {
+		return map[string]any{"error": msg}, &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: CategoryException, Message: msg}
+	}
+	params := n.Params
+	if template.HasTemplate(params) {
+		resolved, unresolved := template.Resolve(params, root)
+		if len(unresolved) > 0 && !e.opts.Permissive {
+			return failf(template.UnresolvedError("param_mapping", unresolved, root).Error())
+		}
+		params = resolved.(map[string]any)
+	}
+	step.Params = params
+	child, label, err := e.loadChild(f, params)
+	if err != nil {
+		return failf(fmt.Sprintf("Nested workflow step '%s': %s", n.ID, err.Error()))
+	}
+	maxDepth := e.opts.MaxDepth
+	if v, ok := params["max_depth"]; ok {
+		d, derr := node.Int(params, "max_depth", maxDepth)
+		if derr != nil || d < 1 {
+			return failf(fmt.Sprintf("Nested workflow step '%s': max_depth must be a positive whole number, got %s", n.ID, value.Stringify(v)))
+		}
+		maxDepth = d
+	}
+	if f.depth+1 > maxDepth {
+		return failf(fmt.Sprintf("Nested workflow step '%s': maximum nesting depth %d reached (%s). Check for runaway recursion or raise max_depth.", n.ID, maxDepth, strings.Join(append(f.stack, label), " -> ")))
+	}
+	for _, s := range f.stack {
+		if s == label {
+			return failf(fmt.Sprintf("Circular workflow reference detected: %s", strings.Join(append(f.stack, label), " -> ")))
+		}
+	}
+
+	childParams := map[string]any{}
+	mode, _ := params["storage_mode"].(string)
+	switch mode {
+	case "", "mapped", "isolated":
+	default:
+		return failf(fmt.Sprintf("Nested workflow step '%s': storage_mode '%s' is not supported. Use 'mapped' (default: only param_mapping values are passed) or 'isolated'.", n.ID, mode))
+	}
+	if mode != "isolated" {
+		pm, perr := node.Map(params, "param_mapping")
+		if perr != nil {
+			return failf(fmt.Sprintf("Nested workflow step '%s': %s", n.ID, perr.Error()))
+		}
+		for k, v := range pm {
+			childParams[k] = v
+		}
+	}
+	prepared, ierrs := PrepareInputs(child, childParams, EnvLookup{})
+	if len(ierrs) > 0 {
+		var msgs []string
+		for _, ie := range ierrs {
+			msgs = append(msgs, ie.Message)
+		}
+		return failf(fmt.Sprintf("Nested workflow '%s' (step '%s') cannot start: %s. Pass it with param_mapping: {%s: ${...}}.", label, n.ID, strings.Join(msgs, "; "), ierrs[0].Input))
+	}
+	stack := append(append([]string{}, f.stack...), f.label())
+	dir := f.dir // inline IR resolves relative refs against the parent's file
+	if child.Source != nil && child.Source.Path != "" {
+		dir = dirOf(child.Source.Path)
+	}
+	cres := e.run(ctx, child, prepared.Values, f.depth+1, stack, dir)
+	step.Children = cres.Steps
+	e.mu.Lock()
+	f.res.LLMCalls = append(f.res.LLMCalls, cres.LLMCalls...)
+	for _, w := range cres.Warnings {
+		w.Message = fmt.Sprintf("in nested workflow '%s': %s", label, w.Message)
+		f.res.Warnings = append(f.res.Warnings, w)
+	}
+	e.mu.Unlock()
+	if !cres.Success() {
+		fl := cres.Failure
+		msg := "nested workflow failed"
+		if fl != nil {
+			msg = fl.Message
+		}
+		full := fmt.Sprintf("Nested workflow '%s' failed at step '%s': %s", label, failedID(fl), msg)
+		if cres.Interrupted {
+			full = "interrupted"
+		}
+		errAction := "error"
+		if a, ok := params["error_action"].(string); ok && a != "" {
+			errAction = a
+		}
+		step.Action = errAction
+		out := map[string]any{"error": full}
+		f2 := &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: CategoryExecution, Message: full}
+		if fl != nil {
+			f2.Details = map[string]any{"nested_node_id": fl.NodeID, "nested_workflow": label}
+		}
+		return out, f2
+	}
+	out := map[string]any{}
+	om, oerr := node.Map(params, "output_mapping")
+	if oerr != nil {
+		return failf(fmt.Sprintf("Nested workflow step '%s': %s", n.ID, oerr.Error()))
+	}
+	if len(om) > 0 {
+		for childKey, parentKey := range om {
+			pk := value.Stringify(parentKey)
+			if v, ok := cres.Outputs[childKey]; ok {
+				out[pk] = v
+			} else if v, ok := template.Lookup(cres.Shared, childKey); ok {
+				out[pk] = v
+			}
+		}
+	} else {
+		for k, v := range cres.Outputs {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func failedID(f *Failure) string {
+	if f == nil || f.NodeID == "" {
+		return "?"
+	}
+	return f.NodeID
+}
+
+func (f *frame) label() string {
+	if f.w.Source != nil && f.w.Source.Path != "" {
+		return f.w.Source.Path
+	}
+	return "<inline>"
+}
+
+func (e *executor) loadChild(f *frame, params map[string]any) (*workflow.Workflow, string, error) {
+	name, _ := params["workflow_name"].(string)
+	ref, _ := params["workflow_ref"].(string)
+	inline, hasInline := params["workflow_ir"]
+	count := 0
+	for _, set := range []bool{name != "", ref != "", hasInline} {
+		if set {
+			count++
+		}
+	}
+	if count != 1 {
+		return nil, "", fmt.Errorf("give exactly one of workflow_name (a saved workflow), workflow_ref (a .pflow.md path, relative to this file) or workflow_ir (inline)")
+	}
+	switch {
+	case name != "":
+		if e.opts.LoadWorkflow == nil {
+			return nil, "", fmt.Errorf("saved workflows are not available here; use workflow_ref with a path")
+		}
+		w, err := e.opts.LoadWorkflow(name)
+		if err != nil {
+			return nil, "", err
+		}
+		label := name
+		if w.Source != nil && w.Source.Path != "" {
+			label = w.Source.Path
+		}
+		return w, label, nil
+	case ref != "":
+		path := ref
+		if strings.HasPrefix(path, "~/") {
+			if h, err := userHome(); err == nil {
+				path = filepath.Join(h, path[2:])
+			}
+		}
+		if !filepath.IsAbs(path) && f.dir != "" {
+			path = filepath.Join(f.dir, path)
+		}
+		abs, err := filepath.Abs(path)
+		if err == nil {
+			path = abs
+		}
+		w, err := workflow.ParseFile(path)
+		if err != nil {
+			return nil, "", fmt.Errorf("cannot load workflow_ref '%s' (%s): %w", ref, path, err)
+		}
+		return w, path, nil
+	default:
+		var w *workflow.Workflow
+		var err error
+		switch x := inline.(type) {
+		case string:
+			w, err = workflow.ParseJSON([]byte(x), "")
+		case map[string]any:
+			b, merr := value.MarshalJSON(x)
+			if merr != nil {
+				return nil, "", merr
+			}
+			w, err = workflow.ParseJSON(b, "")
+		default:
+			err = fmt.Errorf("workflow_ir must be a workflow object")
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("invalid workflow_ir: %w", err)
+		}
+		return w, "<inline workflow_ir of step " + f.label() + ">", nil
+	}
+}

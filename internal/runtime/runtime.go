@@ -1,0 +1,733 @@
+// Package runtime executes workflows: it walks the node graph by actions,
+// resolves templates into params, applies retries, batches, nested
+// workflows and proxy mappings, and reports every step.
+//
+// The shared store is a map: workflow inputs live at its root, each node's
+// outputs under shared[nodeID] (namespacing, the default). Templates resolve
+// against that root, so ${name} and ${node.key} both work.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// Step statuses.
+const (
+	StatusCompleted   = "completed"
+	StatusFailed      = "failed"
+	StatusNotExecuted = "not_executed"
+)
+
+// Run statuses.
+const (
+	RunSuccess  = "success"
+	RunDegraded = "degraded"
+	RunFailed   = "failed"
+)
+
+// Failure categories.
+const (
+	CategoryExecution   = "execution_failure"
+	CategoryTemplate    = "template_error"
+	CategoryException   = "exception"
+	CategoryInterrupted = "interrupted"
+)
+
+// Options configure a run.
+type Options struct {
+	// Catalog resolves node types.
+	Catalog node.Catalog
+	// Env is where inputs and nodes look up configuration.
+	Env EnvLookup
+	// Log receives diagnostics for humans (may be nil).
+	Log io.Writer
+	// Permissive keeps unresolved templates as text (with a warning) instead
+	// of failing the node (strict, the default).
+	Permissive bool
+	// LoadWorkflow resolves `workflow_name` of a nested workflow step (the
+	// library). Paths (`workflow_ref`) are read by the runtime itself.
+	LoadWorkflow func(name string) (*workflow.Workflow, error)
+	// Observer receives progress events (may be nil).
+	Observer Observer
+	// MaxDepth bounds nested workflows (default 10).
+	MaxDepth int
+	// MaxSteps bounds node executions per workflow, protecting against
+	// endless action loops (default 10,000 or 100 × nodes, whichever is larger).
+	MaxSteps int
+}
+
+// Observer receives progress events. Calls may come from several goroutines.
+type Observer interface {
+	StepStarted(ev StepEvent)
+	StepFinished(ev StepEvent, s *Step)
+	BatchProgress(ev StepEvent, done, total int)
+}
+
+// StepEvent identifies a step; Depth is 0 for top-level steps.
+type StepEvent struct {
+	Depth  int
+	NodeID string
+	Type   string
+}
+
+// Step reports one executed (or skipped) node.
+type Step struct {
+	NodeID   string         `json:"node_id"`
+	Type     string         `json:"node_type"`
+	Status   string         `json:"status"`
+	Action   string         `json:"action,omitempty"`
+	Duration time.Duration  `json:"-"`
+	Started  time.Time      `json:"-"`
+	Attempts int            `json:"attempts,omitempty"`
+	Params   map[string]any `json:"-"`
+	Outputs  map[string]any `json:"-"`
+	Error    string         `json:"error,omitempty"`
+	Batch    *BatchSummary  `json:"-"`
+	// Children are the steps of a nested workflow.
+	Children []*Step `json:"-"`
+}
+
+// BatchSummary summarizes a batch step.
+type BatchSummary struct {
+	Total    int          `json:"total"`
+	Success  int          `json:"success"`
+	Failed   int          `json:"failed"`
+	Errors   []BatchError `json:"errors,omitempty"`
+	Parallel bool         `json:"parallel"`
+}
+
+// BatchError is one failed batch item.
+type BatchError struct {
+	Index int    `json:"index"`
+	Item  any    `json:"item"`
+	Error string `json:"error"`
+}
+
+// Failure describes why a run failed.
+type Failure struct {
+	NodeID   string         `json:"node_id,omitempty"`
+	NodeType string         `json:"node_type,omitempty"`
+	Line     int            `json:"line,omitempty"`
+	Category string         `json:"category"`
+	Message  string         `json:"message"`
+	Details  map[string]any `json:"details,omitempty"`
+}
+
+// Warning is a non-fatal problem that makes a run "degraded".
+type Warning struct {
+	NodeID  string `json:"node_id,omitempty"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Status      string
+	Interrupted bool
+	// Outputs are the declared outputs that resolved, in declaration order.
+	Outputs     map[string]any
+	OutputOrder []string
+	Shared      map[string]any
+	Steps       []*Step
+	Failure     *Failure
+	Warnings    []Warning
+	// LLMCalls are the llm_usage records of every LLM call, with node_id.
+	LLMCalls []map[string]any
+	Started  time.Time
+	Duration time.Duration
+}
+
+// Success reports whether the run succeeded (possibly degraded).
+func (r *Result) Success() bool { return r.Status != RunFailed }
+
+// Run executes w with already prepared inputs (see PrepareInputs).
+func Run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, opts Options) *Result {
+	sc := newScope()
+	defer sc.Close()
+	e := &executor{opts: opts, scope: sc}
+	if e.opts.Log == nil {
+		e.opts.Log = io.Discard
+	}
+	if e.opts.MaxDepth == 0 {
+		e.opts.MaxDepth = 10
+	}
+	dir := ""
+	if w.Source != nil && w.Source.Path != "" {
+		dir = dirOf(w.Source.Path)
+	}
+	res := e.run(ctx, w, inputs, 0, nil, dir)
+	return res
+}
+
+type executor struct {
+	opts  Options
+	scope *scope
+	mu    sync.Mutex // guards result slices written from batch goroutines
+}
+
+// frame is one (possibly nested) workflow execution.
+type frame struct {
+	w      *workflow.Workflow
+	shared map[string]any
+	res    *Result
+	depth  int
+	stack  []string // workflow files on the nesting stack
+	dir    string   // directory of the workflow file
+}
+
+func (e *executor) run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, depth int, stack []string, dir string) *Result {
+	res := &Result{Started: time.Now(), Shared: make(map[string]any, len(inputs)+len(w.Nodes))}
+	for k, v := range inputs {
+		res.Shared[k] = v
+	}
+	f := &frame{w: w, shared: res.Shared, res: res, depth: depth, stack: stack, dir: dir}
+	e.walk(ctx, f)
+	res.Duration = time.Since(res.Started)
+	if res.Status == "" {
+		res.Status = RunSuccess
+		if len(res.Warnings) > 0 {
+			res.Status = RunDegraded
+		}
+		e.resolveOutputs(f)
+	}
+	return res
+}
+
+func (e *executor) walk(ctx context.Context, f *frame) {
+	w := f.w
+	if len(w.Nodes) == 0 {
+		f.res.Status = RunFailed
+		f.res.Failure = &Failure{Category: CategoryException, Message: "workflow has no steps"}
+		return
+	}
+	byID := make(map[string]*workflow.Node, len(w.Nodes))
+	for _, n := range w.Nodes {
+		byID[n.ID] = n
+	}
+	succ := make(map[string]map[string]string, len(w.Nodes))
+	for _, ed := range w.Edges {
+		m := succ[ed.From]
+		if m == nil {
+			m = map[string]string{}
+			succ[ed.From] = m
+		}
+		m[ed.ActionOrDefault()] = ed.To
+	}
+	cur := w.Nodes[0]
+	if w.StartNode != "" {
+		if n, ok := byID[w.StartNode]; ok {
+			cur = n
+		}
+	}
+	maxSteps := e.opts.MaxSteps
+	if maxSteps == 0 {
+		maxSteps = max(10000, 100*len(w.Nodes))
+	}
+	executed := map[string]bool{}
+	for count := 0; cur != nil; count++ {
+		if count >= maxSteps {
+			f.res.Status = RunFailed
+			f.res.Failure = &Failure{NodeID: cur.ID, Line: cur.Line, Category: CategoryException,
+				Message: fmt.Sprintf("workflow stopped after %d steps: the action edges form an endless loop through '%s'. Make the loop end on some action (e.g. route 'error' to a step without a path back).", maxSteps, cur.ID)}
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			e.interrupt(f, cur)
+			break
+		}
+		step, fail := e.runStep(ctx, f, cur)
+		executed[cur.ID] = true
+		if ctx.Err() != nil {
+			// The node was cut short by cancellation: report the interruption,
+			// not whatever error the killed process produced.
+			step.Status = StatusFailed
+			step.Error = "interrupted"
+			e.interrupt(f, cur)
+			break
+		}
+		action := step.Action
+		next, ok := succ[cur.ID][action]
+		if !ok {
+			if isErrorAction(action) {
+				f.res.Status = RunFailed
+				f.res.Failure = fail
+				if f.res.Failure == nil {
+					f.res.Failure = &Failure{NodeID: cur.ID, NodeType: cur.Type, Line: cur.Line, Category: CategoryExecution,
+						Message: fmt.Sprintf("Workflow failed with action: %s", action)}
+				}
+			}
+			break
+		}
+		if isErrorAction(action) {
+			f.res.Warnings = append(f.res.Warnings, Warning{NodeID: cur.ID, Type: "handled_error",
+				Message: fmt.Sprintf("step '%s' failed and the workflow continued on its '%s' edge to '%s': %s", cur.ID, action, next, step.Error)})
+		}
+		cur = byID[next]
+	}
+	// Steps that never ran are listed so a reader sees the whole plan.
+	for _, n := range w.Nodes {
+		if !executed[n.ID] {
+			f.res.Steps = append(f.res.Steps, &Step{NodeID: n.ID, Type: n.Type, Status: StatusNotExecuted})
+		}
+	}
+}
+
+func (e *executor) interrupt(f *frame, cur *workflow.Node) {
+	f.res.Status = RunFailed
+	f.res.Interrupted = true
+	f.res.Failure = &Failure{NodeID: cur.ID, NodeType: cur.Type, Line: cur.Line, Category: CategoryInterrupted,
+		Message: "Workflow interrupted: the run was cancelled; every child process was stopped."}
+}
+
+func isErrorAction(a string) bool { return strings.HasPrefix(a, "error") }
+
+// engine controls are step params the runtime consumes; nodes never see them.
+var engineControls = []string{"retries", "retry_wait"}
+
+// runStep executes one node (or batch) and records its step.
+func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*Step, *Failure) {
+	ev := StepEvent{Depth: f.depth, NodeID: n.ID, Type: n.Type}
+	if e.opts.Observer != nil {
+		e.opts.Observer.StepStarted(ev)
+	}
+	step := &Step{NodeID: n.ID, Type: n.Type, Started: time.Now()}
+	var fail *Failure
+	if n.Batch != nil {
+		fail = e.runBatch(ctx, f, n, step, ev)
+	} else {
+		var outputs map[string]any
+		outputs, fail = e.execNode(ctx, f, n, f.shared, step)
+		e.publish(f, n, outputs)
+	}
+	step.Duration = time.Since(step.Started)
+	if fail != nil {
+		step.Status = StatusFailed
+		step.Error = fail.Message
+		if step.Action == "" || !isErrorAction(step.Action) {
+			step.Action = "error"
+		}
+	} else {
+		step.Status = StatusCompleted
+		if step.Action == "" {
+			step.Action = "default"
+		}
+	}
+	e.mu.Lock()
+	f.res.Steps = append(f.res.Steps, step)
+	e.mu.Unlock()
+	if e.opts.Observer != nil {
+		e.opts.Observer.StepFinished(ev, step)
+	}
+	return step, fail
+}
+
+// publish writes a node's outputs into the shared store and applies its
+// output mappings.
+func (e *executor) publish(f *frame, n *workflow.Node, outputs map[string]any) {
+	if outputs == nil {
+		outputs = map[string]any{}
+	}
+	if f.w.Namespacing() {
+		f.shared[n.ID] = outputs
+	} else {
+		for k, v := range outputs {
+			f.shared[k] = v
+		}
+	}
+	if m := f.w.Mappings[n.ID]; m != nil {
+		for out, target := range m.OutputMappings {
+			if v, ok := outputs[out]; ok {
+				f.shared[target] = v
+			}
+		}
+	}
+}
+
+// execNode prepares params, runs the node with retries and returns its
+// outputs. root is the template context (the shared store, or a batch item's
+// overlay of it).
+func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, root map[string]any, step *Step) (map[string]any, *Failure) {
+	failf := func(cat, msg string) *Failure {
+		return &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: cat, Message: msg}
+	}
+	if n.Type == "workflow" {
+		return e.execNested(ctx, f, n, root, step)
+	}
+	spec, ok := e.opts.Catalog.Lookup(n.Type)
+	if !ok {
+		return map[string]any{"error": "unknown node type"}, failf(CategoryException,
+			fmt.Sprintf("Unknown node type '%s'. Run 'pflow registry list' to see available node types.", n.Type))
+	}
+	params, attempts, wait, perr := e.prepareParams(f, n, spec, root)
+	if perr != nil {
+		return map[string]any{"error": perr.Message}, perr
+	}
+	step.Params = params
+	req := &node.Request{
+		NodeID:      n.ID,
+		Type:        n.Type,
+		Params:      params,
+		Shared:      root,
+		WorkflowDir: f.dir,
+		Env:         e.lookupEnv,
+		Log:         e.opts.Log,
+		Scope:       e.scope,
+	}
+	explicitRetries := hasParam(n, "retries")
+	var res *node.Result
+	var err error
+	for attempt := 1; ; attempt++ {
+		req.Attempt = attempt
+		step.Attempts = attempt
+		res, err = safeRun(ctx, spec.Node, req)
+		retry := err != nil || (res != nil && isErrorAction(res.Action) && (res.Retryable || explicitRetries))
+		if !retry || attempt >= attempts || ctx.Err() != nil {
+			break
+		}
+		if !sleepCtx(ctx, wait) {
+			break
+		}
+	}
+	if err != nil {
+		msg := err.Error()
+		if attempts > 1 {
+			msg = fmt.Sprintf("%s (after %d attempts)", msg, step.Attempts)
+		}
+		out := map[string]any{"error": msg}
+		step.Outputs = out
+		return out, failf(CategoryException, msg)
+	}
+	if res == nil {
+		res = &node.Result{}
+	}
+	if res.Outputs == nil {
+		res.Outputs = map[string]any{}
+	}
+	step.Outputs = res.Outputs
+	step.Action = res.Action
+	e.collectLLM(f, n.ID, res.Outputs)
+	if isErrorAction(res.Action) {
+		msg, _ := res.Outputs["error"].(string)
+		if msg == "" {
+			msg = fmt.Sprintf("step '%s' returned action '%s'", n.ID, res.Action)
+		}
+		fl := failf(CategoryExecution, msg)
+		fl.Details = failureDetails(res.Outputs)
+		return res.Outputs, fl
+	}
+	return res.Outputs, nil
+}
+
+// safeRun runs a node, turning a panic into an error that names the node
+// type instead of crashing the whole run.
+func safeRun(ctx context.Context, nd node.Node, req *node.Request) (res *node.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error in node type '%s': %v (please report this with the workflow); %s", req.Type, r, firstFrames(debug.Stack()))
+		}
+	}()
+	return nd.Run(ctx, req)
+}
+
+func firstFrames(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	if len(lines) > 12 {
+		lines = lines[:12]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func hasParam(n *workflow.Node, k string) bool {
+	_, ok := n.Params[k]
+	return ok
+}
+
+func (e *executor) lookupEnv(key string) (string, bool) {
+	if e.opts.Env.Process != nil {
+		if v, ok := e.opts.Env.Process(key); ok {
+			return v, true
+		}
+	}
+	if e.opts.Env.Settings != nil {
+		return e.opts.Env.Settings(key)
+	}
+	return "", false
+}
+
+// prepareParams builds the params a node receives: the step's params with
+// input mappings applied, engine controls removed, internal params
+// injected, templates resolved and values coerced to declared types.
+func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, root map[string]any) (map[string]any, int, time.Duration, *Failure) {
+	failf := func(cat, msg string) *Failure {
+		return &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: cat, Message: msg}
+	}
+	attempts := max(spec.Attempts, 1)
+	wait := spec.RetryWait
+	params := make(map[string]any, len(n.Params)+4)
+	for k, v := range n.Params {
+		params[k] = v
+	}
+	if m := f.w.Mappings[n.ID]; m != nil {
+		for param, path := range m.InputMappings {
+			if _, set := params[param]; set {
+				continue
+			}
+			params[param] = "${" + strings.TrimSuffix(strings.TrimPrefix(path, "${"), "}") + "}"
+		}
+	}
+	// Resolve templates first so that controls may be templated too.
+	if template.HasTemplate(params) {
+		resolved, unresolved := template.Resolve(params, root)
+		if len(unresolved) > 0 {
+			if !e.opts.Permissive {
+				var msgs []string
+				for _, p := range sortedParamsWith(n.Params, unresolved) {
+					msgs = append(msgs, template.UnresolvedError(p, unresolvedIn(n.Params[p], unresolved), root).Error())
+				}
+				if len(msgs) == 0 {
+					msgs = append(msgs, template.UnresolvedError("params", unresolved, root).Error())
+				}
+				return nil, 0, 0, failf(CategoryTemplate, strings.Join(msgs, "\n\n"))
+			}
+			e.mu.Lock()
+			f.res.Warnings = append(f.res.Warnings, Warning{NodeID: n.ID, Type: "template_resolution",
+				Message: fmt.Sprintf("unresolved template(s) kept as text in step '%s': %s", n.ID, strings.Join(unresolved, ", "))})
+			e.mu.Unlock()
+		}
+		params = resolved.(map[string]any)
+	}
+	if v, ok := params["retries"]; ok {
+		r, err := node.Int(params, "retries", 0)
+		if err != nil || r < 0 || r > 10 {
+			return nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': 'retries' must be a whole number from 0 to 10, got %s", n.ID, value.Stringify(v)))
+		}
+		attempts = r + 1
+	}
+	if _, ok := params["retry_wait"]; ok {
+		d, err := node.Duration(params, "retry_wait", wait)
+		if err != nil {
+			return nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': 'retry_wait' %s", n.ID, err.(*node.ParamError).Message))
+		}
+		wait = d
+	}
+	for _, k := range engineControls {
+		delete(params, k)
+	}
+	if strings.HasPrefix(n.Type, "mcp-") && spec.Extra != nil {
+		if s, ok := spec.Extra["mcp_server"]; ok {
+			params["__mcp_server__"] = s
+		}
+		if t, ok := spec.Extra["mcp_tool"]; ok {
+			params["__mcp_tool__"] = t
+		}
+	}
+	for p, line := range n.SourceLines {
+		params["_"+p+"_source_line"] = int64(line)
+	}
+	if f.w.Source != nil && f.w.Source.Path != "" {
+		params["__workflow_file__"] = f.w.Source.Path
+	}
+	if err := coerceParams(params, spec); err != nil {
+		return nil, 0, 0, failf(CategoryException, err.Error())
+	}
+	return params, attempts, wait, nil
+}
+
+// coerceParams converts values to the types the node declares: containers
+// given to a str param become JSON text; JSON text given to a dict/list param
+// becomes the container.
+func coerceParams(params map[string]any, spec *node.Spec) error {
+	for _, fld := range spec.Interface.Params {
+		v, ok := params[fld.Key]
+		if !ok || v == nil {
+			continue
+		}
+		t := NormalizeType(baseType(fld.Type))
+		switch t {
+		case "str":
+			switch v.(type) {
+			case map[string]any, []any:
+				params[fld.Key] = value.Stringify(v)
+			}
+		case "dict", "list":
+			s, isStr := v.(string)
+			if !isStr {
+				continue
+			}
+			trimmed := strings.TrimSpace(s)
+			if trimmed == "" || (trimmed[0] != '{' && trimmed[0] != '[') {
+				continue
+			}
+			p, ok := value.TryParseContainer(trimmed)
+			if !ok {
+				return fmt.Errorf("Parameter '%s' expects %s but received malformed JSON string: %q. Fix: make the source output valid JSON (double-quoted keys, no trailing commas).", fld.Key, t, truncate(s, 80))
+			}
+			if (t == "dict") == (value.TypeName(p) == "dict") {
+				params[fld.Key] = p
+			}
+		}
+	}
+	return nil
+}
+
+// baseType strips unions and generics: "dict|str" → "dict" only when
+// unambiguous; "list[dict]" → "list".
+func baseType(t string) string {
+	if strings.Contains(t, "|") {
+		return "any"
+	}
+	if i := strings.IndexByte(t, '['); i > 0 {
+		return t[:i]
+	}
+	return t
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func sortedParamsWith(params map[string]any, unresolved []string) []string {
+	var out []string
+	for _, k := range value.SortedKeys(params) {
+		if len(unresolvedIn(params[k], unresolved)) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// unresolvedIn returns the unresolved variables that appear in v.
+func unresolvedIn(v any, unresolved []string) []string {
+	var out []string
+	var walk func(any)
+	seen := map[string]bool{}
+	walk = func(x any) {
+		switch t := x.(type) {
+		case string:
+			for _, u := range unresolved {
+				if !seen[u] && strings.Contains(t, u) {
+					seen[u] = true
+					out = append(out, u)
+				}
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// failureDetails picks the outputs that explain a failure (shell and http).
+func failureDetails(out map[string]any) map[string]any {
+	d := map[string]any{}
+	pick := func(from, to string, limit int) {
+		if v, ok := out[from]; ok && v != nil {
+			if s, isStr := v.(string); isStr && limit > 0 {
+				v = truncate(s, limit)
+			}
+			d[to] = v
+		}
+	}
+	if _, ok := out["exit_code"]; ok {
+		pick("command", "shell_command", 500)
+		pick("exit_code", "shell_exit_code", 0)
+		pick("stdout", "shell_stdout", 2000)
+		pick("stderr", "shell_stderr", 2000)
+	}
+	if _, ok := out["status_code"]; ok {
+		pick("status_code", "status_code", 0)
+		pick("response", "raw_response", 0)
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	return d
+}
+
+func (e *executor) collectLLM(f *frame, id string, out map[string]any) {
+	u, ok := out["llm_usage"].(map[string]any)
+	if !ok || len(u) == 0 {
+		return
+	}
+	rec := make(map[string]any, len(u)+1)
+	for k, v := range u {
+		rec[k] = v
+	}
+	rec["node_id"] = id
+	e.mu.Lock()
+	f.res.LLMCalls = append(f.res.LLMCalls, rec)
+	e.mu.Unlock()
+}
+
+// resolveOutputs evaluates declared output sources after a successful run.
+// A source is a template ("${node.key}", or text around templates) or a bare
+// path ("node.key").
+func (e *executor) resolveOutputs(f *frame) {
+	f.res.Outputs = map[string]any{}
+	for _, o := range f.w.Outputs {
+		src := strings.TrimSpace(o.Source)
+		if src == "" {
+			// An output without a source reads the root key of its name
+			// (e.g. one published by an output mapping).
+			if v, ok := f.shared[o.Name]; ok {
+				f.res.Outputs[o.Name] = v
+				f.res.OutputOrder = append(f.res.OutputOrder, o.Name)
+			}
+			continue
+		}
+		if !strings.Contains(src, "${") {
+			src = "${" + strings.TrimPrefix(src, "$") + "}"
+		}
+		v, unresolved := template.Resolve(src, f.shared)
+		if len(unresolved) > 0 {
+			f.res.Warnings = append(f.res.Warnings, Warning{Type: "output_unresolved",
+				Message: fmt.Sprintf("output '%s' could not be resolved: %s is not available after the run", o.Name, strings.Join(unresolved, ", "))})
+			if f.res.Status == RunSuccess {
+				f.res.Status = RunDegraded
+			}
+			continue
+		}
+		f.res.Outputs[o.Name] = v
+		f.res.OutputOrder = append(f.res.OutputOrder, o.Name)
+		f.shared[o.Name] = v
+	}
+}
+
+// ErrInterrupted reports a cancelled run.
+var ErrInterrupted = errors.New("interrupted")

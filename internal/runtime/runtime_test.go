@@ -1,0 +1,422 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+type fakeCatalog map[string]*node.Spec
+
+func (c fakeCatalog) Lookup(t string) (*node.Spec, bool) { s, ok := c[t]; return s, ok }
+func (c fakeCatalog) Types() []string                    { return value.SortedKeys(c) }
+
+// testCatalog has:
+//
+//	echo:  outputs {out: params.value}
+//	fail:  error result with message params.msg
+//	flaky: Go error until attempt params.succeed_on
+//	wait:  blocks until ctx is cancelled
+//	upper: outputs {out: upper(params.value)}
+func testCatalog(calls *atomic.Int64) fakeCatalog {
+	return fakeCatalog{
+		"echo": {Type: "echo", Attempts: 1, Interface: node.Interface{
+			Params:  []node.Field{{Key: "value", Type: "any"}, {Key: "text", Type: "str"}, {Key: "obj", Type: "dict"}},
+			Outputs: []node.Field{{Key: "out", Type: "any"}}},
+			Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
+				if calls != nil {
+					calls.Add(1)
+				}
+				out := map[string]any{"out": r.Params["value"]}
+				if t, ok := r.Params["text"]; ok {
+					out["text"] = t
+				}
+				if o, ok := r.Params["obj"]; ok {
+					out["obj"] = o
+				}
+				return node.Ok(out), nil
+			})},
+		"fail": {Type: "fail", Attempts: 3, Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
+			if calls != nil {
+				calls.Add(1)
+			}
+			return node.Fail(fmt.Sprint(r.Params["msg"]), map[string]any{"exit_code": int64(2), "stderr": "boom"}), nil
+		})},
+		"flaky": {Type: "flaky", Attempts: 3, Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
+			if calls != nil {
+				calls.Add(1)
+			}
+			n, _ := node.Int(r.Params, "succeed_on", 1)
+			if r.Attempt < n {
+				return nil, fmt.Errorf("transient failure on attempt %d", r.Attempt)
+			}
+			return node.Ok(map[string]any{"attempt": int64(r.Attempt)}), nil
+		})},
+		"wait": {Type: "wait", Attempts: 1, Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})},
+	}
+}
+
+func chain(nodes ...*workflow.Node) *workflow.Workflow {
+	w := &workflow.Workflow{Nodes: nodes}
+	for i := 0; i+1 < len(nodes); i++ {
+		w.Edges = append(w.Edges, workflow.Edge{From: nodes[i].ID, To: nodes[i+1].ID})
+	}
+	w.Normalize()
+	return w
+}
+
+func step(id, typ string, params map[string]any) *workflow.Node {
+	return &workflow.Node{ID: id, Type: typ, Params: params}
+}
+
+func TestTemplatesCarryDataBetweenSteps(t *testing.T) {
+	w := chain(
+		step("a", "echo", map[string]any{"value": `{"items":[{"id":7}]}`}),
+		step("b", "echo", map[string]any{"value": "${a.out.items[0].id}", "text": "id=${a.out.items[0].id} who=${name}"}),
+	)
+	w.Outputs = workflow.Outputs{{Name: "id", Source: "${b.out}"}, {Name: "text", Source: "b.text"}}
+	res := Run(context.Background(), w, map[string]any{"name": "Ada"}, Options{Catalog: testCatalog(nil)})
+	if res.Status != RunSuccess {
+		t.Fatalf("status %s, failure %+v", res.Status, res.Failure)
+	}
+	if got := res.Outputs["id"]; got != int64(7) {
+		t.Errorf("lone template must keep the native type: got %#v", got)
+	}
+	if got := res.Outputs["text"]; got != "id=7 who=Ada" {
+		t.Errorf("text output = %#v", got)
+	}
+	if len(res.OutputOrder) != 2 || res.OutputOrder[0] != "id" {
+		t.Errorf("output order %v", res.OutputOrder)
+	}
+}
+
+func TestErrorActionStopsUnlessAnEdgeHandlesIt(t *testing.T) {
+	t.Run("no edge: run fails at the node", func(t *testing.T) {
+		var calls atomic.Int64
+		w := chain(step("boom", "fail", map[string]any{"msg": "disk full"}), step("after", "echo", nil))
+		res := Run(context.Background(), w, nil, Options{Catalog: testCatalog(&calls)})
+		if res.Success() || res.Failure == nil || res.Failure.NodeID != "boom" || res.Failure.Message != "disk full" {
+			t.Fatalf("want failure at boom, got %s %+v", res.Status, res.Failure)
+		}
+		if calls.Load() != 1 {
+			t.Errorf("an error result must not be retried without 'retries': %d calls", calls.Load())
+		}
+		if res.Failure.Details["shell_exit_code"] != int64(2) {
+			t.Errorf("failure details: %v", res.Failure.Details)
+		}
+		if got := res.Steps[len(res.Steps)-1]; got.NodeID != "after" || got.Status != StatusNotExecuted {
+			t.Errorf("the step after the failure must be not_executed: %+v", got)
+		}
+		if ns := res.Shared["boom"].(map[string]any); ns["error"] != "disk full" {
+			t.Errorf("${boom.error} = %v", ns["error"])
+		}
+	})
+	t.Run("error edge: recovery runs, run is degraded", func(t *testing.T) {
+		w := &workflow.Workflow{Nodes: []*workflow.Node{
+			step("boom", "fail", map[string]any{"msg": "disk full"}),
+			step("next", "echo", map[string]any{"value": "not reached"}),
+			step("recover", "echo", map[string]any{"value": "recovered from: ${boom.error}"}),
+		}, Edges: []workflow.Edge{{From: "boom", To: "next"}, {From: "boom", To: "recover", Action: "error"}}}
+		w.Outputs = workflow.Outputs{{Name: "r", Source: "${recover.out}"}}
+		res := Run(context.Background(), w, nil, Options{Catalog: testCatalog(nil)})
+		if !res.Success() || res.Status != RunDegraded {
+			t.Fatalf("want degraded success, got %s %+v", res.Status, res.Failure)
+		}
+		if res.Outputs["r"] != "recovered from: disk full" {
+			t.Errorf("recovery output %v", res.Outputs["r"])
+		}
+		if _, ran := res.Shared["next"]; ran {
+			t.Error("the default successor must not run after an error")
+		}
+	})
+}
+
+func TestRetries(t *testing.T) {
+	cases := []struct {
+		name      string
+		params    map[string]any
+		wantOK    bool
+		wantCalls int64
+	}{
+		{"go error retried up to the type's attempts", map[string]any{"succeed_on": int64(3)}, true, 3},
+		{"gives up after the type's attempts", map[string]any{"succeed_on": int64(4)}, false, 3},
+		{"step retries override", map[string]any{"succeed_on": int64(5), "retries": int64(4)}, true, 5},
+		{"retries: 0 means one attempt", map[string]any{"succeed_on": int64(2), "retries": int64(0)}, false, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int64
+			res := Run(context.Background(), chain(step("f", "flaky", c.params)), nil, Options{Catalog: testCatalog(&calls)})
+			if res.Success() != c.wantOK || calls.Load() != c.wantCalls {
+				t.Fatalf("success=%v calls=%d, want %v %d (%+v)", res.Success(), calls.Load(), c.wantOK, c.wantCalls, res.Failure)
+			}
+		})
+	}
+	t.Run("error results retried when the step asks", func(t *testing.T) {
+		var calls atomic.Int64
+		res := Run(context.Background(), chain(step("f", "fail", map[string]any{"msg": "x", "retries": int64(2), "retry_wait": "1ms"})), nil, Options{Catalog: testCatalog(&calls)})
+		if res.Success() || calls.Load() != 3 {
+			t.Fatalf("calls=%d", calls.Load())
+		}
+	})
+}
+
+func TestBatchResultsInOrder(t *testing.T) {
+	items := make([]any, 1000)
+	for i := range items {
+		items[i] = int64(i)
+	}
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parallel=%v", parallel), func(t *testing.T) {
+			n := step("each", "echo", map[string]any{"value": "${item}", "text": "#${__index__}"})
+			n.Batch = &workflow.Batch{Items: "${list}", Parallel: parallel, MaxConcurrent: 50}
+			res := Run(context.Background(), chain(n), map[string]any{"list": items}, Options{Catalog: testCatalog(nil)})
+			if !res.Success() {
+				t.Fatalf("%+v", res.Failure)
+			}
+			out := res.Shared["each"].(map[string]any)
+			results := out["results"].([]any)
+			if len(results) != 1000 || out["count"] != int64(1000) || out["success_count"] != int64(1000) {
+				t.Fatalf("count %v success %v", out["count"], out["success_count"])
+			}
+			for i, r := range results {
+				m := r.(map[string]any)
+				if m["out"] != int64(i) || m["item"] != int64(i) || m["text"] != fmt.Sprintf("#%d", i) {
+					t.Fatalf("result %d out of order: %v", i, m)
+				}
+			}
+		})
+	}
+}
+
+func TestBatchErrorHandling(t *testing.T) {
+	mk := func(mode string) *workflow.Workflow {
+		n := step("each", "fail", map[string]any{"msg": "bad ${item}"})
+		n.Batch = &workflow.Batch{Items: []any{"a", "b", "c"}, ErrorHandling: mode}
+		return chain(n, step("after", "echo", map[string]any{"value": "${each.error_count}"}))
+	}
+	var calls atomic.Int64
+	res := Run(context.Background(), mk("fail_fast"), nil, Options{Catalog: testCatalog(&calls)})
+	if res.Success() || res.Failure.Message != "Batch 'each' failed at item [0]: bad a" || calls.Load() != 1 {
+		t.Fatalf("fail_fast: %s %+v calls=%d", res.Status, res.Failure, calls.Load())
+	}
+	res = Run(context.Background(), mk("continue"), nil, Options{Catalog: testCatalog(nil)})
+	if res.Status != RunDegraded || res.Shared["after"].(map[string]any)["out"] != int64(3) {
+		t.Fatalf("continue: %s %v", res.Status, res.Shared["after"])
+	}
+}
+
+func TestMappingsRenameKeysBothWays(t *testing.T) {
+	w := chain(
+		step("src", "echo", map[string]any{"value": "payload"}),
+		step("use", "echo", nil),
+	)
+	w.Mappings = map[string]*workflow.Mapping{
+		"src": {OutputMappings: map[string]string{"out": "summary"}},
+		"use": {InputMappings: map[string]string{"value": "summary"}},
+	}
+	w.Outputs = workflow.Outputs{{Name: "got", Source: "${use.out}"}, {Name: "summary"}}
+	res := Run(context.Background(), w, nil, Options{Catalog: testCatalog(nil)})
+	if !res.Success() {
+		t.Fatalf("%+v", res.Failure)
+	}
+	if res.Outputs["got"] != "payload" {
+		t.Errorf("input mapping: node param 'value' must be read from ${summary}: got %v", res.Outputs["got"])
+	}
+	if res.Outputs["summary"] != "payload" {
+		t.Errorf("output mapping must publish src.out as ${summary}: got %v", res.Outputs["summary"])
+	}
+}
+
+func TestNestedWorkflowInputsAndOutputs(t *testing.T) {
+	dir := t.TempDir()
+	child := `# Child
+Doubles a word.
+## Inputs
+### word
+The word.
+- type: string
+## Steps
+### twice
+Say it twice.
+- type: echo
+- value: ${word}-${word}
+## Outputs
+### doubled
+Result.
+- source: ${twice.out}
+`
+	if err := os.WriteFile(filepath.Join(dir, "child.pflow.md"), []byte(child), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parentPath := filepath.Join(dir, "sub", "parent.pflow.md")
+	w := chain(
+		step("call", "workflow", map[string]any{"workflow_ref": "../child.pflow.md", "param_mapping": map[string]any{"word": "${w}"}}),
+		step("show", "echo", map[string]any{"value": "${call.doubled}"}),
+	)
+	w.Source = &workflow.Source{Path: parentPath}
+	res := Run(context.Background(), w, map[string]any{"w": "hi"}, Options{Catalog: testCatalog(nil)})
+	if !res.Success() {
+		t.Fatalf("%+v", res.Failure)
+	}
+	if got := res.Shared["show"].(map[string]any)["out"]; got != "hi-hi" {
+		t.Errorf("nested output = %v", got)
+	}
+	if len(res.Steps[0].Children) != 1 {
+		t.Errorf("nested steps must be reported as children: %+v", res.Steps[0])
+	}
+
+	t.Run("missing child input names it", func(t *testing.T) {
+		w := chain(step("call", "workflow", map[string]any{"workflow_ref": "../child.pflow.md"}))
+		w.Source = &workflow.Source{Path: parentPath}
+		res := Run(context.Background(), w, nil, Options{Catalog: testCatalog(nil)})
+		if res.Success() || !contains(res.Failure.Message, "Workflow requires input 'word'") {
+			t.Fatalf("%+v", res.Failure)
+		}
+	})
+	t.Run("self reference is circular", func(t *testing.T) {
+		self := filepath.Join(dir, "self.pflow.md")
+		os.WriteFile(self, []byte("# Self\nLoops.\n## Steps\n### again\nRecurse.\n- type: workflow\n- workflow_ref: self.pflow.md\n"), 0o644)
+		w, err := workflow.ParseFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Run(context.Background(), w, nil, Options{Catalog: testCatalog(nil)})
+		if res.Success() || !contains(res.Failure.Message, "Circular workflow reference") {
+			t.Fatalf("%+v", res.Failure)
+		}
+	})
+}
+
+func TestCancellationInterruptsTheRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	done := make(chan *Result)
+	go func() {
+		done <- Run(ctx, chain(step("w", "wait", nil), step("after", "echo", nil)), nil, Options{Catalog: testCatalog(nil)})
+	}()
+	select {
+	case res := <-done:
+		if !res.Interrupted || res.Success() || res.Failure.Category != CategoryInterrupted {
+			t.Fatalf("%+v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not stop after cancellation")
+	}
+}
+
+type closer struct{ closed *atomic.Int64 }
+
+func (c closer) Close() error { c.closed.Add(1); return nil }
+
+func TestScopeResourcesSharedAndClosed(t *testing.T) {
+	var opened, closed atomic.Int64
+	cat := testCatalog(nil)
+	cat["res"] = &node.Spec{Type: "res", Attempts: 1, Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
+		_, err := r.Scope.Resource("k", func() (io.Closer, error) { opened.Add(1); return closer{&closed}, nil })
+		return node.Ok(nil), err
+	})}
+	n := step("b", "res", nil)
+	n.Batch = &workflow.Batch{Items: []any{1, 2, 3, 4, 5, 6}, Parallel: true}
+	res := Run(context.Background(), chain(step("a", "res", nil), n), nil, Options{Catalog: cat})
+	if !res.Success() {
+		t.Fatal(res.Failure)
+	}
+	if opened.Load() != 1 || closed.Load() != 1 {
+		t.Fatalf("one resource per run, closed at the end: opened %d closed %d", opened.Load(), closed.Load())
+	}
+}
+
+func TestUnresolvedTemplates(t *testing.T) {
+	w := chain(step("a", "echo", map[string]any{"value": "${missing} and ${other.x}"}))
+	res := Run(context.Background(), w, nil, Options{Catalog: testCatalog(nil)})
+	if res.Success() || res.Failure.Category != CategoryTemplate ||
+		!contains(res.Failure.Message, "${missing}") || !contains(res.Failure.Message, "${other.x}") {
+		t.Fatalf("strict mode must report every unresolved variable: %+v", res.Failure)
+	}
+	res = Run(context.Background(), w, nil, Options{Catalog: testCatalog(nil), Permissive: true})
+	if res.Status != RunDegraded {
+		t.Fatalf("permissive: %s", res.Status)
+	}
+}
+
+func TestParamCoercionToDeclaredTypes(t *testing.T) {
+	w := chain(
+		step("a", "echo", map[string]any{"value": `{"k": 1}`}),
+		step("b", "echo", map[string]any{"obj": "${a.out}", "text": "${a.out}"}),
+	)
+	w.Nodes[1].Params["text"] = map[string]any{"x": []any{int64(1)}}
+	res := Run(context.Background(), w, nil, Options{Catalog: testCatalog(nil)})
+	if !res.Success() {
+		t.Fatal(res.Failure)
+	}
+	b := res.Shared["b"].(map[string]any)
+	if m, ok := b["obj"].(map[string]any); !ok || m["k"] != int64(1) {
+		t.Errorf("JSON text into a dict param must be parsed: %#v", b["obj"])
+	}
+	if b["text"] != `{"x":[1]}` {
+		t.Errorf("a dict into a str param must become JSON text: %#v", b["text"])
+	}
+	w2 := chain(step("b", "echo", map[string]any{"obj": "{'bad': 1}"}))
+	res = Run(context.Background(), w2, nil, Options{Catalog: testCatalog(nil)})
+	if res.Success() || !contains(res.Failure.Message, "malformed JSON") {
+		t.Fatalf("%+v", res.Failure)
+	}
+}
+
+func TestPrepareInputs(t *testing.T) {
+	f := false
+	w := &workflow.Workflow{Inputs: workflow.Inputs{
+		{Name: "code", Type: "string"},
+		{Name: "n", Type: "integer"},
+		{Name: "flag", Type: "boolean", Required: &f, Default: true},
+		{Name: "opt", Required: &f},
+		{Name: "from_env", Type: "string"},
+		{Name: "from_settings", Type: "number"},
+	}}
+	env := EnvLookup{
+		Process:  func(k string) (string, bool) { return map[string]string{"from_env": "E"}[k], k == "from_env" },
+		Settings: func(k string) (string, bool) { return "2.5", k == "from_settings" },
+	}
+	p, errs := PrepareInputs(w, map[string]any{"code": "007", "n": "42"}, env)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	want := map[string]any{"code": "007", "n": int64(42), "flag": true, "opt": nil, "from_env": "E", "from_settings": 2.5}
+	for k, v := range want {
+		if p.Values[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, p.Values[k], v)
+		}
+	}
+	_, errs = PrepareInputs(w, map[string]any{"n": "forty"}, EnvLookup{})
+	if len(errs) != 4 {
+		t.Fatalf("want every problem at once, got %v", errs)
+	}
+	if errs[0].Message != "Workflow requires input 'code': No description provided" || errs[1].Message != `Input 'n' expects an integer, got str "forty"` {
+		t.Errorf("messages: %v", errs)
+	}
+}
+
+func TestEndlessLoopIsBounded(t *testing.T) {
+	w := &workflow.Workflow{Nodes: []*workflow.Node{step("a", "fail", map[string]any{"msg": "x"})},
+		Edges: []workflow.Edge{{From: "a", To: "a", Action: "error"}}}
+	res := Run(context.Background(), w, nil, Options{Catalog: testCatalog(nil), MaxSteps: 20})
+	if res.Success() || !contains(res.Failure.Message, "endless loop") {
+		t.Fatalf("%+v", res.Failure)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

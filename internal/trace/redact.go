@@ -1,0 +1,157 @@
+// Package trace writes one JSON trace file per run and owns secret
+// redaction for everything pflow shows or stores.
+package trace
+
+import (
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Redacted replaces a secret.
+const Redacted = "<REDACTED>"
+
+// secretWords are name fragments that mark a key as secret. Matching is on
+// word parts of the key (split on _ - . and case changes), so max_tokens and
+// author are not secrets but api_key, GITHUB_TOKEN and clientSecret are.
+var secretWords = map[string]bool{
+	"password": true, "passwd": true, "pwd": true, "token": true, "secret": true,
+	"apikey": true, "credential": true, "credentials": true, "authorization": true,
+	"auth": true, "cookie": true, "session": true, "privatekey": true, "bearer": true,
+}
+
+// IsSecretKey reports whether a key name looks like it holds a secret.
+func IsSecretKey(name string) bool {
+	parts := splitWords(name)
+	for i, p := range parts {
+		if secretWords[p] {
+			return true
+		}
+		if i+1 < len(parts) && secretWords[p+parts[i+1]] { // api_key, private_key
+			return true
+		}
+	}
+	return false
+}
+
+func splitWords(s string) []string {
+	var parts []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			parts = append(parts, strings.ToLower(cur.String()))
+			cur.Reset()
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ':
+			flush()
+		case r >= 'A' && r <= 'Z' && i > 0 && rs[i-1] >= 'a' && rs[i-1] <= 'z':
+			flush()
+			cur.WriteRune(r)
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	flush()
+	return parts
+}
+
+// Redactor removes secret values from data before it is shown or stored.
+type Redactor struct {
+	mu      sync.RWMutex
+	values  []string
+	names   map[string]bool
+	replace *strings.Replacer
+}
+
+// NewRedactor returns an empty redactor.
+func NewRedactor() *Redactor { return &Redactor{names: map[string]bool{}} }
+
+// AddSecret registers a secret value (values shorter than 4 characters are
+// ignored: redacting them would mangle ordinary text).
+func (r *Redactor) AddSecret(name, v string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if name != "" {
+		r.names[name] = true
+	}
+	if len(v) < 4 {
+		return
+	}
+	for _, x := range r.values {
+		if x == v {
+			return
+		}
+	}
+	r.values = append(r.values, v)
+	// Longest first so a secret containing another is replaced whole.
+	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	pairs := make([]string, 0, 2*len(r.values))
+	for _, x := range r.values {
+		pairs = append(pairs, x, Redacted)
+	}
+	r.replace = strings.NewReplacer(pairs...)
+}
+
+// SecretNames lists the names of registered secrets.
+func (r *Redactor) SecretNames() []string {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.names))
+	for k := range r.names {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String removes secret values from s.
+func (r *Redactor) String(s string) string {
+	if r == nil {
+		return s
+	}
+	r.mu.RLock()
+	rep := r.replace
+	r.mu.RUnlock()
+	if rep == nil {
+		return s
+	}
+	return rep.Replace(s)
+}
+
+// Value returns a copy of v with secret-looking keys and secret values redacted.
+func (r *Redactor) Value(v any) any {
+	switch x := v.(type) {
+	case string:
+		return r.String(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = r.Value(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if IsSecretKey(k) && e != nil && e != "" {
+				if _, isMap := e.(map[string]any); !isMap {
+					out[k] = Redacted
+					continue
+				}
+			}
+			out[k] = r.Value(e)
+		}
+		return out
+	default:
+		return v
+	}
+}

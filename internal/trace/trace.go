@@ -1,0 +1,232 @@
+package trace
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// FormatVersion is the trace file format.
+const FormatVersion = "1.2.0"
+
+// Limits keep traces readable and bounded.
+const (
+	maxString = 10000
+	maxNodes  = 2000
+)
+
+// File is the JSON written per run.
+type File struct {
+	FormatVersion string         `json:"format_version"`
+	ExecutionID   string         `json:"execution_id"`
+	WorkflowName  string         `json:"workflow_name"`
+	WorkflowFile  string         `json:"workflow_file,omitempty"`
+	StartTime     string         `json:"start_time"`
+	EndTime       string         `json:"end_time"`
+	DurationMS    float64        `json:"duration_ms"`
+	FinalStatus   string         `json:"final_status"`
+	Interrupted   bool           `json:"interrupted,omitempty"`
+	Inputs        any            `json:"inputs"`
+	NodesExecuted int            `json:"nodes_executed"`
+	NodesFailed   int            `json:"nodes_failed"`
+	Nodes         []Node         `json:"nodes"`
+	Outputs       any            `json:"outputs,omitempty"`
+	Failure       any            `json:"failure,omitempty"`
+	Warnings      any            `json:"warnings,omitempty"`
+	LLMCalls      any            `json:"llm_calls,omitempty"`
+	Extra         map[string]any `json:"extra,omitempty"`
+}
+
+// Node is one step in a trace.
+type Node struct {
+	NodeID     string  `json:"node_id"`
+	NodeType   string  `json:"node_type"`
+	Depth      int     `json:"depth,omitempty"`
+	Status     string  `json:"status"`
+	Success    bool    `json:"success"`
+	Action     string  `json:"action,omitempty"`
+	Attempts   int     `json:"attempts,omitempty"`
+	StartTime  string  `json:"timestamp,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+	Params     any     `json:"params,omitempty"`
+	Outputs    any     `json:"outputs,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	Batch      any     `json:"batch,omitempty"`
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9-]+`)
+
+// FileName returns a unique trace file name for a workflow name.
+func FileName(name string, t time.Time) string {
+	safe := unsafeChars.ReplaceAllString(name, "-")
+	if len(safe) > 30 {
+		safe = safe[:30]
+	}
+	safe = strings.Trim(safe, "-")
+	var b [4]byte
+	rand.Read(b[:])
+	suffix := t.Format("20060102-150405.000")
+	suffix = strings.Replace(suffix, ".", "-", 1) + "-" + hex.EncodeToString(b[:])
+	if safe == "" || safe == "workflow" {
+		return "workflow-trace-" + suffix + ".json"
+	}
+	return "workflow-trace-" + safe + "-" + suffix + ".json"
+}
+
+// Build turns a run result into a trace document, redacted.
+func Build(name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor) *File {
+	f := &File{
+		FormatVersion: FormatVersion,
+		ExecutionID:   newID(),
+		WorkflowName:  name,
+		StartTime:     res.Started.Format(time.RFC3339Nano),
+		EndTime:       res.Started.Add(res.Duration).Format(time.RFC3339Nano),
+		DurationMS:    ms(res.Duration),
+		FinalStatus:   res.Status,
+		Interrupted:   res.Interrupted,
+		Inputs:        bound(red.Value(publicInputs(inputs))),
+	}
+	if w.Source != nil {
+		f.WorkflowFile = w.Source.Path
+	}
+	var add func(steps []*runtime.Step, depth int)
+	add = func(steps []*runtime.Step, depth int) {
+		for _, s := range steps {
+			if len(f.Nodes) >= maxNodes {
+				return
+			}
+			if s.Status != runtime.StatusNotExecuted {
+				f.NodesExecuted++
+			}
+			if s.Status == runtime.StatusFailed {
+				f.NodesFailed++
+			}
+			n := Node{NodeID: s.NodeID, NodeType: s.Type, Depth: depth, Status: s.Status,
+				Success: s.Status == runtime.StatusCompleted, Action: s.Action, Attempts: s.Attempts,
+				DurationMS: ms(s.Duration), Error: red.String(s.Error)}
+			if !s.Started.IsZero() {
+				n.StartTime = s.Started.Format(time.RFC3339Nano)
+			}
+			if s.Params != nil {
+				n.Params = bound(red.Value(publicParams(s.Params)))
+			}
+			if s.Outputs != nil {
+				n.Outputs = bound(red.Value(s.Outputs))
+			}
+			if s.Batch != nil {
+				n.Batch = bound(red.Value(toAny(s.Batch)))
+			}
+			f.Nodes = append(f.Nodes, n)
+			add(s.Children, depth+1)
+		}
+	}
+	add(res.Steps, 0)
+	if len(res.Outputs) > 0 {
+		f.Outputs = bound(red.Value(res.Outputs))
+	}
+	if res.Failure != nil {
+		f.Failure = bound(red.Value(toAny(res.Failure)))
+	}
+	if len(res.Warnings) > 0 {
+		f.Warnings = bound(red.Value(toAny(res.Warnings)))
+	}
+	if len(res.LLMCalls) > 0 {
+		calls := res.LLMCalls
+		if len(calls) > 100 {
+			calls = calls[:100]
+		}
+		f.LLMCalls = red.Value(toAny(calls))
+	}
+	return f
+}
+
+// Write builds the trace and writes it atomically into dir, returning its path.
+func Write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor) (string, error) {
+	f := Build(name, w, inputs, res, red)
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode trace: %w", err)
+	}
+	path := filepath.Join(dir, FileName(name, res.Started))
+	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func publicInputs(in map[string]any) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		if !strings.HasPrefix(k, "__") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func publicParams(in map[string]any) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		if strings.HasPrefix(k, "__") && strings.HasSuffix(k, "__") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func toAny(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	json.Unmarshal(b, &out)
+	return out
+}
+
+// bound truncates long strings so a trace stays readable.
+func bound(v any) any {
+	switch x := v.(type) {
+	case string:
+		if len(x) > maxString {
+			return x[:maxString] + "... [truncated]"
+		}
+		return x
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = bound(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = bound(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
