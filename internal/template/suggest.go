@@ -1,0 +1,88 @@
+package template
+
+import (
+	"sort"
+	"strings"
+)
+
+// Similarity returns a score in [0, 1] for how close a and b are:
+// 1 for a case-insensitive match, otherwise 1 - editDistance/maxLen on the
+// lowercased strings, with separators '-' and '_' treated as equal. A
+// candidate that contains the word (or vice versa, for words of 3+ chars)
+// scores at least 0.75.
+func Similarity(a, b string) float64 {
+	la, lb := normWord(a), normWord(b)
+	if la == lb {
+		return 1
+	}
+	if la == "" || lb == "" {
+		return 0
+	}
+	d := levenshtein(la, lb)
+	m := len(la)
+	if len(lb) > m {
+		m = len(lb)
+	}
+	score := 1 - float64(d)/float64(m)
+	if len(la) >= 3 && len(lb) >= 3 && (strings.Contains(la, lb) || strings.Contains(lb, la)) && score < 0.75 {
+		score = 0.75
+	}
+	return score
+}
+
+func normWord(s string) string {
+	s = strings.ToLower(s)
+	return strings.ReplaceAll(s, "_", "-")
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// Suggest returns up to n candidates whose Similarity to word is at least
+// cutoff, best first (ties keep the candidates' order). The word itself is
+// never suggested.
+func Suggest(word string, candidates []string, n int, cutoff float64) []string {
+	type scored struct {
+		s     string
+		score float64
+		pos   int
+	}
+	var list []scored
+	seen := map[string]bool{}
+	for i, c := range candidates {
+		if c == word || seen[c] {
+			continue
+		}
+		seen[c] = true
+		if sc := Similarity(word, c); sc >= cutoff {
+			list = append(list, scored{c, sc, i})
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].score > list[j].score })
+	var out []string
+	for _, s := range list {
+		if len(out) == n {
+			break
+		}
+		out = append(out, s.s)
+	}
+	return out
+}
