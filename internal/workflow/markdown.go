@@ -1,6 +1,847 @@
 package workflow
 
-// ParseMarkdown parses a .pflow.md document. Placeholder until the parser lands.
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+var (
+	entityIDRe = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	itemRe     = regexp.MustCompile(`^( *)- (.+)$`)
+)
+
+const (
+	secNone    = ""
+	secInputs  = "inputs"
+	secSteps   = "steps"
+	secOutputs = "outputs"
+	secOther   = "other"
+)
+
+// Suggestions shared by several errors.
+const (
+	entityIDSuggestion = "IDs must start with a lowercase letter and contain only lowercase letters, digits, hyphens, and underscores.\nPattern: ^[a-z][a-z0-9_-]*$"
+	noTagSuggestion    = "Add a tag after the opening fence; its last word names the parameter the block fills:\n" +
+		"  ```shell command\n  ```prompt\n  ```python code\n  ```yaml batch\n" +
+		"Tip: if the content itself contains ```, open and close the block with 4 or more backticks (````)."
+	missingStepsSuggestion = "Add a '## Steps' section with at least one step, e.g.:\n\n" +
+		"## Steps\n\n### greet\nSay hello.\n- type: shell\n- command: echo hello"
+	yamlItemSuggestion = "Each '- key: value' line must be valid YAML. Quote values that contain ': ', '#', '{' or '[', " +
+		"or put multi-line and structured text in a fenced code block (```shell command, ```yaml headers, ...)."
+)
+
+// reserved step keys popped out of params (type and batch are the anchor's;
+// the rest are pflow-go additions, see doc.go).
+var stepKeys = []string{"type", "batch", "next", "on", "on_error", "input_mappings", "output_mappings"}
+
+// lineKind classifies each source line for the line-based entity scanner.
+type lineKind uint8
+
+const (
+	linePlain   lineKind = iota
+	lineHeading          // part of a top-level H1–H3 (event emitted at its first line)
+	lineFence            // part of a fenced code block (event at the opener)
+	lineIgnored          // frontmatter, HTML comments, thematic breaks
+)
+
+type headingEv struct {
+	level int
+	text  string
+	raw   string // the heading line as written, trimmed
+	line  int
+}
+
+type fenceEv struct {
+	line     int // opener line
+	info     string
+	content  string
+	closed   bool
+	fenceStr string // the opener's fence run, e.g. "```" or "~~~~"
+}
+
+type item struct {
+	line   int
+	indent int
+	first  string   // text after "- " on the first line
+	lines  []string // dedented YAML text lines, starting with "- ..."
+}
+
+type block struct {
+	param string
+	tag   string
+	line  int // fence line
+	raw   string
+	yaml  bool
+	value any
+}
+
+type entity struct {
+	section string
+	id      string
+	line    int
+	prose   []string
+	items   []*item
+	cur     *item
+	blocks  []*block
+	// lastTagged is the most recent tagged block, for the "nested ```" hint.
+	lastTagged *block
+}
+
+type mdParser struct {
+	path   string
+	src    []byte
+	lines  []string // 1-based: lines[0] is unused
+	starts []int    // byte offset of each line (1-based)
+
+	kinds    []lineKind
+	headings map[int]*headingEv
+	fences   map[int]*fenceEv
+
+	w         *Workflow
+	d         *decoder
+	section   string
+	sawH2     bool
+	title     bool
+	titleText string
+	warnings  []string
+	desc      []string
+
+	stepsLine int
+	ent       *entity
+	// seen ids per known section: id -> heading line
+	seen map[string]map[string]int
+	// per step: the parsed step-level extras, in document order
+	steps []*stepInfo
+}
+
+type stepInfo struct {
+	node     *Node
+	next     string
+	nextLine int
+	actions  map[string]string // action -> target
+	actLine  map[string]int
+	mapping  *Mapping
+}
+
+// ParseMarkdown parses a .pflow.md document (reference §1.1 plus the D13
+// additions described in doc.go). The error, when not nil, is a *ParseError
+// carrying the 1-based line and a fix suggestion.
 func ParseMarkdown(src []byte, path string) (*Workflow, error) {
-	return nil, &ParseError{Path: absPath(path), Message: "markdown parser not implemented yet"}
+	p := &mdParser{path: absPath(path), d: &decoder{}, w: &Workflow{}, seen: map[string]map[string]int{}}
+	raw := string(src)
+	norm := bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	norm = bytes.ReplaceAll(norm, []byte("\r"), []byte("\n"))
+	p.src = norm
+	if err := p.run(); err != nil {
+		return nil, err
+	}
+	p.w.Source.Raw = raw
+	return p.w, nil
+}
+
+func (p *mdParser) errf(line int, suggestion, format string, args ...any) *ParseError {
+	if line < 0 || line >= len(p.lines) {
+		line = 0
+	}
+	return &ParseError{Path: p.path, Line: line, Message: fmt.Sprintf(format, args...), Suggestion: suggestion}
+}
+
+func (p *mdParser) run() error {
+	p.splitLines()
+	meta, err := p.frontmatter()
+	if err != nil {
+		return err
+	}
+	p.kinds = make([]lineKind, len(p.lines)+1)
+	p.headings = map[int]*headingEv{}
+	p.fences = map[int]*fenceEv{}
+	p.structure()
+	if err := p.scan(); err != nil {
+		return err
+	}
+	if err := p.finish(); err != nil {
+		return err
+	}
+	p.w.Source = &Source{Path: p.path, Metadata: meta, Description: strings.Join(p.desc, "\n"), Title: p.titleText, Warnings: p.warnings}
+	return nil
+}
+
+func (p *mdParser) splitLines() {
+	parts := strings.Split(string(p.src), "\n")
+	p.lines = make([]string, len(parts)+1)
+	p.starts = make([]int, len(parts)+2)
+	off := 0
+	for i, l := range parts {
+		p.lines[i+1] = l
+		p.starts[i+1] = off
+		off += len(l) + 1
+	}
+	p.starts[len(parts)+1] = off
+}
+
+// lineOf maps a byte offset to its 1-based line.
+func (p *mdParser) lineOf(off int) int {
+	n := len(p.lines) - 1
+	i := sort.Search(n, func(i int) bool { return p.starts[i+2] > off })
+	if i >= n {
+		return n
+	}
+	return i + 1
+}
+
+func (p *mdParser) frontmatter() (map[string]any, error) {
+	if len(p.lines) < 2 || strings.TrimRight(p.lines[1], " \t") != "---" {
+		return nil, nil
+	}
+	end := 0
+	for i := 2; i < len(p.lines); i++ {
+		if strings.TrimRight(p.lines[i], " \t") == "---" {
+			end = i
+			break
+		}
+	}
+	if end == 0 {
+		return nil, nil // no closing fence: the whole file is body
+	}
+	text := strings.Join(p.lines[2:end], "\n")
+	v, err := parseYAML(text)
+	if err != nil {
+		return nil, p.errf(1, "Fix the YAML between the '---' lines at the top of the file, or remove the frontmatter (only the workflow library needs it).",
+			"Invalid YAML in frontmatter: %s", yamlErrorText(err, func(n int) int { return n + 1 }))
+	}
+	// Blank the frontmatter out so the markdown parser does not see a
+	// thematic break and a setext heading; line numbers are kept.
+	var b bytes.Buffer
+	for i := 1; i < len(p.lines); i++ {
+		if i > 1 {
+			b.WriteByte('\n')
+		}
+		if i > end {
+			b.WriteString(p.lines[i])
+		}
+	}
+	p.src = b.Bytes()
+	p.splitLines()
+	if m, ok := v.(map[string]any); ok {
+		return m, nil
+	}
+	return nil, nil
+}
+
+// structure runs goldmark and records top-level headings (levels 1–3), every
+// fenced code block outside block quotes, HTML comments and thematic breaks.
+func (p *mdParser) structure() {
+	doc := parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithInlineParsers(),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	).Parse(text.NewReader(p.src))
+	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+		switch n := c.(type) {
+		case *ast.Heading:
+			if n.Level <= 3 {
+				p.heading(n)
+			}
+		case *ast.FencedCodeBlock:
+			p.fence(n)
+		case *ast.List:
+			p.nestedFences(n)
+		case *ast.ThematicBreak:
+			if l := p.nodeLine(n); l > 0 {
+				p.kinds[l] = lineIgnored
+			}
+		case *ast.HTMLBlock:
+			if n.HTMLBlockType == ast.HTMLBlockType2 {
+				first, last := p.nodeLine(n), 0
+				if n.Lines().Len() > 0 {
+					last = p.lineOf(n.Lines().At(n.Lines().Len() - 1).Start)
+				}
+				if n.HasClosure() {
+					last = p.lineOf(n.ClosureLine.Start)
+				}
+				for l := first; l > 0 && l <= last && l < len(p.lines); l++ {
+					p.kinds[l] = lineIgnored
+				}
+			}
+		}
+	}
+}
+
+func (p *mdParser) nestedFences(n ast.Node) {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch x := c.(type) {
+		case *ast.FencedCodeBlock:
+			p.fence(x)
+		case *ast.List, *ast.ListItem:
+			p.nestedFences(x)
+		}
+	}
+}
+
+func (p *mdParser) nodeLine(n ast.Node) int {
+	if pos := n.Pos(); pos >= 0 {
+		return p.lineOf(pos)
+	}
+	if n.Lines().Len() > 0 {
+		return p.lineOf(n.Lines().At(0).Start)
+	}
+	return 0
+}
+
+func (p *mdParser) segText(n ast.Node) []string {
+	var out []string
+	for i := 0; i < n.Lines().Len(); i++ {
+		s := n.Lines().At(i)
+		out = append(out, string(s.Value(p.src)))
+	}
+	return out
+}
+
+func (p *mdParser) heading(n *ast.Heading) {
+	line := p.nodeLine(n)
+	if line <= 0 {
+		return
+	}
+	ev := &headingEv{level: n.Level, line: line}
+	parts := p.segText(n)
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	ev.text = strings.TrimSpace(strings.Join(parts, " "))
+	last := line
+	if !strings.HasPrefix(strings.TrimLeft(p.lines[line], " "), "#") {
+		// setext: content lines, then the underline
+		if n.Lines().Len() > 0 {
+			last = p.lineOf(n.Lines().At(n.Lines().Len()-1).Start) + 1
+		}
+		ev.raw = strings.TrimSpace(p.lines[line])
+	} else {
+		ev.raw = strings.TrimSpace(p.lines[line])
+	}
+	for l := line; l <= last && l < len(p.lines); l++ {
+		p.kinds[l] = lineHeading
+	}
+	p.headings[line] = ev
+}
+
+func (p *mdParser) fence(n *ast.FencedCodeBlock) {
+	line := p.nodeLine(n)
+	if line <= 0 || line >= len(p.lines) {
+		return
+	}
+	opener := strings.TrimLeft(string(p.src[n.Pos():min(len(p.src), n.Pos()+1000)]), " \t")
+	ch := byte('`')
+	if len(opener) > 0 && opener[0] == '~' {
+		ch = '~'
+	}
+	run := 0
+	for run < len(opener) && opener[run] == ch {
+		run++
+	}
+	ev := &fenceEv{line: line, fenceStr: strings.Repeat(string(ch), max(run, 3))}
+	if n.Info != nil {
+		ev.info = strings.TrimSpace(string(n.Info.Segment.Value(p.src)))
+	}
+	var b strings.Builder
+	last := line
+	for i := 0; i < n.Lines().Len(); i++ {
+		s := n.Lines().At(i)
+		b.WriteString(strings.Repeat(" ", s.Padding))
+		b.Write(s.Value(p.src))
+		last = p.lineOf(s.Start)
+	}
+	ev.content = strings.TrimSuffix(b.String(), "\n")
+	closer := last + 1
+	if closer < len(p.lines) && isClosingFence(p.lines[closer], ch, run) {
+		ev.closed = true
+		last = closer
+	} else {
+		last = len(p.lines) - 1
+	}
+	for l := line; l <= last && l < len(p.lines); l++ {
+		p.kinds[l] = lineFence
+	}
+	p.fences[line] = ev
+}
+
+func isClosingFence(line string, ch byte, n int) bool {
+	t := strings.TrimSpace(line)
+	if len(t) < n || len(t) < 3 {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] != ch {
+			return false
+		}
+	}
+	return true
+}
+
+// scan walks the lines in order, dispatching headings, fences and plain lines.
+func (p *mdParser) scan() error {
+	for l := 1; l < len(p.lines); l++ {
+		switch p.kinds[l] {
+		case lineHeading:
+			if h := p.headings[l]; h != nil {
+				if err := p.onHeading(h); err != nil {
+					return err
+				}
+			}
+		case lineFence:
+			if f := p.fences[l]; f != nil {
+				if err := p.onFence(f); err != nil {
+					return err
+				}
+			}
+		case lineIgnored:
+			if p.ent != nil {
+				p.ent.cur = nil
+			}
+		default:
+			p.onLine(l, p.lines[l])
+		}
+	}
+	return p.closeEntity()
+}
+
+func (p *mdParser) onHeading(h *headingEv) error {
+	switch h.level {
+	case 1:
+		if p.ent != nil {
+			p.ent.cur = nil
+		}
+		if !p.title {
+			p.title = true
+			p.titleText = h.text
+		}
+		return nil
+	case 2:
+		if err := p.closeEntity(); err != nil {
+			return err
+		}
+		p.sawH2 = true
+		name := strings.ToLower(h.text)
+		switch name {
+		case "inputs", "steps", "outputs":
+			p.section = name
+			if name == secSteps && p.stepsLine == 0 {
+				p.stepsLine = h.line
+			}
+		default:
+			p.section = secOther
+			typo := map[string]string{"input": "Inputs", "step": "Steps", "output": "Outputs"}[name]
+			if typo != "" {
+				p.warn(fmt.Sprintf("Line %d: '## %s' looks like a typo — did you mean '## %s'?", h.line, h.text, typo))
+			}
+		}
+		return nil
+	default: // 3
+		if err := p.closeEntity(); err != nil {
+			return err
+		}
+		id := h.text
+		if !entityIDRe.MatchString(id) {
+			return p.errf(h.line, entityIDSuggestion, "Invalid entity ID '%s'.", id)
+		}
+		switch p.section {
+		case secInputs, secSteps, secOutputs:
+			seen := p.seen[p.section]
+			if seen == nil {
+				seen = map[string]int{}
+				p.seen[p.section] = seen
+			}
+			if prev, dup := seen[id]; dup {
+				return p.errf(h.line, fmt.Sprintf("An entity with ID '%s' was already defined at line %d.", id, prev), "Duplicate entity ID '%s'.", id)
+			}
+			seen[id] = h.line
+			p.ent = &entity{section: p.section, id: id, line: h.line}
+		default:
+			// Entities outside the known sections are documentation.
+			p.ent = &entity{section: secOther, id: id, line: h.line}
+		}
+		return nil
+	}
+}
+
+func (p *mdParser) warn(s string) {
+	p.warnings = append(p.warnings, s)
+}
+
+func (p *mdParser) onLine(l int, line string) {
+	e := p.ent
+	if e == nil {
+		if p.title && !p.sawH2 {
+			if t := strings.TrimSpace(line); t != "" {
+				p.desc = append(p.desc, t)
+			}
+		}
+		return
+	}
+	if strings.TrimSpace(line) == "" {
+		e.cur = nil
+		return
+	}
+	indent := len(line) - len(strings.TrimLeft(line, " "))
+	if e.cur != nil && indent >= e.cur.indent+2 {
+		e.cur.lines = append(e.cur.lines, line[e.cur.indent:])
+		return
+	}
+	if m := itemRe.FindStringSubmatch(strings.TrimRight(line, " \t")); m != nil {
+		it := &item{line: l, indent: len(m[1]), first: strings.TrimSpace(m[2])}
+		it.lines = []string{line[len(m[1]):]}
+		e.items = append(e.items, it)
+		e.cur = it
+		return
+	}
+	e.cur = nil
+	e.prose = append(e.prose, strings.TrimSpace(line))
+}
+
+func (p *mdParser) onFence(f *fenceEv) error {
+	if !f.closed {
+		return p.errf(f.line, fmt.Sprintf("Add a closing fence (%s) to match the opening fence at line %d.", f.fenceStr, f.line), "Unclosed code block.")
+	}
+	e := p.ent
+	if e != nil {
+		e.cur = nil
+	}
+	if e == nil || e.section == secOther {
+		return nil // documentation
+	}
+	words := strings.Fields(f.info)
+	if len(words) == 0 {
+		if lt := e.lastTagged; lt != nil {
+			return p.errf(f.line,
+				fmt.Sprintf("The `%s` block at line %d probably contains a ``` line that closed it early. Open and close that block with 4 backticks so inner ``` lines stay content:\n\n````%s\n...text containing ```...\n````", lt.tag, lt.line, lt.tag),
+				"Code block has no tag (likely caused by nested ``` in the `%s` block at line %d).", lt.tag, lt.line)
+		}
+		return p.errf(f.line, noTagSuggestion, "Code block has no tag.")
+	}
+	b := &block{param: words[len(words)-1], tag: strings.Join(words, " "), line: f.line, raw: f.content}
+	for _, prev := range e.blocks {
+		if prev.param == b.param {
+			return p.errf(f.line, fmt.Sprintf("A '%s' code block was already defined at line %d. Each parameter can only have one code block.", b.param, prev.line),
+				"Duplicate code block for '%s'.", b.param)
+		}
+	}
+	b.value = f.content
+	if e.section == secSteps && len(words) >= 2 && words[0] == "yaml" {
+		b.yaml = true
+		v, err := parseYAML(f.content)
+		if err != nil {
+			return p.errf(f.line, "Fix the YAML inside the block, or drop the 'yaml' prefix to pass the text as a plain string.",
+				"YAML syntax error in '%s' block: %s", b.tag, yamlErrorText(err, func(n int) int { return f.line + n }))
+		}
+		b.value = v
+	}
+	e.blocks = append(e.blocks, b)
+	e.lastTagged = b
+	return nil
+}
+
+// closeEntity finishes the open entity: YAML params, description, block
+// merging, then the section-specific IR.
+func (p *mdParser) closeEntity() error {
+	e := p.ent
+	p.ent = nil
+	if e == nil || e.section == secOther {
+		return nil
+	}
+	params := map[string]any{}
+	keyLine := map[string]int{}
+	for _, it := range e.items {
+		m, err := p.parseItem(e, it)
+		if err != nil {
+			return err
+		}
+		for k, v := range m {
+			params[k] = v
+			keyLine[k] = it.line
+		}
+	}
+	if len(e.prose) == 0 {
+		return p.errf(e.line, fmt.Sprintf("Add a line of prose under the heading saying what it is, e.g.:\n\n### %s\nDescription of this %s.\n%s", e.id, entityNoun(e.section), exampleParam(e.section)),
+			"Entity '%s' (line %d) is missing a description.", e.id, e.line)
+	}
+	for _, b := range e.blocks {
+		if _, dup := params[b.param]; dup {
+			return p.errf(b.line, fmt.Sprintf("Remove either the inline '- %s: ...' or the code block. Each parameter should be defined only once.", b.param),
+				"Parameter '%s' is defined both inline and as a code block.", b.param)
+		}
+	}
+	for _, b := range e.blocks {
+		params[b.param] = b.value
+		keyLine[b.param] = b.line
+	}
+	desc := strings.Join(e.prose, "\n")
+	switch e.section {
+	case secInputs:
+		m := map[string]any{"description": desc}
+		for k, v := range params {
+			m[k] = v
+		}
+		in := p.d.input("inputs."+e.id, e.id, m)
+		in.Line = e.line
+		p.w.Inputs = append(p.w.Inputs, in)
+	case secOutputs:
+		m := map[string]any{"description": desc}
+		for k, v := range params {
+			m[k] = v
+		}
+		o := p.d.output("outputs."+e.id, e.id, m)
+		o.Line = e.line
+		p.w.Outputs = append(p.w.Outputs, o)
+	case secSteps:
+		return p.buildStep(e, desc, params, keyLine)
+	}
+	return nil
+}
+
+func entityNoun(section string) string {
+	switch section {
+	case secInputs:
+		return "input"
+	case secOutputs:
+		return "output"
+	}
+	return "step"
+}
+
+func exampleParam(section string) string {
+	switch section {
+	case secInputs:
+		return "- type: string"
+	case secOutputs:
+		return "- source: ${step_id.stdout}"
+	}
+	return "- type: shell"
+}
+
+func (p *mdParser) parseItem(e *entity, it *item) (map[string]any, error) {
+	v, err := parseYAML(strings.Join(it.lines, "\n"))
+	if err != nil {
+		return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id,
+			yamlErrorText(err, func(n int) int { return it.line + n - 1 }))
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, p.errf(e.line, "Write parameters as '- key: value' lines.", "Parameters for '%s' did not parse as a list of key-value pairs.", e.id)
+	}
+	out := map[string]any{}
+	for _, el := range list {
+		m, ok := el.(map[string]any)
+		if !ok {
+			return nil, p.errf(it.line, "Parameters are '- key: value' lines. Write notes as prose or as '* ' bullets.",
+				"'%s' is not a valid parameter. Use * for documentation bullets.", it.first)
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyLine map[string]int) error {
+	n := &Node{ID: e.id, Purpose: desc, Line: e.line}
+	path := fmt.Sprintf("nodes[%d]", len(p.w.Nodes))
+	si := &stepInfo{node: n}
+	t, ok := params["type"]
+	switch {
+	case !ok || t == nil || t == "":
+		return p.errf(e.line, fmt.Sprintf("Add the node type under the heading, e.g.:\n\n### %s\n%s\n- type: shell", e.id, firstLine(desc)),
+			"Node '%s' is missing a 'type' parameter.", e.id)
+	default:
+		s, isStr := t.(string)
+		if !isStr {
+			return p.errf(keyLine["type"], "Use a node type name such as 'shell', 'http', 'llm' or 'mcp-<server>-<tool>' (see 'pflow registry list').",
+				"Node '%s' has an invalid 'type' %s; it must be a node type name.", e.id, pyRepr(t))
+		}
+		n.Type = s
+	}
+	if b, ok := params["batch"]; ok {
+		n.Batch = p.d.batch(path+".batch", b)
+	}
+	if v, ok := params["next"]; ok {
+		s, isStr := v.(string)
+		if !isStr || s == "" {
+			return p.errf(keyLine["next"], "Write '- next: <step-id>' naming the step that runs after this one.", "'next' for step '%s' must be a step ID, got %s.", e.id, pyRepr(v))
+		}
+		si.next, si.nextLine = s, keyLine["next"]
+	}
+	si.actions = map[string]string{}
+	si.actLine = map[string]int{}
+	if v, ok := params["on"]; ok {
+		m, isMap := v.(map[string]any)
+		if !isMap || len(m) == 0 {
+			return p.errf(keyLine["on"], "Write '- on: {error: <step-id>}' mapping each action to the step it leads to.", "'on' for step '%s' must map actions to step IDs, got %s.", e.id, pyRepr(v))
+		}
+		for _, action := range sortedKeys(m) {
+			s, isStr := m[action].(string)
+			if !isStr || s == "" {
+				return p.errf(keyLine["on"], "Write '- on: {error: <step-id>}' mapping each action to the step it leads to.", "'on.%s' for step '%s' must be a step ID, got %s.", action, e.id, pyRepr(m[action]))
+			}
+			if action == "default" {
+				if si.next != "" && si.next != s {
+					return p.errf(keyLine["on"], "Keep one of them: '- next: <step-id>' is the same as 'on: {default: <step-id>}'.", "Step '%s' sets its default successor twice ('next: %s' and 'on.default: %s').", e.id, si.next, s)
+				}
+				si.next, si.nextLine = s, keyLine["on"]
+				continue
+			}
+			si.actions[action] = s
+			si.actLine[action] = keyLine["on"]
+		}
+	}
+	if v, ok := params["on_error"]; ok {
+		s, isStr := v.(string)
+		if !isStr || s == "" {
+			return p.errf(keyLine["on_error"], "Write '- on_error: <step-id>' naming the step that handles this step's failure.", "'on_error' for step '%s' must be a step ID, got %s.", e.id, pyRepr(v))
+		}
+		if prev, dup := si.actions["error"]; dup && prev != s {
+			return p.errf(keyLine["on_error"], "Keep one of them: '- on_error: X' is the same as '- on: {error: X}'.", "Step '%s' sets its error handler twice ('on_error: %s' and 'on.error: %s').", e.id, s, prev)
+		}
+		si.actions["error"] = s
+		si.actLine["error"] = keyLine["on_error"]
+	}
+	for _, key := range []string{"input_mappings", "output_mappings"} {
+		v, ok := params[key]
+		if !ok {
+			continue
+		}
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return p.errf(keyLine[key], fmt.Sprintf("Write '- %s: {name: shared_key}'.", key), "'%s' for step '%s' must map names to shared-store keys, got %s.", key, e.id, pyRepr(v))
+		}
+		sm := map[string]string{}
+		for k, x := range m {
+			s, isStr := x.(string)
+			if !isStr || s == "" {
+				return p.errf(keyLine[key], fmt.Sprintf("Write '- %s: {name: shared_key}'.", key), "'%s.%s' for step '%s' must be a shared-store key (a string), got %s.", key, k, e.id, pyRepr(x))
+			}
+			sm[k] = s
+		}
+		if si.mapping == nil {
+			si.mapping = &Mapping{}
+		}
+		if key == "input_mappings" {
+			si.mapping.InputMappings = sm
+		} else {
+			si.mapping.OutputMappings = sm
+		}
+	}
+	rest := map[string]any{}
+	for k, v := range params {
+		if !contains(stepKeys, k) {
+			rest[k] = v
+		}
+	}
+	if len(rest) > 0 {
+		n.Params = rest
+	}
+	for _, b := range e.blocks {
+		if !b.yaml && !contains(stepKeys, b.param) {
+			if n.SourceLines == nil {
+				n.SourceLines = map[string]int{}
+			}
+			n.SourceLines[b.param] = b.line + 1
+		}
+	}
+	p.w.Nodes = append(p.w.Nodes, n)
+	p.steps = append(p.steps, si)
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// finish runs the after-scan checks and builds edges and mappings.
+func (p *mdParser) finish() error {
+	if p.stepsLine == 0 {
+		return p.errf(0, missingStepsSuggestion, "Missing '## Steps' section.")
+	}
+	if len(p.w.Nodes) == 0 {
+		return p.errf(p.stepsLine, "Add at least one step: a '### step-id' heading, a line of description, and '- type: ...'.", "The '## Steps' section has no nodes.")
+	}
+	ids := make([]string, len(p.w.Nodes))
+	known := map[string]bool{}
+	for i, n := range p.w.Nodes {
+		ids[i] = n.ID
+		known[n.ID] = true
+	}
+	unknown := func(line int, key, from, to string) error {
+		return p.errf(line, "Available steps: "+strings.Join(ids, ", "), "Unknown step '%s' in '%s' of step '%s'.", to, key, from)
+	}
+	branch := map[string]bool{}
+	for _, si := range p.steps {
+		if si.next != "" && !known[si.next] {
+			return unknown(si.nextLine, "next", si.node.ID, si.next)
+		}
+		for _, a := range sortedKeysStr(si.actions) {
+			to := si.actions[a]
+			if !known[to] {
+				key := "on." + a
+				if a == "error" {
+					key = "on_error"
+				}
+				return unknown(si.actLine[a], key, si.node.ID, to)
+			}
+			branch[to] = true
+		}
+	}
+	edges := []Edge{}
+	for i, si := range p.steps {
+		from := si.node.ID
+		switch {
+		case si.next != "":
+			edges = append(edges, Edge{From: from, To: si.next})
+		case !branch[from]:
+			for j := i + 1; j < len(p.steps); j++ {
+				if to := p.steps[j].node.ID; !branch[to] {
+					edges = append(edges, Edge{From: from, To: to})
+					break
+				}
+			}
+		}
+		for _, a := range sortedKeysStr(si.actions) {
+			edges = append(edges, Edge{From: from, To: si.actions[a], Action: a})
+		}
+		if si.mapping != nil {
+			if p.w.Mappings == nil {
+				p.w.Mappings = map[string]*Mapping{}
+			}
+			p.w.Mappings[from] = si.mapping
+		}
+	}
+	p.w.Edges = edges
+	p.w.decodeErrs = p.d.errs
+	p.w.Normalize()
+	return nil
+}
+
+func sortedKeysStr(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

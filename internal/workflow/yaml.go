@@ -1,0 +1,169 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// yamlBudget bounds the number of nodes (after alias expansion) one YAML
+// fragment may produce, so alias bombs cannot exhaust memory.
+const yamlBudget = 1_000_000
+
+var errYAMLTooBig = errors.New("YAML is too large or expands too many aliases")
+
+// parseYAML parses one YAML document into the canonical value model.
+// Timestamps and other non-core scalars stay strings, as written.
+func parseYAML(text string) (any, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, err
+	}
+	budget := yamlBudget
+	return yamlValue(&doc, &budget, 0)
+}
+
+func yamlValue(n *yaml.Node, budget *int, depth int) (any, error) {
+	*budget--
+	if *budget < 0 || depth > 200 {
+		return nil, errYAMLTooBig
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return yamlValue(n.Content[0], budget, depth+1)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, nil
+		}
+		return yamlValue(n.Alias, budget, depth+1)
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := yamlValue(c, budget, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.MappingNode:
+		out := make(map[string]any, len(n.Content)/2)
+		var merges []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+				merges = append(merges, v)
+				continue
+			}
+			key, err := yamlKey(k)
+			if err != nil {
+				return nil, err
+			}
+			val, err := yamlValue(v, budget, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[key] = val
+		}
+		for _, m := range merges {
+			mv, err := yamlValue(m, budget, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			var srcs []any
+			switch x := mv.(type) {
+			case map[string]any:
+				srcs = []any{x}
+			case []any:
+				srcs = x
+			}
+			for _, s := range srcs {
+				if sm, ok := s.(map[string]any); ok {
+					for k, v := range sm {
+						if _, exists := out[k]; !exists {
+							out[k] = v
+						}
+					}
+				}
+			}
+		}
+		return out, nil
+	case yaml.ScalarNode:
+		return yamlScalar(n)
+	}
+	return nil, nil
+}
+
+func yamlKey(k *yaml.Node) (string, error) {
+	if k.Kind == yaml.AliasNode && k.Alias != nil {
+		k = k.Alias
+	}
+	if k.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("line %d: mapping keys must be plain names, not lists or mappings", k.Line)
+	}
+	if k.ShortTag() == "!!null" {
+		return "null", nil
+	}
+	return k.Value, nil
+}
+
+func yamlScalar(n *yaml.Node) (any, error) {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return n.Value, nil
+		}
+		return b, nil
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err == nil {
+			return i, nil
+		}
+		var f float64
+		if err := n.Decode(&f); err == nil {
+			return f, nil
+		}
+		return n.Value, nil
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return n.Value, nil
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			// Not representable in JSON; keep the text.
+			return n.Value, nil
+		}
+		return f, nil
+	default:
+		return n.Value, nil
+	}
+}
+
+var yamlLineRe = regexp.MustCompile(`line (\d+)`)
+
+// yamlErrorText renders a YAML library error with its line numbers mapped to
+// file lines by toFile (which receives the 1-based line within the fragment).
+func yamlErrorText(err error, toFile func(int) int) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	msg = strings.Join(strings.Fields(msg), " ")
+	return yamlLineRe.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		if err != nil {
+			return m
+		}
+		return "line " + strconv.Itoa(toFile(n))
+	})
+}
