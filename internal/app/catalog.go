@@ -1,0 +1,163 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/nodes/builtin"
+	mcpnode "github.com/pflow-go/pflow/internal/nodes/mcp"
+	"github.com/pflow-go/pflow/internal/registry"
+	"github.com/pflow-go/pflow/internal/settings"
+)
+
+// Settings loads settings.json (defaults when missing; a corrupt file gives a
+// warning on a.Log and the defaults).
+func (a *App) Settings() (*settings.Settings, error) {
+	return settings.Load(a.Paths.Settings, a.Log)
+}
+
+// EnvLookup returns the lookup nodes use for configuration: the process
+// environment first, then settings.json env (case-insensitive), as in D2.
+func (a *App) EnvLookup(s *settings.Settings) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		if v, ok := a.LookupProcessEnv(k); ok {
+			return v, true
+		}
+		return s.LookupEnv(k)
+	}
+}
+
+// RegistryStore returns the registry.json store, warning on a.Log.
+func (a *App) RegistryStore() *registry.Store { return registry.Open(a.Paths.Registry, a.Log) }
+
+// NodeCandidates returns the names allow/deny patterns match for a spec
+// (shared by the registry filter and 'pflow settings check').
+func NodeCandidates(s *node.Spec) []string {
+	return settings.Candidates(s.Type, s.Group, registry.MCPServerOf(s), registry.MCPToolOf(s))
+}
+
+// includeTestNodes reports whether hidden test nodes are listed.
+func (a *App) includeTestNodes(s *settings.Settings) bool {
+	switch strings.ToLower(strings.TrimSpace(a.Getenv("PFLOW_INCLUDE_TEST_NODES"))) {
+	case "true", "1", "yes":
+		return true
+	case "false", "0", "no":
+		return false
+	}
+	return s.Registry.IncludeTestNodes
+}
+
+// AllSpecs loads settings, the built-in specs and registry.json's MCP and
+// user entries, without applying the allow/deny filter. It writes the core
+// entries to registry.json when they are missing or out of date.
+func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, error) {
+	st, err := a.Settings()
+	if err != nil {
+		return nil, nil, err
+	}
+	core := builtin.Specs(builtin.Config{LLMDefaultModel: st.LLM.DefaultModel})
+	store := a.RegistryStore()
+	f, err := store.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	if want, stale := coreEntriesStale(f, core); stale {
+		err := store.Update(ctx, func(f *registry.File) error {
+			for k, e := range f.Nodes {
+				if e.Type == registry.TypeCore {
+					delete(f.Nodes, k)
+				}
+			}
+			for k, e := range want {
+				f.Nodes[k] = e
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(a.Log, "Warning: could not record the core nodes in %s: %v\n", a.Paths.Registry, err)
+		}
+	}
+	specs := append([]*node.Spec(nil), core...)
+	builtins := make(map[string]bool, len(core))
+	for _, s := range core {
+		builtins[s.Type] = true
+	}
+	var mcp node.Node
+	for _, k := range registry.SortedKeys(f.Nodes) {
+		e := f.Nodes[k]
+		if e.Type == registry.TypeCore || builtins[k] {
+			continue
+		}
+		var impl node.Node
+		switch {
+		case e.MCP != nil || e.Type == registry.TypeMCP:
+			if e.MCP == nil {
+				fmt.Fprintf(a.Log, "Warning: registry entry %q is an MCP node without server/tool data; run 'pflow mcp sync' to repair it\n", k)
+				continue
+			}
+			if mcp == nil {
+				mcp = mcpnode.New(mcpnode.Config{ServersPath: a.Paths.MCPServers, Env: a.EnvLookup(st), Log: a.Log})
+			}
+			impl = mcp
+		default:
+			name := k
+			impl = node.Func(func(ctx context.Context, req *node.Request) (*node.Result, error) {
+				return node.Fail(fmt.Sprintf("node '%s' is a user node from the Python pflow registry, which this pflow cannot run; remove it from %s", name, a.Paths.Registry), nil), nil
+			})
+		}
+		specs = append(specs, registry.SpecFromEntry(k, e, impl))
+	}
+	return specs, st, nil
+}
+
+// Catalog returns the usable node types: built-ins plus registry.json's MCP
+// entries, with the settings allow/deny filter applied (denied types are
+// absent; Catalog.DeniedReason says why), and the settings it used.
+func (a *App) Catalog(ctx context.Context) (*registry.Catalog, *settings.Settings, error) {
+	specs, st, err := a.AllSpecs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cat := registry.NewCatalog(specs)
+	cat.IncludeHidden = a.includeTestNodes(st)
+	for _, s := range specs {
+		if ok, reason := st.NodeAllowed(NodeCandidates(s)...); !ok {
+			cat.Deny(s.Type, reason)
+		}
+	}
+	return cat, st, nil
+}
+
+// coreEntriesStale compares registry.json's core entries with the built-ins.
+func coreEntriesStale(f *registry.File, core []*node.Spec) (map[string]*registry.Entry, bool) {
+	want := make(map[string]*registry.Entry, len(core))
+	for _, s := range core {
+		want[s.Type] = registry.EntryFromSpec(s)
+	}
+	have := 0
+	stale := false
+	for k, e := range f.Nodes {
+		if e.Type != registry.TypeCore {
+			continue
+		}
+		have++
+		w, ok := want[k]
+		if !ok || !sameJSON(w, e) {
+			stale = true
+		}
+	}
+	if have != len(want) {
+		stale = true
+	}
+	return want, stale
+}
+
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}

@@ -1,0 +1,178 @@
+package registry
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+)
+
+// Match kinds of a search hit, best first.
+const (
+	MatchExact  = "exact"
+	MatchPrefix = "prefix"
+	MatchName   = "name"
+	MatchDesc   = "desc"
+)
+
+// SearchResult is one node found by Search.
+type SearchResult struct {
+	Spec  *node.Spec
+	Score int
+	// Match is how the best keyword matched (exact|prefix|name|desc).
+	Match string
+}
+
+// scoreKeyword is the anchor's per-keyword score: exact name 100, name
+// prefix 90, name contains 70, description contains 50, else 0.
+func scoreKeyword(name, desc, kw string) (int, string) {
+	switch {
+	case name == kw:
+		return 100, MatchExact
+	case strings.HasPrefix(name, kw):
+		return 90, MatchPrefix
+	case strings.Contains(name, kw):
+		return 70, MatchName
+	case strings.Contains(desc, kw):
+		return 50, MatchDesc
+	}
+	return 0, ""
+}
+
+// Search finds the listed nodes matching every keyword (case-insensitive),
+// scored by the average of the per-keyword scores, best first, ties by name.
+func (c *Catalog) Search(keywords []string) []SearchResult {
+	var kws []string
+	for _, k := range keywords {
+		for _, f := range strings.Fields(strings.ToLower(k)) {
+			kws = append(kws, f)
+		}
+	}
+	if len(kws) == 0 {
+		return nil
+	}
+	var out []SearchResult
+	for _, s := range c.Specs() {
+		name := strings.ToLower(s.Type)
+		desc := strings.ToLower(s.Interface.Description)
+		total, best, bestKind := 0, 0, ""
+		ok := true
+		for _, kw := range kws {
+			sc, kind := scoreKeyword(name, desc, kw)
+			if sc == 0 {
+				ok = false
+				break
+			}
+			total += sc
+			if sc > best {
+				best, bestKind = sc, kind
+			}
+		}
+		if !ok {
+			continue
+		}
+		out = append(out, SearchResult{Spec: s, Score: total / len(kws), Match: bestKind})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Spec.Type < out[j].Spec.Type
+	})
+	return out
+}
+
+// Resolve finds a node by its type or a normalised MCP variant
+// ("github.create_issue", "mcp-github-create_issue", "github-create-issue").
+// It returns the candidates when the name is ambiguous.
+func (c *Catalog) Resolve(name string) (*node.Spec, []string) {
+	if s, ok := c.Lookup(name); ok {
+		return s, nil
+	}
+	norm := normalizeName(name)
+	var hits []string
+	for _, t := range c.types {
+		s := c.specs[t]
+		if normalizeName(t) == norm {
+			hits = append(hits, t)
+			continue
+		}
+		if srv := MCPServerOf(s); srv != "" {
+			for _, v := range []string{srv + "." + MCPToolOf(s), srv + "-" + MCPToolOf(s), strings.TrimPrefix(t, "mcp-")} {
+				if normalizeName(v) == norm {
+					hits = append(hits, t)
+					break
+				}
+			}
+		}
+	}
+	if len(hits) == 1 {
+		return c.specs[hits[0]], nil
+	}
+	return nil, hits
+}
+
+func normalizeName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	r := strings.NewReplacer("_", "-", ".", "-", " ", "-")
+	s = r.Replace(s)
+	for strings.Contains(s, "--") {
+		s = strings.ReplaceAll(s, "--", "-")
+	}
+	return s
+}
+
+// Suggest returns up to n node types close to name (did-you-mean).
+func (c *Catalog) Suggest(name string, n int) []string {
+	type cand struct {
+		t string
+		d int
+	}
+	name = strings.ToLower(name)
+	var cs []cand
+	for _, t := range c.types {
+		if c.specs[t].Hidden && !c.IncludeHidden {
+			continue
+		}
+		d := Distance(name, t)
+		if strings.Contains(t, name) || strings.Contains(name, t) {
+			d = min(d, 1)
+		}
+		if d <= max(2, len(name)/3) {
+			cs = append(cs, cand{t, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].t < cs[j].t
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].t)
+	}
+	return out
+}
+
+// Distance is the Levenshtein edit distance between a and b.
+func Distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
