@@ -1,0 +1,74 @@
+package trace
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+func TestIsSecretKey(t *testing.T) {
+	for k, want := range map[string]bool{
+		"api_key": true, "OPENAI_API_KEY": true, "GITHUB_TOKEN": true, "clientSecret": true, "password": true,
+		"Authorization": true, "private_key": true,
+		"max_tokens": false, "author": false, "name": false, "tokens_total": false, "monkey": false,
+	} {
+		if got := IsSecretKey(k); got != want {
+			t.Errorf("IsSecretKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
+
+func TestRedactorRemovesValuesAndSecretKeys(t *testing.T) {
+	r := NewRedactor()
+	r.AddSecret("TOKEN", "s3cr3t-value")
+	r.AddSecret("X", "ab") // too short to redact safely
+	got := r.Value(map[string]any{
+		"cmd":     "curl -H 'Bearer s3cr3t-value' x",
+		"api_key": "whatever",
+		"list":    []any{"s3cr3t-value!", "ab"},
+		"nested":  map[string]any{"password": "p"},
+	}).(map[string]any)
+	if got["cmd"] != "curl -H 'Bearer <REDACTED>' x" || got["api_key"] != Redacted ||
+		got["list"].([]any)[0] != "<REDACTED>!" || got["list"].([]any)[1] != "ab" ||
+		got["nested"].(map[string]any)["password"] != Redacted {
+		t.Fatalf("%v", got)
+	}
+}
+
+func TestWriteIsUniqueAndRedacted(t *testing.T) {
+	dir := t.TempDir()
+	r := NewRedactor()
+	r.AddSecret("API_TOKEN", "tok-123456")
+	res := &runtime.Result{Status: runtime.RunSuccess, Started: time.Now(), Duration: time.Millisecond,
+		Steps: []*runtime.Step{{NodeID: "a", Type: "shell", Status: runtime.StatusCompleted,
+			Params:  map[string]any{"command": "echo tok-123456", "__mcp_server__": "x"},
+			Outputs: map[string]any{"stdout": "tok-123456"}}}}
+	w := &workflow.Workflow{}
+	seen := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		p, err := Write(dir, "my flow", w, map[string]any{"token": "abc", "n": 1}, res, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[p] {
+			t.Fatalf("trace names must be unique even within one second: %s", p)
+		}
+		seen[p] = true
+		if !strings.Contains(p, "workflow-trace-my-flow-") {
+			t.Errorf("name %s", p)
+		}
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), "tok-123456") || strings.Contains(string(data), `"abc"`) || strings.Contains(string(data), "__mcp_server__") {
+			t.Fatalf("secret or internal param leaked into trace: %s", data)
+		}
+		var f File
+		if err := json.Unmarshal(data, &f); err != nil || f.FormatVersion != FormatVersion || f.NodesExecuted != 1 {
+			t.Fatalf("trace: %v %+v", err, f)
+		}
+	}
+}
