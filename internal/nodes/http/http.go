@@ -1,0 +1,396 @@
+// Package http implements the `http` node: one HTTP request per step, with
+// JSON bodies for dicts and lists, query params, bearer or API-key auth and a
+// per-request timeout. A non-2xx answer fails the step with its status and
+// body kept; 429 and 5xx are marked retryable.
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	nethttp "net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+const (
+	// DefaultTimeout bounds one request (connect, send, and reading the body).
+	DefaultTimeout = 30 * time.Second
+	// MaxResponseBytes is the largest response body the node reads.
+	MaxResponseBytes = 64 << 20
+	// errorBodyChars is how much of a non-2xx body the error message quotes.
+	errorBodyChars = 300
+)
+
+// Methods are the accepted HTTP methods.
+var Methods = []string{"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}
+
+// Spec returns the http node type.
+func Spec() *node.Spec {
+	return &node.Spec{
+		Type:      "http",
+		Group:     "http",
+		Interface: iface,
+		Attempts:  3,
+		RetryWait: time.Second,
+		Node:      httpNode{client: defaultClient},
+	}
+}
+
+var methodEnum = func() []any {
+	out := make([]any, len(Methods))
+	for i, m := range Methods {
+		out[i] = m
+	}
+	return out
+}()
+
+var iface = node.Interface{
+	Description: "Make an HTTP request. A dict or list body is sent as JSON; a JSON response is parsed " +
+		"so that ${step.response.field} works. A non-2xx status fails the step (action 'error') with " +
+		"the status and body kept in the outputs; 429 and 5xx answers and network errors are retried.",
+	Params: []node.Field{
+		{Key: "url", Type: "str", Required: true, Description: "URL to request (http:// or https://)."},
+		{Key: "method", Type: "str", Enum: methodEnum, Description: "HTTP method; POST when a body is given, GET otherwise."},
+		{Key: "body", Type: "dict|list|str", Description: "Request body: a dict or list is sent as JSON (Content-Type: application/json unless a Content-Type header is set); a string is sent as-is."},
+		{Key: "headers", Type: "dict", Description: "Request headers (name: value)."},
+		{Key: "params", Type: "dict", Description: "Query-string parameters (name: value; a list value repeats the name), added to any query already in the URL."},
+		{Key: "timeout", Type: "int", Default: int64(30), Description: "Seconds the whole request may take, including reading the response (fractions and durations such as \"1m\" are accepted)."},
+		{Key: "auth_token", Type: "str", Description: "Bearer token, sent as 'Authorization: Bearer <token>'. Cannot be combined with api_key."},
+		{Key: "api_key", Type: "str", Description: "API key, sent in the api_key_header header. Cannot be combined with auth_token."},
+		{Key: "api_key_header", Type: "str", Default: "X-API-Key", Description: "Header that carries api_key."},
+	},
+	Outputs: []node.Field{
+		{Key: "response", Type: "any", Description: "Response body: parsed JSON (dict, list, ...) when the content type is JSON, text otherwise, base64 for binary content (see response_is_binary)."},
+		{Key: "status_code", Type: "int", Description: "HTTP status code."},
+		{Key: "response_headers", Type: "dict", Description: "Response headers by lower-case name (repeated headers joined with ', ').", Structure: []node.Field{
+			{Key: "content-type", Type: "str", Description: "Media type of the body."},
+			{Key: "content-length", Type: "str", Description: "Body size in bytes, when the server sent it."},
+		}},
+		{Key: "response_time", Type: "float", Description: "Seconds from sending the request to reading the whole response."},
+		{Key: "response_is_binary", Type: "bool", Description: "True when response is base64-encoded binary content (images, PDF, archives, non-UTF-8 text)."},
+		{Key: "error", Type: "str", Description: "Why the step failed, e.g. 'HTTP 404 Not Found: <body>'; only set on failure."},
+	},
+	Actions: []string{"default", "error"},
+}
+
+var defaultClient = func() *nethttp.Client {
+	t := nethttp.DefaultTransport.(*nethttp.Transport).Clone()
+	t.MaxIdleConnsPerHost = 16
+	return &nethttp.Client{Transport: t}
+}()
+
+type httpNode struct{ client *nethttp.Client }
+
+// request is the validated form of the params.
+type request struct {
+	url         *url.URL
+	method      string
+	body        []byte
+	hasBody     bool
+	contentType string
+	headers     nethttp.Header
+	timeout     time.Duration
+}
+
+func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
+	r, err := parse(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	shown := displayURL(r.url)
+
+	rctx, cancel := context.WithTimeoutCause(ctx, r.timeout, errTimeout)
+	defer cancel()
+	var body io.Reader
+	if r.hasBody {
+		body = bytes.NewReader(r.body)
+	}
+	hreq, err := nethttp.NewRequestWithContext(rctx, r.method, r.url.String(), body)
+	if err != nil {
+		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("cannot build a request for %s: %v", shown, unwrapURLError(err))}
+	}
+	hreq.Header = r.headers
+	if r.contentType != "" && hreq.Header.Get("Content-Type") == "" {
+		hreq.Header.Set("Content-Type", r.contentType)
+	}
+	if hreq.Header.Get("User-Agent") == "" {
+		hreq.Header.Set("User-Agent", "pflow")
+	}
+
+	start := time.Now()
+	resp, err := n.client.Do(hreq)
+	if err != nil {
+		return nil, n.networkError(ctx, rctx, shown, r.timeout, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	elapsed := time.Since(start).Seconds()
+	if err != nil {
+		return nil, n.networkError(ctx, rctx, shown, r.timeout, err)
+	}
+	if len(data) > MaxResponseBytes {
+		return node.Fail(fmt.Sprintf("Response from %s is larger than %d MiB; pflow does not load bodies that large. Download it with a shell step (curl -o file) instead.", shown, MaxResponseBytes>>20), map[string]any{
+			"status_code": int64(resp.StatusCode),
+		}), nil
+	}
+
+	respValue, binary := decodeBody(resp.Header.Get("Content-Type"), data)
+	out := map[string]any{
+		"response":           respValue,
+		"status_code":        int64(resp.StatusCode),
+		"response_headers":   headerMap(resp.Header),
+		"response_time":      elapsed,
+		"response_is_binary": binary,
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return node.Ok(out), nil
+	}
+	msg := "HTTP " + resp.Status
+	if resp.Status == "" || !strings.HasPrefix(resp.Status, fmt.Sprint(resp.StatusCode)) {
+		msg = fmt.Sprintf("HTTP %d %s", resp.StatusCode, nethttp.StatusText(resp.StatusCode))
+	}
+	msg = strings.TrimSpace(msg)
+	if snippet := bodySnippet(data, binary); snippet != "" {
+		msg += ": " + snippet
+	}
+	res := node.Fail(msg, out)
+	res.Retryable = resp.StatusCode == nethttp.StatusTooManyRequests || resp.StatusCode >= 500
+	return res, nil
+}
+
+var errTimeout = errors.New("http request timeout")
+
+// networkError turns a transport failure into the message users see. The
+// URL is shown without credentials or query (which may hold keys).
+func (n httpNode) networkError(ctx, rctx context.Context, shown string, timeout time.Duration, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("request to %s was interrupted: %w", shown, context.Cause(ctx))
+	}
+	if context.Cause(rctx) == errTimeout || isTimeout(err) {
+		return fmt.Errorf("Request to %s timed out after %s seconds. The server did not answer in time; check that it is up, or raise '- timeout: ...' on the step.", shown, value.FormatFloat(timeout.Seconds()))
+	}
+	inner := unwrapURLError(err)
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	if errors.As(err, &opErr) || errors.As(err, &dnsErr) {
+		return fmt.Errorf("Could not connect to %s. Please check the URL is correct and the service is running. (%v)", shown, inner)
+	}
+	return fmt.Errorf("HTTP request to %s failed: %v", shown, inner)
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// displayURL renders u for messages: no user info, no query, no fragment.
+func displayURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	c.ForceQuery = false
+	c.Fragment = ""
+	c.RawFragment = ""
+	return c.String()
+}
+
+func parse(p map[string]any) (*request, error) {
+	raw, err := node.RequireString(p, "url")
+	if err != nil {
+		return nil, err
+	}
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q is not a valid URL: %v", raw, unwrapURLError(err))}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q must start with http:// or https://", displayURL(u))}
+	}
+	if u.Host == "" {
+		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q has no host", raw)}
+	}
+	r := &request{url: u, headers: nethttp.Header{}}
+
+	if q, err := node.Map(p, "params"); err != nil {
+		return nil, err
+	} else if len(q) > 0 {
+		values := u.Query()
+		for _, k := range value.SortedKeys(q) {
+			switch x := q[k].(type) {
+			case nil:
+				continue
+			case []any:
+				for _, e := range x {
+					values.Add(k, value.Stringify(e))
+				}
+			default:
+				values.Set(k, value.Stringify(x))
+			}
+		}
+		u.RawQuery = values.Encode()
+	}
+
+	if b, ok := p["body"]; ok && b != nil {
+		r.hasBody = true
+		switch x := b.(type) {
+		case string:
+			r.body = []byte(x)
+		case map[string]any, []any:
+			data, err := value.MarshalJSON(x)
+			if err != nil {
+				return nil, &node.ParamError{Param: "body", Message: fmt.Sprintf("cannot encode as JSON: %v", err)}
+			}
+			r.body = data
+			r.contentType = "application/json"
+		default:
+			// Numbers and bools are valid JSON documents too.
+			r.body = []byte(value.Stringify(x))
+			r.contentType = "application/json"
+		}
+	}
+
+	method := strings.ToUpper(strings.TrimSpace(node.String(p, "method", "")))
+	switch {
+	case method == "" && r.hasBody:
+		method = "POST"
+	case method == "":
+		method = "GET"
+	}
+	valid := false
+	for _, m := range Methods {
+		valid = valid || m == method
+	}
+	if !valid {
+		return nil, &node.ParamError{Param: "method", Message: fmt.Sprintf("%q is not supported; use one of %s", method, strings.Join(Methods, ", "))}
+	}
+	r.method = method
+
+	hdrs, err := node.Map(p, "headers")
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range value.SortedKeys(hdrs) {
+		if hdrs[k] == nil {
+			continue
+		}
+		v := value.Stringify(hdrs[k])
+		if !validHeaderName(k) || strings.ContainsAny(v, "\r\n") {
+			return nil, &node.ParamError{Param: "headers", Message: fmt.Sprintf("header %q is not a valid HTTP header (names are letters, digits and -; values must be one line)", k)}
+		}
+		r.headers.Set(k, v)
+	}
+
+	token := node.String(p, "auth_token", "")
+	apiKey := node.String(p, "api_key", "")
+	if token != "" && apiKey != "" {
+		return nil, &node.ParamError{Param: "auth_token", Message: "Cannot specify both auth_token and api_key - they are mutually exclusive. Keep the one the API documents"}
+	}
+	if token != "" {
+		r.headers.Set("Authorization", "Bearer "+token)
+	}
+	if apiKey != "" {
+		h := node.String(p, "api_key_header", "X-API-Key")
+		if !validHeaderName(h) {
+			return nil, &node.ParamError{Param: "api_key_header", Message: fmt.Sprintf("%q is not a valid HTTP header name", h)}
+		}
+		r.headers.Set(h, apiKey)
+	}
+
+	r.timeout, err = node.Duration(p, "timeout", DefaultTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if r.timeout <= 0 {
+		return nil, &node.ParamError{Param: "timeout", Message: "must be greater than 0 seconds"}
+	}
+	return r, nil
+}
+
+func validHeaderName(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// binaryTypes mark content types whose body is passed on as base64.
+var binaryTypes = []string{"image/", "video/", "audio/", "application/pdf", "octet-stream", "zip", "gzip", "x-tar", "application/vnd.", "font/", "application/wasm", "protobuf"}
+
+// decodeBody interprets a response body by its content type: JSON is parsed
+// (falling back to text when it does not parse), binary types and non-UTF-8
+// text become base64.
+func decodeBody(contentType string, data []byte) (any, bool) {
+	ct := strings.ToLower(contentType)
+	if mt, _, err := mime.ParseMediaType(contentType); err == nil {
+		ct = mt
+	}
+	isJSON := strings.Contains(ct, "json")
+	if !isJSON {
+		for _, b := range binaryTypes {
+			if strings.Contains(ct, b) {
+				return base64.StdEncoding.EncodeToString(data), true
+			}
+		}
+	}
+	if isJSON && len(bytes.TrimSpace(data)) > 0 {
+		if v, err := value.DecodeJSON(data); err == nil {
+			return v, false
+		}
+	}
+	if !utf8.Valid(data) {
+		return base64.StdEncoding.EncodeToString(data), true
+	}
+	return string(data), false
+}
+
+func headerMap(h nethttp.Header) map[string]any {
+	out := make(map[string]any, len(h))
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out[strings.ToLower(k)] = strings.Join(h[k], ", ")
+	}
+	return out
+}
+
+func bodySnippet(data []byte, binary bool) string {
+	if binary {
+		return fmt.Sprintf("(binary body, %d bytes)", len(data))
+	}
+	s := strings.Join(strings.Fields(string(data)), " ")
+	if utf8.RuneCountInString(s) <= errorBodyChars {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:errorBodyChars]) + "…"
+}
