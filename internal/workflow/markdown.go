@@ -505,7 +505,8 @@ func (p *mdParser) onLine(l int, line string) {
 }
 
 func (p *mdParser) onFence(f *fenceEv) error {
-	if !f.closed {
+	nestedHint := p.ent != nil && p.ent.section != secOther && p.ent.lastTagged != nil && strings.TrimSpace(f.info) == ""
+	if !f.closed && !nestedHint {
 		return p.errf(f.line, fmt.Sprintf("Add a closing fence (%s) to match the opening fence at line %d.", f.fenceStr, f.line), "Unclosed code block.")
 	}
 	e := p.ent
@@ -625,7 +626,7 @@ func exampleParam(section string) string {
 }
 
 func (p *mdParser) parseItem(e *entity, it *item) (map[string]any, error) {
-	v, err := parseYAML(strings.Join(it.lines, "\n"))
+	v, err := parseYAML(strings.Join(it.lines, "\n") + "\n")
 	if err != nil {
 		return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id,
 			yamlErrorText(err, func(n int) int { return it.line + n - 1 }))
