@@ -198,7 +198,7 @@ func (l *Library) parse(name, path string, data []byte) (*Saved, error) {
 		return nil, pferr.Newf(pferr.Validation, "Invalid workflow '%s': %v", name, err).WithWhere(path + ":1").
 			WithHint("Fix the YAML between the '---' lines at the top of the file, or remove that block (pflow rewrites it on the next save).")
 	}
-	w, err := parseMarkdown(data, path)
+	w, err := workflow.ParseMarkdown(data, path)
 	if err != nil {
 		pe := parseErr(err, path)
 		pe.Message = fmt.Sprintf("Invalid workflow '%s': %s", name, pe.Message)
@@ -326,7 +326,7 @@ func (l *Library) Save(ctx context.Context, content []byte, name string, opts Sa
 	if src == "" {
 		src = name + Ext
 	}
-	w, err := parseMarkdown(content, src)
+	w, err := workflow.ParseMarkdown(content, src)
 	if err != nil {
 		return nil, parseErr(err, src)
 	}
@@ -642,7 +642,3 @@ func distance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
-
-// parseMarkdown is the .pflow.md parser (a variable so tests can run before
-// the real parser is complete).
-var parseMarkdown = workflow.ParseMarkdown
