@@ -1,0 +1,64 @@
+package workflow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func FuzzParseMarkdown(f *testing.F) {
+	f.Add([]byte(wrap("### a\nStep a.\n- type: shell\n- command: |\n    echo one\n    # not a heading\n")))
+	f.Add([]byte(wrap("### a\nA.\n- type: shell\n- on_error: b\n### b\nB.\n- type: shell\n- next: a\n")))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		w, err := ParseMarkdown(src, "fuzz.pflow.md")
+		lines := bytes.Count(src, []byte("\n")) + bytes.Count(src, []byte("\r")) + 1
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error is %T, want *ParseError: %v", err, err)
+			}
+			if pe.Line < 0 || pe.Line > lines {
+				t.Fatalf("error line %d outside the file (%d lines): %v", pe.Line, lines, err)
+			}
+			if pe.Message == "" {
+				t.Fatalf("empty message")
+			}
+			return
+		}
+		if len(w.Nodes) == 0 || w.Source == nil || w.IRVersion == "" {
+			t.Fatalf("parsed workflow incomplete: %+v", w)
+		}
+		for _, n := range w.Nodes {
+			if n.Line < 1 || n.Line > lines {
+				t.Fatalf("node %q line %d outside the file", n.ID, n.Line)
+			}
+		}
+		_ = w.CheckStructure()
+		if _, err := json.Marshal(w); err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+	})
+}
+
+func FuzzParseJSON(f *testing.F) {
+	f.Add([]byte(`{"ir_version":"0.1.0","nodes":[{"id":"a","type":"shell","params":{"command":"echo"}}],"edges":[]}`))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		w, err := ParseJSON(src, "fuzz.json")
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error is %T, want *ParseError", err)
+			}
+			return
+		}
+		_ = w.CheckStructure()
+		b, err := json.Marshal(w)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		if _, err := ParseJSON(b, ""); err != nil {
+			t.Fatalf("re-parse of marshalled IR failed: %v\n%s", err, b)
+		}
+	})
+}
