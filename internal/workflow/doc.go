@@ -45,11 +45,11 @@
 // Like "type" and "batch", these YAML keys are taken out of a step's params
 // (so a node param cannot have one of these names):
 //
-//	- next: <step-id>                    default successor of this step
-//	- on_error: <step-id>                on action "error" go to <step-id>
-//	- on: {<action>: <step-id>, ...}     one edge per action; "default" = next
-//	- input_mappings: {<param>: <shared.path>}
-//	- output_mappings: {<output_key>: <root_key>}
+//   - next: <step-id>                    default successor of this step
+//   - on_error: <step-id>                on action "error" go to <step-id>
+//   - on: {<action>: <step-id>, ...}     one edge per action; "default" = next
+//   - input_mappings: {<param>: <shared.path>}
+//   - output_mappings: {<output_key>: <root_key>}
 //
 // on_error: X is sugar for on: {error: X}; giving both with different
 // targets, or next together with a different on.default, is an error.

@@ -89,7 +89,9 @@ type entity struct {
 	prose   []string
 	items   []*item
 	cur     *item
-	blocks  []*block
+	// ended is the item a blank line just ended (for the lost-continuation warning).
+	ended  *item
+	blocks []*block
 	// lastTagged is the most recent tagged block, for the "nested ```" hint.
 	lastTagged *block
 }
@@ -485,10 +487,20 @@ func (p *mdParser) onLine(l int, line string) {
 		return
 	}
 	if strings.TrimSpace(line) == "" {
+		if e.cur != nil {
+			e.ended = e.cur
+		}
 		e.cur = nil
 		return
 	}
 	indent := len(line) - len(strings.TrimLeft(line, " "))
+	if ended := e.ended; ended != nil {
+		e.ended = nil
+		if e.cur == nil && indent >= ended.indent+2 && !itemRe.MatchString(strings.TrimRight(line, " \t")) {
+			p.warn(fmt.Sprintf("Line %d: the blank line above ended the '- %s' parameter (line %d), so this indented text became part of the description of '%s'. Put multi-line text in a fenced code block.",
+				l, truncate(ended.first, 40), ended.line, e.id))
+		}
+	}
 	if e.cur != nil && indent >= e.cur.indent+2 {
 		e.cur.lines = append(e.cur.lines, line[e.cur.indent:])
 		return
@@ -789,7 +801,11 @@ func (p *mdParser) finish() error {
 		known[n.ID] = true
 	}
 	unknown := func(line int, key, from, to string) error {
-		return p.errf(line, "Available steps: "+strings.Join(ids, ", "), "Unknown step '%s' in '%s' of step '%s'.", to, key, from)
+		sug := "Available steps: " + strings.Join(ids, ", ")
+		if near := closest(to, ids); near != "" {
+			sug = fmt.Sprintf("Did you mean '%s'? %s", near, sug)
+		}
+		return p.errf(line, sug, "Unknown step '%s' in '%s' of step '%s'.", to, key, from)
 	}
 	branch := map[string]bool{}
 	for _, si := range p.steps {
@@ -845,4 +861,53 @@ func sortedKeysStr(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// closest returns the candidate within edit distance 1 (or a third of the
+// name's length) of name, preferring the nearest; "" when none is close.
+func closest(name string, candidates []string) string {
+	best, bestD := "", -1
+	limit := max(1, len(name)/3)
+	for _, c := range candidates {
+		d := editDistance(name, c)
+		if d <= limit && (bestD < 0 || d < bestD) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 64 || len(rb) > 64 {
+		if a == b {
+			return 0
+		}
+		return 1 << 20
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }

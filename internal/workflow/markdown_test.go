@@ -58,7 +58,7 @@ func TestInvalidExamples(t *testing.T) {
 		{"invalid-entity-id", 7, "Invalid entity ID 'Fetch Data'.", "IDs must start with a lowercase letter and contain only lowercase letters, digits, hyphens, and underscores.\nPattern: ^[a-z][a-z0-9_-]*$"},
 		{"duplicate-code-block", 15, "Duplicate code block for 'command'.", "A 'command' code block was already defined at line 11. Each parameter can only have one code block."},
 		{"non-mapping-item", 10, "'just a note about fetching' is not a valid parameter. Use * for documentation bullets.", ""},
-		{"unknown-edge-target", 10, "Unknown step 'recovr' in 'on_error' of step 'fetch'.", "Available steps: fetch, recover"},
+		{"unknown-edge-target", 10, "Unknown step 'recovr' in 'on_error' of step 'fetch'.", "Did you mean 'recover'? Available steps: fetch, recover"},
 		{"nested-fence", 15, "Code block has no tag (likely caused by nested ``` in the `markdown prompt` block at line 11).", "The `markdown prompt` block at line 11 probably contains a ``` line"},
 		{"frontmatter-yaml", 1, "Invalid YAML in frontmatter: line 2: did not find expected ',' or ']'", ""},
 		{"yaml-block-error", 12, "YAML syntax error in 'yaml batch' block: line 14: mapping values are not allowed in this context", ""},
@@ -329,5 +329,17 @@ func TestParseFileExtensions(t *testing.T) {
 	}
 	if pe.PFError().Kind != "not_found" {
 		t.Errorf("PFError kind = %q", pe.PFError().Kind)
+	}
+}
+
+func TestBlankLineEndingItemWarns(t *testing.T) {
+	t.Parallel()
+	w := parseMD(t, wrap("### a\nStep a.\n- type: shell\n- command: |\n    echo one\n\n    echo two\n"))
+	if got := w.Nodes[0].Params["command"]; got != "echo one\n" {
+		t.Errorf("command = %q", got)
+	}
+	want := []string{"Line 13: the blank line above ended the '- command: |' parameter (line 10), so this indented text became part of the description of 'a'. Put multi-line text in a fenced code block."}
+	if !reflect.DeepEqual(w.Source.Warnings, want) {
+		t.Errorf("warnings = %q", w.Source.Warnings)
 	}
 }
