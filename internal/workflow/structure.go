@@ -665,3 +665,67 @@ func (d *decoder) batch(path string, v any) *Batch {
 	}
 	return b
 }
+
+// LineOf returns the source line (1-based) of the entity a StructureError
+// path points into — "nodes[2].batch.items" → the line of the third step's
+// heading, "inputs.name.type" → the input's heading, "mappings.fetch" → the
+// step's heading. It returns 0 when the path has no known line (JSON IR, or
+// top-level fields).
+func (w *Workflow) LineOf(path string) int {
+	if w == nil {
+		return 0
+	}
+	if rest, ok := strings.CutPrefix(path, "nodes["); ok {
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			return 0
+		}
+		i := 0
+		for _, c := range rest[:end] {
+			if c < '0' || c > '9' {
+				return 0
+			}
+			i = i*10 + int(c-'0')
+			if i > len(w.Nodes) {
+				return 0
+			}
+		}
+		if i < len(w.Nodes) && w.Nodes[i] != nil {
+			return w.Nodes[i].Line
+		}
+		return 0
+	}
+	named := func(rest string, line func(string) (int, bool)) int {
+		// Names may contain dots: try the longest prefix first.
+		for cut := len(rest); cut > 0; cut = strings.LastIndexByte(rest[:cut], '.') {
+			if l, ok := line(rest[:cut]); ok {
+				return l
+			}
+		}
+		return 0
+	}
+	switch {
+	case strings.HasPrefix(path, "inputs."):
+		return named(path[len("inputs."):], func(n string) (int, bool) {
+			if in := w.Inputs.Get(n); in != nil {
+				return in.Line, true
+			}
+			return 0, false
+		})
+	case strings.HasPrefix(path, "outputs."):
+		return named(path[len("outputs."):], func(n string) (int, bool) {
+			if o := w.Outputs.Get(n); o != nil {
+				return o.Line, true
+			}
+			return 0, false
+		})
+	case strings.HasPrefix(path, "mappings."):
+		return named(path[len("mappings."):], func(n string) (int, bool) {
+			if nd := w.Node(n); nd != nil {
+				return nd.Line, true
+			}
+			return 0, false
+		})
+	}
+	return 0
+}

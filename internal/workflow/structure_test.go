@@ -154,3 +154,23 @@ func render(errs []StructureError) string {
 	}
 	return b.String()
 }
+
+func TestLineOf(t *testing.T) {
+	t.Parallel()
+	w, err := ParseMarkdown([]byte("# T\n## Inputs\n### in.x\nIn.\n## Steps\n### a\nA.\n- type: shell\n### b\nB.\n- type: shell\n## Outputs\n### out\nO.\n"), "")
+	if err == nil {
+		t.Fatalf("dotted input id should be rejected")
+	}
+	w, err = ParseMarkdown([]byte("# T\n## Inputs\n### in_x\nIn.\n## Steps\n### a\nA.\n- type: shell\n### b\nB.\n- type: shell\n- input_mappings: {p: q}\n## Outputs\n### out\nO.\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]int{
+		"nodes[1].batch.items": 9, "nodes[0]": 6, "nodes[7]": 0, "nodes[x]": 0,
+		"inputs.in_x.type": 3, "outputs.out": 14, "mappings.b": 9, "root": 0, "edges[0].to": 0,
+	} {
+		if got := w.LineOf(path); got != want {
+			t.Errorf("LineOf(%q) = %d, want %d", path, got, want)
+		}
+	}
+}
