@@ -1,0 +1,224 @@
+package discovery
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pflow-go/pflow/internal/library"
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// MinHitRate is the documented floor for the discovery test set: the
+// expected workflow must come first for at least this share of the tasks.
+const MinHitRate = 0.90
+
+const testSet = "../../testdata/discovery"
+
+func loadTestLibrary(t testing.TB) []*library.Saved {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testSet, "workflows", "*.pflow.md"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test workflows: %v", err)
+	}
+	var out []*library.Saved
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := workflow.ParseMarkdown(src, f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, &library.Saved{Name: strings.TrimSuffix(filepath.Base(f), ".pflow.md"), Path: f, Description: w.Source.Description, Workflow: w})
+	}
+	return out
+}
+
+type task struct{ query, want string }
+
+func loadTasks(t testing.TB) []task {
+	f, err := os.Open(filepath.Join(testSet, "queries.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []task
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		q, w, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("bad line %q", line)
+		}
+		out = append(out, task{q, w})
+	}
+	return out
+}
+
+// TestDiscoveryHitRate ranks every task of testdata/discovery/queries.tsv
+// over the workflows of testdata/discovery/workflows and prints the share
+// where the expected workflow comes first.
+func TestDiscoveryHitRate(t *testing.T) {
+	lib := loadTestLibrary(t)
+	tasks := loadTasks(t)
+	if len(lib) < 50 || len(tasks) < 20 {
+		t.Fatalf("test set too small: %d workflows, %d tasks (need 50 and 20)", len(lib), len(tasks))
+	}
+	hits := 0
+	for _, tk := range tasks {
+		ms := RankWorkflows(tk.query, lib, 3)
+		got := ""
+		if len(ms) > 0 {
+			got = ms[0].Name
+		}
+		if got == tk.want {
+			hits++
+			continue
+		}
+		var top []string
+		for _, m := range ms {
+			top = append(top, fmt.Sprintf("%s(%.2f)", m.Name, m.Confidence))
+		}
+		t.Logf("miss: %q → %v, want %s", tk.query, top, tk.want)
+	}
+	rate := float64(hits) / float64(len(tasks))
+	fmt.Printf("discovery hit rate: %d/%d = %.1f%% over %d workflows (floor %.0f%%)\n", hits, len(tasks), 100*rate, len(lib), 100*MinHitRate)
+	if rate < MinHitRate {
+		t.Fatalf("hit rate %.2f below %.2f", rate, MinHitRate)
+	}
+}
+
+func TestRankIsDeterministicAndExplains(t *testing.T) {
+	lib := loadTestLibrary(t)
+	a := RankWorkflows("summarize slack messages", lib, 5)
+	for range 5 {
+		b := RankWorkflows("summarize slack messages", lib, 5)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("ranking changed between calls:\n%v\n%v", a, b)
+		}
+	}
+	if len(a) == 0 || a[0].Name != "slack-daily-digest" {
+		t.Fatalf("top = %v", a)
+	}
+	for i, m := range a {
+		if m.Confidence < 0 || m.Confidence > 1 {
+			t.Fatalf("confidence out of range: %v", m)
+		}
+		if len(m.Reasons) == 0 {
+			t.Fatalf("no reasons: %v", m)
+		}
+		if i > 0 && m.Confidence > a[0].Confidence {
+			t.Fatalf("a lower-ranked match is more confident: %v", a)
+		}
+	}
+	joined := strings.Join(a[0].Reasons, "; ")
+	if !strings.Contains(joined, "slack") {
+		t.Fatalf("reasons should mention the matched word: %s", joined)
+	}
+	if got := RankWorkflows("zebra quantum origami", lib, 5); len(got) != 0 {
+		t.Fatalf("nonsense query matched: %v", got)
+	}
+	if got := RankWorkflows("the a of", lib, 5); got != nil {
+		t.Fatalf("stopword query matched: %v", got)
+	}
+}
+
+func TestConfidenceReflectsCoverage(t *testing.T) {
+	docs := []Doc{
+		{Name: "full", Fields: []Field{{Label: "name", Text: "github issue triage", Weight: 3}}},
+		{Name: "partial", Fields: []Field{{Label: "name", Text: "github stars", Weight: 3}}},
+	}
+	ms := Rank("triage github issue", docs, 0)
+	if len(ms) != 2 || ms[0].Name != "full" {
+		t.Fatalf("ms = %v", ms)
+	}
+	if ms[0].Confidence < 0.8 || ms[1].Confidence > 0.5 {
+		t.Fatalf("confidences = %.2f / %.2f; a full match should be high, a one-word match low", ms[0].Confidence, ms[1].Confidence)
+	}
+}
+
+func TestRankNodesUsesServerAndDescription(t *testing.T) {
+	specs := []*node.Spec{
+		{Type: "shell", Group: "shell", Interface: node.Interface{Description: "Run a shell command"}},
+		{Type: "http", Group: "http", Interface: node.Interface{Description: "Make an HTTP request to an API"}},
+		{Type: "mcp-github-create-issue", Interface: node.Interface{Description: "Create a new issue"}, Extra: map[string]any{"mcp_server": "github", "mcp_tool": "create_issue"}},
+		{Type: "mcp-slack-post-message", Interface: node.Interface{Description: "Post a message to a channel"}, Extra: map[string]any{"mcp_server": "slack", "mcp_tool": "post_message"}},
+	}
+	for q, want := range map[string]string{
+		"open a ticket on github": "mcp-github-create-issue",
+		"call a rest api":         "http",
+		"send a message to slack": "mcp-slack-post-message",
+		"execute a shell command": "shell",
+	} {
+		ms := RankNodes(q, specs, 3)
+		if len(ms) == 0 || ms[0].Name != want {
+			t.Errorf("RankNodes(%q) = %v, want %s first", q, ms, want)
+		}
+	}
+}
+
+func TestStemJoinsWordForms(t *testing.T) {
+	for _, group := range [][]string{
+		{"issues", "issue"}, {"summarizing", "summarize", "summary", "summaries"}, {"fetched", "fetch", "fetching"},
+		{"shipped", "ship"}, {"categories", "category"}, {"files", "file"}, {"messages", "message"},
+		{"branches", "branch"}, {"computing", "compute"},
+	} {
+		for _, w := range group[1:] {
+			if stem(w) != stem(group[0]) {
+				t.Errorf("stem(%q) = %q but stem(%q) = %q", w, stem(w), group[0], stem(group[0]))
+			}
+		}
+	}
+	if stem("status") != "status" {
+		t.Errorf("stem(status) = %q", stem("status"))
+	}
+}
+
+func BenchmarkWorkflowDiscover1000(b *testing.B) {
+	base := loadTestLibrary(b)
+	var lib []*library.Saved
+	for i := 0; len(lib) < 1000; i++ {
+		for _, s := range base {
+			c := *s
+			c.Name = fmt.Sprintf("%s-%d", s.Name, i)
+			lib = append(lib, &c)
+		}
+	}
+	lib = lib[:1000]
+	b.ResetTimer()
+	for b.Loop() {
+		RankWorkflows("summarize yesterday's slack messages into a digest", lib, 10)
+	}
+}
+
+// BenchmarkWorkflowDiscoverFromDisk1000 includes listing and parsing 1,000
+// saved workflows from the library directory, as 'pflow workflow discover' does.
+func BenchmarkWorkflowDiscoverFromDisk1000(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(testSet, "workflows", "*.pflow.md"))
+	l := &library.Library{Dir: filepath.Join(b.TempDir(), "workflows")}
+	ctx := context.Background()
+	for i := 0; i < 1000; i++ {
+		f := files[i%len(files)]
+		if _, err := l.SaveFile(ctx, f, fmt.Sprintf("%s-%d", strings.TrimSuffix(filepath.Base(f), ".pflow.md"), i), library.SaveOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		ws, err := l.List("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		RankWorkflows("summarize yesterday's slack messages into a digest", ws, 10)
+	}
+}
