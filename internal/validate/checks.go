@@ -1,0 +1,1167 @@
+package validate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// engineControls are step params the engine consumes (D15).
+var engineControls = []string{"retries", "retry_wait"}
+
+// workflowParams are the params of a `type: workflow` step (§3.8).
+var workflowParams = []string{"workflow_name", "workflow_ref", "workflow_ir", "param_mapping", "output_mapping", "storage_mode", "scope_prefix", "max_depth", "error_action"}
+
+const maxListed = 20
+
+// ---------------------------------------------------------------- layer 5
+
+func (v *validator) nodeTypes() {
+	if v.opts.Catalog == nil {
+		return
+	}
+	types := v.opts.Catalog.Types()
+	for _, n := range v.nodes {
+		if !v.unknown[n.ID] || n.Type == "" {
+			continue
+		}
+		var hint []string
+		if s := template.Suggest(n.Type, types, 3, 0.6); len(s) > 0 {
+			if len(s) == 1 {
+				hint = append(hint, fmt.Sprintf("Did you mean '%s'?", s[0]))
+			} else {
+				hint = append(hint, "Did you mean one of these? "+quoteList(s))
+			}
+		}
+		if strings.HasPrefix(n.Type, "mcp-") {
+			hint = append(hint, "MCP tools become node types when their server is synced: check 'pflow mcp list', then run 'pflow mcp sync <server>'.")
+		}
+		hint = append(hint, "Run 'pflow registry list' to see available node types.")
+		v.add(layerTypes, Diagnostic{
+			Message: fmt.Sprintf("Unknown node type: '%s'", n.Type) + fmt.Sprintf(" (step '%s')", n.ID),
+			NodeID:  n.ID, Param: "type", Line: n.Line,
+			Hint: strings.Join(hint, "\n"),
+		})
+	}
+}
+
+func quoteList(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = "'" + x + "'"
+	}
+	return strings.Join(q, ", ")
+}
+
+// ---------------------------------------------------------------- nested workflows
+
+// nested loads child workflows of `type: workflow` steps to learn their
+// outputs and check param_mapping / output_mapping.
+func (v *validator) nested() {
+	for _, n := range v.nodes {
+		if n.Type != "workflow" {
+			continue
+		}
+		name, _ := n.Params["workflow_name"].(string)
+		ref, _ := n.Params["workflow_ref"].(string)
+		inline, hasInline := n.Params["workflow_ir"]
+		given := 0
+		for _, ok := range []bool{name != "", ref != "", hasInline} {
+			if ok {
+				given++
+			}
+		}
+		if given != 1 {
+			v.add(layerParams, Diagnostic{
+				Message: fmt.Sprintf("Node '%s' (workflow): give exactly one of workflow_name, workflow_ref or workflow_ir", n.ID),
+				NodeID:  n.ID, Line: n.Line,
+				Hint: "Use '- workflow_name: <saved name>' for a saved workflow, '- workflow_ref: ./child.pflow.md' for a file (relative to this one), or a ```yaml workflow_ir``` block.",
+			})
+			continue
+		}
+		var child *workflow.Workflow
+		switch {
+		case hasInline:
+			var err error
+			switch x := inline.(type) {
+			case map[string]any:
+				b, merr := value.MarshalJSON(x)
+				if merr == nil {
+					child, err = workflow.ParseJSON(b, "")
+				} else {
+					err = merr
+				}
+			case string:
+				if !template.HasTemplate(x) {
+					child, err = workflow.ParseJSON([]byte(x), "")
+				}
+			default:
+				err = fmt.Errorf("workflow_ir must be a workflow object, got %s", value.TypeName(inline))
+			}
+			if err != nil {
+				v.add(layerParams, Diagnostic{
+					Message: fmt.Sprintf("Node '%s' (workflow): invalid workflow_ir: %s", n.ID, err.Error()),
+					NodeID:  n.ID, Param: "workflow_ir", Line: n.Line,
+					Hint: "workflow_ir must be a workflow in JSON IR form (nodes, edges, inputs, outputs).",
+				})
+			}
+		case v.opts.LoadWorkflow != nil && !template.HasTemplate(name) && !template.HasTemplate(ref):
+			c, err := v.opts.LoadWorkflow(name, ref)
+			if err != nil {
+				what, param := "workflow_name '"+name+"'", "workflow_name"
+				hint := "Check the name with 'pflow workflow list'."
+				if ref != "" {
+					what, param = "workflow_ref '"+ref+"'", "workflow_ref"
+					hint = "Check the path; a relative workflow_ref resolves against the directory of this workflow file."
+				}
+				v.add(layerParams, Diagnostic{
+					Message: fmt.Sprintf("Node '%s' (workflow): cannot load %s: %s", n.ID, what, err.Error()),
+					NodeID:  n.ID, Param: param, Line: n.Line, Hint: hint,
+				})
+			}
+			child = c
+		}
+		v.nestedExposure(n, child)
+	}
+}
+
+func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
+	om, omErr := node.Map(n.Params, "output_mapping")
+	if omErr != nil {
+		v.add(layerParams, Diagnostic{
+			Message: fmt.Sprintf("Node '%s' (workflow): output_mapping must map child output names to keys of this step, got %s", n.ID, value.TypeName(n.Params["output_mapping"])),
+			NodeID:  n.ID, Param: "output_mapping", Line: n.Line,
+			Hint: "Example:\n- output_mapping:\n    summary: child_summary",
+		})
+	}
+	childType := func(key string) string {
+		if child != nil {
+			if o := child.Outputs.Get(key); o != nil && o.Type != "" {
+				return o.Type
+			}
+		}
+		return "any"
+	}
+	var fields []node.Field
+	if len(om) > 0 {
+		for _, ck := range sortedKeys(om) {
+			pk := value.Stringify(om[ck])
+			if child != nil && child.Outputs.Get(ck) == nil && child.Inputs.Get(ck) == nil && child.Node(ck) == nil {
+				var declared []string
+				for _, o := range child.Outputs {
+					declared = append(declared, o.Name)
+				}
+				hint := "The child workflow declares no outputs; add an '## Outputs' section to it."
+				if len(declared) > 0 {
+					hint = "Declared outputs: " + strings.Join(declared, ", ")
+					if s := template.Suggest(ck, declared, 1, 0.6); len(s) > 0 {
+						hint = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], hint)
+					}
+				}
+				v.add(layerParams, Diagnostic{
+					Message: fmt.Sprintf("Node '%s' (workflow): output_mapping maps '%s', which the child workflow does not produce", n.ID, ck),
+					NodeID:  n.ID, Param: "output_mapping", Line: n.Line, Hint: hint,
+				})
+			}
+			fields = append(fields, node.Field{Key: pk, Type: childType(ck)})
+		}
+		v.nestedKnown[n.ID] = true
+	} else if child != nil {
+		for _, o := range child.Outputs {
+			fields = append(fields, node.Field{Key: o.Name, Type: typeOrAny(o.Type), Description: o.Description})
+		}
+		v.nestedKnown[n.ID] = true
+	}
+	fields = withError(fields)
+	v.nestedOut[n.ID] = fields
+
+	// param_mapping against the child's inputs.
+	if child == nil {
+		return
+	}
+	mode, _ := n.Params["storage_mode"].(string)
+	if mode != "" && mode != "mapped" {
+		return
+	}
+	pm, _ := node.Map(n.Params, "param_mapping")
+	for _, in := range child.Inputs {
+		if _, ok := pm[in.Name]; ok || !in.IsRequired() || in.Default != nil {
+			continue
+		}
+		v.add(layerParams, Diagnostic{
+			Message: fmt.Sprintf("Node '%s' (workflow): the child workflow requires input '%s', which param_mapping does not provide", n.ID, in.Name),
+			NodeID:  n.ID, Param: "param_mapping", Line: n.Line,
+			Hint: fmt.Sprintf("Add it:\n- param_mapping:\n    %s: ${...}%s", in.Name, descSuffix(in.Description)),
+		})
+	}
+	for _, k := range sortedKeys(pm) {
+		if child.Inputs.Get(k) == nil {
+			var names []string
+			for _, in := range child.Inputs {
+				names = append(names, in.Name)
+			}
+			hint := "The child workflow declares no inputs."
+			if len(names) > 0 {
+				hint = "Declared inputs: " + strings.Join(names, ", ")
+				if s := template.Suggest(k, names, 1, 0.6); len(s) > 0 {
+					hint = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], hint)
+				}
+			}
+			v.add(layerParams, Diagnostic{
+				Severity: SeverityWarning,
+				Message:  fmt.Sprintf("Node '%s' (workflow): param_mapping sets '%s', which the child workflow does not declare as an input", n.ID, k),
+				NodeID:   n.ID, Param: "param_mapping", Line: n.Line, Hint: hint,
+			})
+		}
+	}
+}
+
+func descSuffix(d string) string {
+	if d == "" {
+		return ""
+	}
+	return "   # " + d
+}
+
+func withError(fields []node.Field) []node.Field {
+	if _, ok := findField(fields, "error"); ok {
+		return fields
+	}
+	out := append(fields[:len(fields):len(fields)], node.Field{Key: "error", Type: "str", Description: "Why the step failed; only set on failure."})
+	return out
+}
+
+// outputsOf returns the outputs a step exposes (${id.key}) and whether they
+// are known. Unknown outputs (unknown type, no declared outputs, nested
+// workflow that could not be loaded) accept every path.
+func (v *validator) outputsOf(id string) ([]node.Field, bool) {
+	n := v.byID[id]
+	var inner []node.Field
+	known := false
+	if n.Type == "workflow" {
+		inner, known = v.nestedOut[id], v.nestedKnown[id]
+	} else if spec := v.specs[id]; spec != nil && len(spec.Interface.Outputs) > 0 {
+		inner, known = withError(spec.Interface.Outputs), true
+	}
+	if n.Batch != nil {
+		return batchFields(inner, known), true
+	}
+	return inner, known
+}
+
+// mcpOpen reports whether a step is an MCP tool whose outputs beyond
+// result/error are not declared (no output schema): hoisted fields of the
+// result (D9) can only be checked at run time.
+func (v *validator) mcpOpen(id string) bool {
+	n := v.byID[id]
+	spec := v.specs[id]
+	if n.Batch != nil || spec == nil || !strings.HasPrefix(n.Type, "mcp-") {
+		return false
+	}
+	for _, f := range spec.Interface.Outputs {
+		if f.Key != "result" && f.Key != "error" {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *validator) typeLabel(id string) string {
+	n := v.byID[id]
+	return n.Type
+}
+
+// ---------------------------------------------------------------- sites
+
+type siteKind int
+
+const (
+	siteParam siteKind = iota
+	siteItems
+	siteOutput
+	siteMapping
+)
+
+// site is one string that may hold templates.
+type site struct {
+	kind     siteKind
+	nodeID   string // "" for workflow outputs
+	param    string // top-level param ("headers"), "batch.items", "source", "input_mappings.<p>"
+	s        string
+	line     int
+	outName  string
+	topLevel bool // the string is the whole value of a top-level param
+}
+
+func (st *site) where() string {
+	switch st.kind {
+	case siteOutput:
+		return fmt.Sprintf("output '%s' source", st.outName)
+	case siteItems:
+		return fmt.Sprintf("node '%s' batch items", st.nodeID)
+	default:
+		return fmt.Sprintf("node '%s' parameter '%s'", st.nodeID, st.param)
+	}
+}
+
+func collectStrings(v any, fn func(string)) {
+	switch x := v.(type) {
+	case string:
+		fn(x)
+	case []any:
+		for _, e := range x {
+			collectStrings(e, fn)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			collectStrings(x[k], fn)
+		}
+	}
+}
+
+func (v *validator) sites() []*site {
+	var out []*site
+	for _, n := range v.nodes {
+		for _, p := range sortedKeys(n.Params) {
+			if n.Type == "workflow" && p == "workflow_ir" {
+				continue // the child's templates belong to the child
+			}
+			val := n.Params[p]
+			if s, ok := val.(string); ok {
+				out = append(out, &site{kind: siteParam, nodeID: n.ID, param: p, s: s, line: n.Line, topLevel: true})
+				continue
+			}
+			collectStrings(val, func(s string) {
+				out = append(out, &site{kind: siteParam, nodeID: n.ID, param: p, s: s, line: n.Line})
+			})
+		}
+		if m := v.w.Mappings[n.ID]; m != nil {
+			for _, p := range sortedKeys(m.InputMappings) {
+				if _, set := n.Params[p]; set {
+					continue
+				}
+				path := strings.TrimSuffix(strings.TrimPrefix(m.InputMappings[p], "${"), "}")
+				out = append(out, &site{kind: siteMapping, nodeID: n.ID, param: p, s: "${" + path + "}", line: n.Line, topLevel: true})
+			}
+		}
+		if n.Batch != nil {
+			switch it := n.Batch.Items.(type) {
+			case string:
+				out = append(out, &site{kind: siteItems, nodeID: n.ID, param: "batch.items", s: it, line: n.Line, topLevel: true})
+			default:
+				collectStrings(it, func(s string) {
+					out = append(out, &site{kind: siteItems, nodeID: n.ID, param: "batch.items", s: s, line: n.Line})
+				})
+			}
+		}
+	}
+	for _, o := range v.w.Outputs {
+		if o == nil || strings.TrimSpace(o.Source) == "" {
+			continue
+		}
+		src := strings.TrimSpace(o.Source)
+		if !strings.Contains(src, "${") {
+			src = "${" + strings.TrimPrefix(src, "$") + "}"
+		}
+		out = append(out, &site{kind: siteOutput, param: "source", s: src, line: o.Line, outName: o.Name, topLevel: true})
+	}
+	return out
+}
+
+// scanSites runs the data-flow and template layers over every string.
+func (v *validator) scanSites() {
+	v.nameCollisions()
+	for _, st := range v.sites() {
+		v.malformed(st)
+		refs := template.Refs(st.s)
+		for _, r := range refs {
+			typ := v.checkRef(st, r)
+			if r.Nested {
+				continue
+			}
+			v.typeChecks(st, r, typ, len(refs))
+		}
+	}
+	v.requiredInputs()
+}
+
+// nameCollisions: an input, a step and a mapped key sharing a name make
+// ${name} ambiguous.
+func (v *validator) nameCollisions() {
+	for _, in := range v.w.Inputs {
+		if in == nil {
+			continue
+		}
+		if n := v.byID[in.Name]; n != nil {
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Input '%s' has the same name as step '%s', so ${%s...} is ambiguous", in.Name, n.ID, in.Name),
+				Line:    in.Line,
+				Hint:    fmt.Sprintf("Rename the input or the step (e.g. '%s_input').", in.Name),
+			})
+		}
+	}
+	for _, key := range sortedKeys(v.mapped) {
+		mk := v.mapped[key]
+		if v.byID[key] != nil || v.inputs[key] != nil {
+			what := "step"
+			if v.inputs[key] != nil {
+				what = "input"
+			}
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Output mapping of step '%s' publishes '%s', which is already the name of an %s", mk.nodeID, key, what),
+				NodeID:  mk.nodeID, Line: v.line(mk.nodeID),
+				Hint: "Choose another target key in output_mappings.",
+			})
+		}
+		if fields, known := v.outputsOf(mk.nodeID); known {
+			if _, ok := findField(fields, mk.output); !ok && !v.mcpOpen(mk.nodeID) {
+				v.add(layerTemplates, Diagnostic{
+					Message: fmt.Sprintf("Output mapping of step '%s' maps '%s', which node '%s' (type: %s) does not output", mk.nodeID, mk.output, mk.nodeID, v.typeLabel(mk.nodeID)),
+					NodeID:  mk.nodeID, Line: v.line(mk.nodeID),
+					Hint: v.suggestKeyHint(mk.nodeID, fields, mk.output),
+				})
+			}
+		}
+	}
+}
+
+func (v *validator) suggestKeyHint(id string, fields []node.Field, key string) string {
+	keys := fieldKeys(fields)
+	h := fmt.Sprintf("Outputs of '%s': %s", id, strings.Join(keys, ", "))
+	if s := template.Suggest(key, keys, 1, 0.5); len(s) > 0 {
+		h = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], h)
+	}
+	return h
+}
+
+// malformed reports "${" that starts no valid template and is not shell
+// syntax: unclosed, empty, or a broken path.
+func (v *validator) malformed(st *site) {
+	s := st.s
+	total := 0
+	var problems []string
+	refs := template.Refs(s)
+	inRef := func(j int) bool {
+		for _, r := range refs {
+			if j >= r.Start && j < r.End {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			break
+		}
+		j += i
+		i = j + 2
+		if j > 0 && s[j-1] == '$' {
+			continue
+		}
+		total++
+		if inRef(j) {
+			continue
+		}
+		k := strings.IndexByte(s[j:], '}')
+		if k < 0 {
+			problems = append(problems, fmt.Sprintf("'%s' has no closing '}'", clip(s[j:], 40)))
+			continue
+		}
+		content := s[j+2 : j+k]
+		switch {
+		case content == "":
+			problems = append(problems, "'${}' is empty")
+		case strings.TrimSpace(content) != content && looksLikePath(strings.TrimSpace(content)):
+			problems = append(problems, fmt.Sprintf("'${%s}' has spaces inside the braces; write '${%s}'", content, strings.TrimSpace(content)))
+		case looksLikePath(content):
+			if _, _, err := template.ParsePath(content); err != nil {
+				problems = append(problems, fmt.Sprintf("'${%s}' is not a valid path (names separated by '.', indices like [0])", content))
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return
+	}
+	subject := fmt.Sprintf("node '%s' parameter '%s'", st.nodeID, st.param)
+	if st.kind == siteOutput {
+		subject = fmt.Sprintf("output '%s' source", st.outName)
+	} else if st.kind == siteItems {
+		subject = fmt.Sprintf("node '%s' parameter 'batch.items'", st.nodeID)
+	}
+	v.add(layerTemplates, Diagnostic{
+		Message: fmt.Sprintf("Malformed template syntax in %s: Found %d '${' but only %d valid template(s). Check for missing '}' or empty templates like '${}'", subject, total, total-len(problems)),
+		NodeID:  st.nodeID, Param: st.param, Line: st.line,
+		Hint: strings.Join(problems, "\n") + "\nTo pass a literal '${' through (e.g. a shell variable), write '$${'.",
+	})
+}
+
+// looksLikePath: content that was meant as a pflow path (as opposed to shell
+// syntax such as ${VAR:-x}, ${#a}, ${1}).
+func looksLikePath(c string) bool {
+	if c == "" || !(c[0] == '_' || (c[0] >= 'a' && c[0] <= 'z') || (c[0] >= 'A' && c[0] <= 'Z')) {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		ch := c[i]
+		if !(ch == '_' || ch == '-' || ch == '.' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+func clip(s string, n int) string {
+	if nl := strings.IndexByte(s, '\n'); nl >= 0 {
+		s = s[:nl]
+	}
+	if len([]rune(s)) > n {
+		return string([]rune(s)[:n]) + "..."
+	}
+	return s
+}
+
+// ---------------------------------------------------------------- references
+
+// batchOwner returns the id of the step whose batch alias (or __index__) is name.
+func (v *validator) batchOwners(name string) []string {
+	var ids []string
+	for _, n := range v.nodes {
+		if n.Batch != nil && (name == "__index__" || n.Batch.Alias() == name) {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
+// checkRef classifies one reference, reports data-flow and path problems, and
+// returns the inferred type of its value ("any" when unknown).
+func (v *validator) checkRef(st *site, r template.Ref) string {
+	x := v.byID[st.nodeID] // nil for outputs
+	head := r.Head
+
+	// Batch item variables: valid only inside the batch step's own params.
+	if x != nil && x.Batch != nil && (head == "__index__" || head == x.Batch.Alias()) && v.inputs[head] == nil {
+		if st.kind == siteItems {
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Node '%s' uses %s in batch items, but the batch item only exists while each item runs", x.ID, r.Raw),
+				NodeID:  x.ID, Param: st.param, Line: x.Line,
+				Hint: "batch.items must come from an input or an earlier step, e.g. ${list_files.stdout}.",
+			})
+			return "any"
+		}
+		if head == "__index__" {
+			return "int"
+		}
+		return "any"
+	}
+
+	// Declared inputs (they win over everything else at run time).
+	if in := v.inputs[head]; in != nil {
+		v.usedInputs[head] = true
+		if len(r.Segments) == 0 {
+			return canonTypeOrAny(in.Type)
+		}
+		return "any"
+	}
+
+	// Step outputs.
+	if y := v.byID[head]; y != nil {
+		if x != nil && st.kind != siteOutput {
+			v.checkOrder(st, r, x, y.ID, "")
+		}
+		return v.checkNodePath(st, r, y.ID)
+	}
+
+	// Keys published by output mappings.
+	if mk, ok := v.mapped[head]; ok {
+		if x != nil && st.kind != siteOutput {
+			v.checkOrder(st, r, x, mk.nodeID, head)
+		}
+		fields, known := v.outputsOf(mk.nodeID)
+		if !known {
+			return "any"
+		}
+		segs := append([]template.Segment{{Key: mk.output}}, r.Segments...)
+		o := walkFields(mk.nodeID, fields, segs)
+		if o.problem != "" || o.runtime != "" || o.typ == "" {
+			return "any"
+		}
+		return o.typ
+	}
+
+	// Without namespacing, outputs land at the root.
+	if !v.w.Namespacing() {
+		for _, n := range v.nodes {
+			if fields, known := v.outputsOf(n.ID); !known {
+				return "any"
+			} else if _, ok := findField(fields, head); ok {
+				return "any"
+			}
+		}
+	}
+
+	v.undefinedHead(st, r)
+	return "any"
+}
+
+func canonTypeOrAny(t string) string {
+	if strings.TrimSpace(t) == "" {
+		return "any"
+	}
+	return canonType(t)
+}
+
+// checkOrder reports a reference to a step that does not run before x.
+func (v *validator) checkOrder(st *site, r template.Ref, x *workflow.Node, yID, viaKey string) {
+	if v.ancestors[x.ID][yID] {
+		return
+	}
+	subject := fmt.Sprintf("'%s'", yID)
+	if viaKey != "" {
+		subject = fmt.Sprintf("'%s' (published by step '%s' through an output mapping)", viaKey, yID)
+	}
+	var msg, hint string
+	switch {
+	case x.ID == yID && viaKey == "":
+		msg = fmt.Sprintf("Node '%s' references its own output %s in parameter '%s'; a step cannot read its own outputs", x.ID, r.Raw, st.param)
+		hint = "Reference an input or the output of an earlier step instead."
+	case v.ancestors[yID][x.ID] || v.pos[yID] >= v.pos[x.ID] && len(v.w.Edges) == 0:
+		msg = fmt.Sprintf("Node '%s' references %s which comes after it in execution order (position %d >= %d)", x.ID, subject, v.pos[yID], v.pos[x.ID])
+		hint = fmt.Sprintf("Steps run in order: move step '%s' above '%s', or reference an output of a step that runs earlier.", yID, x.ID)
+	default:
+		msg = fmt.Sprintf("Node '%s' references %s, which is not on any path that runs before '%s'", x.ID, subject, x.ID)
+		hint = fmt.Sprintf("'%s' runs on another branch (or not at all) when '%s' runs; connect them with an edge or reference a step that always runs first.", yID, x.ID)
+	}
+	v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: x.ID, Param: st.param, Line: x.Line, Hint: hint})
+}
+
+// undefinedHead reports a reference whose head is nothing known.
+func (v *validator) undefinedHead(st *site, r template.Ref) {
+	x := v.byID[st.nodeID]
+	head := r.Head
+	// Item variables of another step's batch.
+	if owners := v.batchOwners(head); len(owners) > 0 && x != nil {
+		v.add(layerDataFlow, Diagnostic{
+			Message: fmt.Sprintf("Node '%s' references %s in parameter '%s', but '%s' only exists inside batch step '%s'", x.ID, r.Raw, st.param, head, owners[0]),
+			NodeID:  x.ID, Param: st.param, Line: x.Line,
+			Hint: fmt.Sprintf("Outside the batch, read its results: ${%s.results[0]...} (or ${%s.results} for all).", owners[0], owners[0]),
+		})
+		return
+	}
+	ids := v.nodeIDs()
+	var inputNames []string
+	for _, in := range v.w.Inputs {
+		if in != nil {
+			inputNames = append(inputNames, in.Name)
+		}
+	}
+	mappedKeys := sortedKeys(v.mapped)
+	dotted := len(r.Segments) > 0 && !r.Segments[0].IsIndex
+
+	if st.kind == siteOutput {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Output '%s' source references non-existent node '%s'\nTemplate: %s\n\nAvailable nodes in workflow:\n", st.outName, head, st.s)
+		for _, id := range ids {
+			fmt.Fprintf(&b, "  ✓ %s\n", id)
+		}
+		var hint string
+		cands := append(append([]string{}, ids...), inputNames...)
+		if s := template.Suggest(head, cands, 3, 0.5); len(s) > 0 {
+			b.WriteString("\nDid you mean one of these?\n")
+			for _, c := range s {
+				fmt.Fprintf(&b, "  - %s\n", c)
+			}
+			fixed := strings.Replace(st.s, "${"+head, "${"+s[0], 1)
+			hint = fmt.Sprintf("Suggested fix:\n  Change: %q\n  To: %q", st.s, fixed)
+		} else {
+			hint = "Reference a step id or a declared input, e.g. ${step_id.output_key}."
+		}
+		v.add(layerOutputs, Diagnostic{Message: strings.TrimRight(b.String(), "\n"), Param: "source", Line: st.line, Hint: hint})
+		return
+	}
+
+	if dotted {
+		cands := append(append([]string{}, ids...), mappedKeys...)
+		cands = append(cands, inputNames...)
+		msg := fmt.Sprintf("Node '%s' references non-existent node '%s' in parameter '%s'", st.nodeID, head, st.param)
+		hint := fmt.Sprintf("Steps in this workflow: %s.", strings.Join(ids, ", "))
+		if s := template.Suggest(head, cands, 1, 0.5); len(s) > 0 {
+			hint = fmt.Sprintf("Did you mean '${%s}'?\n%s", template.JoinPath(s[0], r.Segments), hint)
+		}
+		v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: hint})
+		return
+	}
+	msg := fmt.Sprintf("Node '%s' references undefined input '%s' in parameter '%s'", st.nodeID, r.Raw, st.param)
+	cands := append(append([]string{}, inputNames...), mappedKeys...)
+	if s := template.Suggest(head, cands, 1, 0.6); len(s) > 0 {
+		msg += fmt.Sprintf(" - did you mean '${%s}'?", template.JoinPath(s[0], r.Segments))
+	}
+	var hint []string
+	if y := v.byID[head]; y == nil {
+		if s := template.Suggest(head, ids, 1, 0.6); len(s) > 0 {
+			hint = append(hint, fmt.Sprintf("To read step '%s', add an output key: ${%s.<output>}.", s[0], s[0]))
+		}
+	}
+	hint = append(hint, fmt.Sprintf("Declare it under '## Inputs' (### %s) or pass it on the command line (%s=...).", head, head))
+	if x := v.byID[st.nodeID]; x != nil && x.Type == "shell" || isUpper(head) {
+		hint = append(hint, fmt.Sprintf("If this is a shell/environment variable, write $%s or $${%s}: pflow resolves every ${...} itself.", head, head))
+	}
+	v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: strings.Join(hint, "\n")})
+}
+
+func isUpper(s string) bool {
+	return strings.ToUpper(s) == s && strings.ToLower(s) != s
+}
+
+// checkNodePath checks ${y.path} against y's declared outputs and returns
+// the value's type.
+func (v *validator) checkNodePath(st *site, r template.Ref, yID string) string {
+	y := v.byID[yID]
+	fields, known := v.outputsOf(yID)
+	layer := layerTemplates
+	if st.kind == siteOutput {
+		layer = layerOutputs
+	}
+	diag := func(sev Severity, msg, hint string) {
+		d := Diagnostic{Severity: sev, Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: hint}
+		v.add(layer, d)
+	}
+	if len(r.Segments) == 0 || r.Segments[0].IsIndex {
+		example := "${" + yID + ".output_key}"
+		if known && len(fields) > 0 {
+			example = "${" + yID + "." + fields[0].Key + "}"
+		}
+		msg := fmt.Sprintf("Invalid template %s - node ID '%s' requires an output key (e.g., %s)", r.Raw, yID, example)
+		if known {
+			msg += "\n\n" + v.availableBlock(yID, fields)
+		}
+		diag(SeverityError, msg, fmt.Sprintf("Reference one output of '%s', e.g. %s.", yID, example))
+		return "any"
+	}
+	if !known {
+		return "any"
+	}
+	o := walkFields(yID, fields, r.Segments)
+	ctx := v.refContext(st, r)
+	switch {
+	case o.problem == "missing":
+		key := o.missingKey
+		if v.mcpOpen(yID) {
+			diag(SeverityWarning, fmt.Sprintf("Template %s in %s uses runtime validation: MCP tool '%s' declares no output schema, so '%s' is checked when the tool answers", r.Raw, st.where(), y.Type, key),
+				fmt.Sprintf("Top-level fields of the tool's result are available as ${%s.<field>}; ${%s.result} holds the whole result.", yID, yID))
+			return "any"
+		}
+		if y.Batch != nil {
+			if inner, ok := v.innerOutputs(yID); ok {
+				if _, isInner := findField(inner, key); isInner {
+					rest := template.JoinPath("", r.Segments[1:])
+					msg := fmt.Sprintf("Node '%s' uses batch processing.\n'%s' is not available at the top level — batch wraps outputs in a 'results' array.\n%s\n  ${%s.results}%s → list of all results\n  ${%s.results[0].%s%s} → first item's %s\n\n%s",
+						yID, key, ctx, yID, strings.Repeat(" ", len(key)+len(rest)+4), yID, key, rest, key, v.availableBlock(yID, fields))
+					diag(SeverityError, msg, fmt.Sprintf("Common fix: Change %s to ${%s.results[0].%s%s} (or use ${%s.results[${__index__}]...} inside a batch)", r.Raw, yID, key, rest, yID))
+					return "any"
+				}
+			}
+		}
+		msg := fmt.Sprintf("Node '%s' (type: %s) does not output '%s'\n%s\n\n%s", yID, y.Type, key, ctx, v.availableBlock(yID, fields))
+		sugg := suggestPaths(yID, fields, key)
+		switch len(sugg) {
+		case 0:
+		case 1:
+			msg += fmt.Sprintf("\nDid you mean: %s?", sugg[0])
+		default:
+			msg += "\nDid you mean one of these?"
+			for _, s := range sugg {
+				msg += "\n  - " + s
+			}
+		}
+		var hint string
+		if len(sugg) > 0 {
+			hint = fmt.Sprintf("Common fix: Change %s to %s", r.Raw, sugg[0])
+		} else if len(fields) > 0 {
+			hint = fmt.Sprintf("Tip: Try using ${%s.%s} instead", yID, fields[0].Key)
+		}
+		diag(SeverityError, msg, hint)
+		return "any"
+	case o.problem != "":
+		msg := fmt.Sprintf("Invalid template %s: %s\n%s\n\n%s", r.Raw, o.problem, ctx, v.availableBlock(yID, fields))
+		diag(SeverityError, msg, "Use one of the paths listed above.")
+		return "any"
+	case o.runtime != "" && o.missingKey != "":
+		keys := fieldKeys(o.missingAt)
+		msg := fmt.Sprintf("Template %s in %s: '%s' is not among the documented fields of ${%s%s} (%s); it is checked at run time", r.Raw, st.where(), o.missingKey, yID, o.prefixPath, strings.Join(keys, ", "))
+		hint := "If the field is missing when the step runs, the template fails then."
+		if s := template.Suggest(o.missingKey, keys, 1, 0.6); len(s) > 0 {
+			hint = fmt.Sprintf("Did you mean ${%s%s.%s}?\n%s", yID, o.prefixPath, s[0], hint)
+		}
+		diag(SeverityWarning, msg, hint)
+		return "any"
+	case o.runtime != "":
+		msg := fmt.Sprintf("Template %s in %s uses runtime validation: ${%s%s} is str (structure unknown at validation time)", r.Raw, st.where(), yID, o.runtime)
+		diag(SeverityWarning, msg, "The text is parsed as JSON when the step runs; if it is not JSON or lacks the path, the step fails then.")
+		return "any"
+	}
+	return o.typ
+}
+
+func (v *validator) innerOutputs(id string) ([]node.Field, bool) {
+	n := v.byID[id]
+	if n.Type == "workflow" {
+		return v.nestedOut[id], v.nestedKnown[id]
+	}
+	if spec := v.specs[id]; spec != nil && len(spec.Interface.Outputs) > 0 {
+		return withError(spec.Interface.Outputs), true
+	}
+	return nil, false
+}
+
+func (v *validator) refContext(st *site, r template.Ref) string {
+	if st.kind == siteOutput {
+		return fmt.Sprintf("Referenced as %s in the source of output '%s'.", r.Raw, st.outName)
+	}
+	if st.kind == siteItems {
+		return fmt.Sprintf("Referenced as %s in the batch items of node '%s'.", r.Raw, st.nodeID)
+	}
+	return fmt.Sprintf("Referenced as %s in parameter '%s' of node '%s'.", r.Raw, st.param, st.nodeID)
+}
+
+// availableBlock renders "Available outputs from 'id':" with typed paths.
+func (v *validator) availableBlock(id string, fields []node.Field) string {
+	var paths []fieldPath
+	flatten(fields, "", 0, &paths)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Available outputs from '%s':", id)
+	for i, p := range paths {
+		if i == maxListed {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(paths)-maxListed)
+			break
+		}
+		fmt.Fprintf(&b, "\n  ✓ ${%s%s} (%s)", id, p.path, p.typ)
+	}
+	if len(paths) == 0 {
+		b.WriteString("\n  (none)")
+	}
+	return b.String()
+}
+
+// suggestPaths returns up to 3 output paths whose last key resembles key
+// (case-insensitive substring or edit distance).
+func suggestPaths(id string, fields []node.Field, key string) []string {
+	var paths []fieldPath
+	flatten(fields, "", 0, &paths)
+	type scored struct {
+		p     string
+		score float64
+	}
+	var list []scored
+	lk := strings.ToLower(key)
+	for _, p := range paths {
+		lp := strings.ToLower(p.key)
+		sc := template.Similarity(key, p.key)
+		if strings.Contains(lp, lk) || strings.Contains(lk, lp) {
+			sc = max(sc, 0.8)
+		}
+		if sc >= 0.5 {
+			list = append(list, scored{"${" + id + p.path + "}", sc})
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].score > list[j].score })
+	var out []string
+	for _, s := range list {
+		if len(out) == 3 {
+			break
+		}
+		out = append(out, s.p)
+	}
+	return out
+}
+
+// ---------------------------------------------------------------- type checks
+
+func (v *validator) typeChecks(st *site, r template.Ref, typ string, nrefs int) {
+	x := v.byID[st.nodeID]
+	if x == nil {
+		return
+	}
+	simple := st.topLevel && r.Start == 0 && r.End == len(st.s)
+	switch st.kind {
+	case siteItems:
+		if simple && typ != "any" && !hasMember(typ, "list", "str", "any") {
+			v.add(layerTemplates, Diagnostic{
+				Message: fmt.Sprintf("Batch items of node '%s' must be a list: %s has type '%s'", x.ID, r.Raw, typ),
+				NodeID:  x.ID, Param: st.param, Line: x.Line,
+				Hint: "Point batch.items at a list output (or text holding a JSON array), e.g. ${fetch.response.items}.",
+			})
+		}
+		return
+	case siteParam, siteMapping:
+	default:
+		return
+	}
+	spec := v.specs[x.ID]
+	if spec == nil {
+		return
+	}
+	if x.Type == "shell" && st.param == "command" && st.kind == siteParam {
+		v.shellGuard(st, r, typ)
+	}
+	if !simple || typ == "any" {
+		return
+	}
+	pf, ok := spec.Interface.Param(st.param)
+	if !ok || strings.TrimSpace(pf.Type) == "" || hasMember(pf.Type, "any") {
+		return
+	}
+	if compatible(typ, pf.Type) {
+		return
+	}
+	msg := fmt.Sprintf("Type mismatch in node '%s' parameter '%s': template %s has type '%s' but parameter expects '%s'", x.ID, st.param, r.Raw, typ, pf.Type)
+	if weakCompatible(typ, pf.Type) {
+		v.add(layerTemplates, Diagnostic{
+			Severity: SeverityWarning,
+			Message:  msg + " (converted at run time)",
+			NodeID:   x.ID, Param: st.param, Line: x.Line,
+			Hint: fmt.Sprintf("The text is converted to %s when the step runs; the step fails if it does not look like one.", pf.Type),
+		})
+		return
+	}
+	hint := fmt.Sprintf("Reference a value of type '%s', or wrap it in text (\"%s\") to pass it as a string.", pf.Type, r.Raw)
+	if fields := v.subFieldsOf(r); len(fields) > 0 {
+		var good []string
+		var paths []fieldPath
+		flatten(fields, "", 0, &paths)
+		for _, p := range paths {
+			if compatible(p.typ, pf.Type) && !hasMember(p.typ, "any") {
+				good = append(good, fmt.Sprintf("  ${%s%s} (%s)", r.Path, p.path, p.typ))
+			}
+		}
+		if len(good) > 0 {
+			if len(good) > 10 {
+				good = good[:10]
+			}
+			hint = "💡 Available fields with correct type:\n" + strings.Join(good, "\n")
+		}
+	}
+	v.add(layerTemplates, Diagnostic{Message: msg, NodeID: x.ID, Param: st.param, Line: x.Line, Hint: hint})
+}
+
+// subFieldsOf returns the documented structure under a node-output reference.
+func (v *validator) subFieldsOf(r template.Ref) []node.Field {
+	if v.byID[r.Head] == nil || len(r.Segments) == 0 {
+		return nil
+	}
+	fields, known := v.outputsOf(r.Head)
+	if !known {
+		return nil
+	}
+	var cur []node.Field = fields
+	for _, s := range r.Segments {
+		if s.IsIndex {
+			continue
+		}
+		f, ok := findField(cur, s.Key)
+		if !ok {
+			return nil
+		}
+		cur = f.Structure
+	}
+	return cur
+}
+
+// shellGuard blocks dicts and lists spliced into shell commands.
+func (v *validator) shellGuard(st *site, r template.Ref, typ string) {
+	if !hasMember(typ, "dict", "list") || hasMember(typ, "str", "any") {
+		return
+	}
+	s := st.s
+	if r.Start > 0 && s[r.Start-1] == '\'' && r.End < len(s) && s[r.End] == '\'' {
+		return // '${var}': the escape hatch, one quoted argument
+	}
+	base := "dict"
+	if hasMember(typ, "list") {
+		base = "list"
+	}
+	var fieldHint string
+	if fields := v.subFieldsOf(r); len(fields) > 0 {
+		var paths []fieldPath
+		flatten(fields, "", 0, &paths)
+		var ex []string
+		for _, p := range paths {
+			if !hasMember(p.typ, "dict", "list") {
+				ex = append(ex, "${"+r.Path+p.path+"}")
+			}
+			if len(ex) == 3 {
+				break
+			}
+		}
+		if len(ex) > 0 {
+			fieldHint = " (e.g. " + strings.Join(ex, ", ") + ")"
+		}
+	}
+	msg := fmt.Sprintf("Shell node '%s': cannot use %s (type: %s) in command parameter.\n\n"+
+		"PROBLEM: The %s is inserted into the command as JSON text; its quotes, braces and spaces are then interpreted by the shell and break the command.\n\n"+
+		"CURRENT: %s\n\n"+
+		"FIX OPTIONS:\n"+
+		"  1. Access a single field%s\n"+
+		"  2. Pass the data on stdin: '- stdin: %s' and read it in the command (e.g. jq '.field')\n"+
+		"  3. Quote it as one argument: '%s'",
+		st.nodeID, r.Raw, typ, base, clip(s, 80), fieldHint, r.Raw, r.Raw)
+	v.add(layerTemplates, Diagnostic{
+		Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line,
+		Hint: fmt.Sprintf("Usually best: '- stdin: %s' and read it with jq.", r.Raw),
+	})
+}
+
+// requiredInputs: a required input that is referenced but not provided.
+func (v *validator) requiredInputs() {
+	if v.opts.Provided == nil {
+		return
+	}
+	for _, in := range v.w.Inputs {
+		if in == nil || !v.usedInputs[in.Name] {
+			continue
+		}
+		if _, ok := v.opts.Provided[in.Name]; ok || !in.IsRequired() || in.Default != nil {
+			continue
+		}
+		desc := in.Description
+		if desc == "" {
+			desc = "No description provided"
+		}
+		v.add(layerTemplates, Diagnostic{
+			Message: fmt.Sprintf("Required input '${%s}' not provided - %s (required)", in.Name, desc),
+			Line:    in.Line,
+			Hint:    fmt.Sprintf("Pass it on the command line: %s=<value>, or give the input a default.", in.Name),
+		})
+	}
+}
+
+// ---------------------------------------------------------------- batch
+
+func (v *validator) batches() {
+	for _, n := range v.nodes {
+		if n.Batch == nil {
+			continue
+		}
+		alias := n.Batch.Alias()
+		if in := v.inputs[alias]; in != nil {
+			v.add(layerTemplates, Diagnostic{
+				Severity: SeverityWarning,
+				Message:  fmt.Sprintf("Batch alias '%s' of node '%s' has the same name as an input; inside the step ${%s} is the input, not the batch item", alias, n.ID, alias),
+				NodeID:   n.ID, Param: "batch.as", Line: n.Line,
+				Hint: "Choose another name with 'as:' in the batch block.",
+			})
+		} else if y := v.byID[alias]; y != nil {
+			v.add(layerTemplates, Diagnostic{
+				Severity: SeverityWarning,
+				Message:  fmt.Sprintf("Batch alias '%s' of node '%s' has the same name as step '%s'", alias, n.ID, y.ID),
+				NodeID:   n.ID, Param: "batch.as", Line: n.Line,
+				Hint: "Choose another name with 'as:' in the batch block.",
+			})
+		}
+	}
+}
+
+// ---------------------------------------------------------------- unused inputs
+
+func (v *validator) unusedInputs() {
+	var names []string
+	line := 0
+	for _, in := range v.w.Inputs {
+		if in == nil || v.usedInputs[in.Name] {
+			continue
+		}
+		if len(names) == 0 {
+			line = in.Line
+		}
+		names = append(names, in.Name)
+	}
+	if len(names) == 0 {
+		return
+	}
+	v.add(layerTemplates, Diagnostic{
+		Message: "Declared input(s) never used as template variable: " + strings.Join(names, ", "),
+		Line:    line,
+		Hint:    fmt.Sprintf("Use each input in a step (e.g. ${%s}) or remove its declaration under '## Inputs'.", names[0]),
+	})
+}
+
+// ---------------------------------------------------------------- layer 7
+
+func (v *validator) unknownParams() {
+	for _, n := range v.nodes {
+		var known []string
+		var spec *node.Spec
+		if n.Type == "workflow" {
+			known = workflowParams
+		} else {
+			spec = v.specs[n.ID]
+			if spec == nil {
+				continue
+			}
+			for _, f := range spec.Interface.Params {
+				known = append(known, f.Key)
+			}
+		}
+		mapped := map[string]bool{}
+		if m := v.w.Mappings[n.ID]; m != nil {
+			for p := range m.InputMappings {
+				mapped[p] = true
+			}
+		}
+		// Missing required params.
+		if spec != nil {
+			for _, f := range spec.Interface.Params {
+				if !f.Required || f.Default != nil || mapped[f.Key] {
+					continue
+				}
+				if _, ok := n.Params[f.Key]; ok {
+					continue
+				}
+				hint := fmt.Sprintf("Add '- %s: ...' to step '%s'.", f.Key, n.ID)
+				if f.Description != "" {
+					hint += "\n" + f.Key + ": " + f.Description
+				}
+				v.add(layerParams, Diagnostic{
+					Message: fmt.Sprintf("Node '%s' (%s): missing required parameter '%s'", n.ID, n.Type, f.Key),
+					NodeID:  n.ID, Param: f.Key, Line: n.Line, Hint: hint,
+				})
+			}
+		}
+		if len(known) == 0 {
+			continue
+		}
+		for _, p := range sortedKeys(n.Params) {
+			if contains(known, p) || contains(engineControls, p) || strings.HasPrefix(p, "__") {
+				continue
+			}
+			if p == "timeout" && strings.HasPrefix(n.Type, "mcp-") {
+				continue
+			}
+			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
+			if s := template.Suggest(p, known, 1, 0.4); len(s) > 0 {
+				msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
+			}
+			v.add(layerParams, Diagnostic{
+				Severity: SeverityWarning,
+				Message:  msg,
+				NodeID:   n.ID, Param: p, Line: n.Line,
+				Hint: fmt.Sprintf("Parameters of %s: %s (see 'pflow registry describe %s').", n.Type, strings.Join(known, ", "), n.Type),
+			})
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

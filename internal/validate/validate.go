@@ -1,0 +1,456 @@
+// Package validate runs pflow's static checks on a workflow before it runs
+// (reference/pflow-core.md §2.5): structure, stdin, data flow, templates,
+// node types, output sources and params. Every problem is reported at once,
+// each with where it is (node, param, line) and how to fix it.
+package validate
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// Severity of a diagnostic.
+type Severity string
+
+// Severities.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Diagnostic is one finding.
+type Diagnostic struct {
+	Severity Severity
+	// Message is the full text, including multi-line blocks such as
+	// "Available outputs from 'fetch':".
+	Message string
+	// NodeID is the step the finding is about ("" when not about one step).
+	NodeID string
+	Param  string
+	// Line is the line in the .pflow.md file, 0 when unknown.
+	Line int
+	// Hint says how to fix it (one or more lines).
+	Hint string
+}
+
+// String renders the diagnostic as "Line N: message" plus the hint.
+func (d Diagnostic) String() string {
+	s := d.Message
+	if d.Line > 0 {
+		s = fmt.Sprintf("Line %d: %s", d.Line, s)
+	}
+	if d.Hint != "" {
+		s += "\n" + d.Hint
+	}
+	return s
+}
+
+// Options configures Validate.
+type Options struct {
+	// Catalog supplies node interfaces. nil skips node-type and interface checks.
+	Catalog node.Catalog
+	// Provided is the set of params/inputs present at run time (after input
+	// preparation). nil means validate-only mode: every declared input counts
+	// as provided.
+	Provided map[string]any
+	// LoadWorkflow resolves a nested workflow (type: workflow, params
+	// workflow_name or workflow_ref) so its declared outputs can be checked.
+	// nil means nested workflow outputs are typed any.
+	LoadWorkflow func(name, ref string) (*workflow.Workflow, error)
+}
+
+// Validate runs every layer and returns all errors and warnings together.
+func Validate(w *workflow.Workflow, opts Options) (errs, warnings []Diagnostic) {
+	if w == nil {
+		return []Diagnostic{{Severity: SeverityError, Message: "Workflow is empty", Hint: "Provide a workflow with at least one step under '## Steps'"}}, nil
+	}
+	v := newValidator(w, opts)
+	v.structure()
+	v.stdin()
+	v.graph()
+	v.nodeTypes()
+	v.nested()
+	v.scanSites()
+	v.batches()
+	v.unusedInputs()
+	v.unknownParams()
+	return v.result()
+}
+
+// Layers, in report order.
+const (
+	layerStructure = iota
+	layerStdin
+	layerDataFlow
+	layerTemplates
+	layerTypes
+	layerOutputs
+	layerParams
+	numLayers
+)
+
+type validator struct {
+	w    *workflow.Workflow
+	opts Options
+
+	nodes   []*workflow.Node // non-nil nodes, document order
+	byID    map[string]*workflow.Node
+	index   map[string]int // document index in nodes
+	inputs  map[string]*workflow.Input
+	specs   map[string]*node.Spec // node id → spec (nil when unknown / workflow)
+	unknown map[string]bool       // node ids whose type is unknown
+
+	// graph
+	pos       map[string]int // topological position
+	ancestors map[string]map[string]bool
+
+	// mapped root keys: key → producing node id and output key
+	mapped map[string]mappedKey
+
+	// nested workflow exposure: node id → outputs (nil = unknown)
+	nestedOut   map[string][]node.Field
+	nestedKnown map[string]bool
+
+	usedInputs map[string]bool
+	diags      [numLayers][]Diagnostic
+	seen       map[string]bool
+}
+
+type mappedKey struct {
+	nodeID, output string
+}
+
+func newValidator(w *workflow.Workflow, opts Options) *validator {
+	v := &validator{
+		w: w, opts: opts,
+		byID: map[string]*workflow.Node{}, index: map[string]int{}, inputs: map[string]*workflow.Input{},
+		specs: map[string]*node.Spec{}, unknown: map[string]bool{},
+		mapped: map[string]mappedKey{}, nestedOut: map[string][]node.Field{}, nestedKnown: map[string]bool{},
+		usedInputs: map[string]bool{}, seen: map[string]bool{},
+	}
+	for _, n := range w.Nodes {
+		if n == nil || n.ID == "" {
+			continue
+		}
+		if _, dup := v.byID[n.ID]; dup {
+			continue
+		}
+		v.index[n.ID] = len(v.nodes)
+		v.nodes = append(v.nodes, n)
+		v.byID[n.ID] = n
+	}
+	for _, in := range w.Inputs {
+		if in != nil && in.Name != "" {
+			v.inputs[in.Name] = in
+		}
+	}
+	for _, n := range v.nodes {
+		if n.Type == "workflow" || opts.Catalog == nil {
+			continue
+		}
+		if spec, ok := opts.Catalog.Lookup(n.Type); ok && spec != nil {
+			v.specs[n.ID] = spec
+		} else {
+			v.unknown[n.ID] = true
+		}
+	}
+	for _, id := range sortedKeys(w.Mappings) {
+		m := w.Mappings[id]
+		if m == nil || v.byID[id] == nil {
+			continue
+		}
+		for _, out := range sortedKeys(m.OutputMappings) {
+			target := m.OutputMappings[out]
+			if _, taken := v.mapped[target]; !taken && target != "" {
+				v.mapped[target] = mappedKey{nodeID: id, output: out}
+			}
+		}
+	}
+	return v
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (v *validator) add(layer int, d Diagnostic) {
+	if d.Severity == "" {
+		d.Severity = SeverityError
+	}
+	key := string(d.Severity) + "\x00" + d.NodeID + "\x00" + d.Param + "\x00" + d.Message
+	if v.seen[key] {
+		return
+	}
+	v.seen[key] = true
+	v.diags[layer] = append(v.diags[layer], d)
+}
+
+func (v *validator) result() (errs, warnings []Diagnostic) {
+	for _, layer := range v.diags {
+		for _, d := range layer {
+			if d.Severity == SeverityWarning {
+				warnings = append(warnings, d)
+			} else {
+				errs = append(errs, d)
+			}
+		}
+	}
+	return errs, warnings
+}
+
+func (v *validator) line(id string) int {
+	if n := v.byID[id]; n != nil {
+		return n.Line
+	}
+	return 0
+}
+
+func (v *validator) nodeIDs() []string {
+	ids := make([]string, len(v.nodes))
+	for i, n := range v.nodes {
+		ids[i] = n.ID
+	}
+	return ids
+}
+
+// ---------------------------------------------------------------- layer 1
+
+var nodePathRe = regexp.MustCompile(`^nodes\[(\d+)\]`)
+
+func (v *validator) structure() {
+	for _, e := range v.w.CheckStructure() {
+		d := Diagnostic{Message: "Structure: Validation error at " + e.Path + ": " + e.Message, Hint: e.Suggestion}
+		if m := nodePathRe.FindStringSubmatch(e.Path); m != nil {
+			if i, err := strconv.Atoi(m[1]); err == nil && i < len(v.w.Nodes) && v.w.Nodes[i] != nil {
+				d.NodeID, d.Line = v.w.Nodes[i].ID, v.w.Nodes[i].Line
+			}
+		} else if name, ok := strings.CutPrefix(e.Path, "inputs."); ok {
+			name, _, _ = strings.Cut(name, ".")
+			if in := v.inputs[name]; in != nil {
+				d.Line = in.Line
+			}
+		} else if name, ok := strings.CutPrefix(e.Path, "outputs."); ok {
+			name, _, _ = strings.Cut(name, ".")
+			if o := v.w.Outputs.Get(name); o != nil {
+				d.Line = o.Line
+			}
+		}
+		v.add(layerStructure, d)
+	}
+}
+
+// ---------------------------------------------------------------- layer 2
+
+func (v *validator) stdin() {
+	var names []string
+	line := 0
+	for _, in := range v.w.Inputs {
+		if in != nil && in.Stdin {
+			if len(names) == 1 {
+				line = in.Line
+			}
+			names = append(names, in.Name)
+		}
+	}
+	if len(names) > 1 {
+		v.add(layerStdin, Diagnostic{
+			Message: fmt.Sprintf(`Multiple inputs marked with "stdin": true: %s. Only one input can receive piped stdin.`, strings.Join(names, ", ")),
+			Line:    line,
+			Hint:    fmt.Sprintf("Keep '- stdin: true' on one input (e.g. '%s') and remove it from the others.", names[0]),
+		})
+	}
+}
+
+// ---------------------------------------------------------------- layer 3: graph
+
+// graph computes the execution order from the edges. Cycles through default
+// edges are errors; loops closed by action edges (e.g. a retry branch) are
+// allowed and ignored for ordering.
+func (v *validator) graph() {
+	n := len(v.nodes)
+	succ := make([][]int, n)
+	type edge struct {
+		from, to int
+		def      bool
+	}
+	var edges []edge
+	for _, e := range v.w.Edges {
+		f, ok1 := v.index[e.From]
+		t, ok2 := v.index[e.To]
+		if !ok1 || !ok2 {
+			continue
+		}
+		edges = append(edges, edge{f, t, e.ActionOrDefault() == "default"})
+		succ[f] = append(succ[f], t)
+	}
+	comp := scc(n, succ)
+	// Cycles made only of default edges are errors.
+	defSucc := make([][]int, n)
+	for _, e := range edges {
+		if e.def {
+			defSucc[e.from] = append(defSucc[e.from], e.to)
+		}
+	}
+	defComp := scc(n, defSucc)
+	cyclic := map[int][]string{}
+	for _, e := range edges {
+		if e.def && defComp[e.from] == defComp[e.to] {
+			c := defComp[e.from]
+			if cyclic[c] == nil {
+				for i, nd := range v.nodes {
+					if defComp[i] == c {
+						cyclic[c] = append(cyclic[c], nd.ID)
+					}
+				}
+			}
+		}
+	}
+	for _, c := range sortedIntKeys(cyclic) {
+		ids := cyclic[c]
+		v.add(layerDataFlow, Diagnostic{
+			Message: "Data flow error: Circular dependency detected involving nodes: " + strings.Join(ids, ", "),
+			NodeID:  ids[0], Line: v.line(ids[0]),
+			Hint: "Remove one of the default edges between these steps; to loop back on purpose, use an action edge (e.g. 'retry') from the last step instead.",
+		})
+	}
+	// The ordering graph: drop every edge inside a strongly connected
+	// component (loop back-edges); what remains is acyclic.
+	dag := make([][]int, n)
+	indeg := make([]int, n)
+	for _, e := range edges {
+		if comp[e.from] == comp[e.to] {
+			// Keep default edges inside a loop when the loop is closed by an
+			// action edge, so a→b stays ordered in a→b→(retry)→a.
+			if !e.def || defComp[e.from] == defComp[e.to] {
+				continue
+			}
+		}
+		dag[e.from] = append(dag[e.from], e.to)
+		indeg[e.to]++
+	}
+	// Kahn's algorithm, ties broken by document order.
+	v.pos = map[string]int{}
+	order := make([]int, 0, n)
+	ready := []int{}
+	for i := 0; i < n; i++ {
+		if indeg[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	for len(ready) > 0 {
+		sort.Ints(ready)
+		cur := ready[0]
+		ready = ready[1:]
+		order = append(order, cur)
+		for _, t := range dag[cur] {
+			indeg[t]--
+			if indeg[t] == 0 {
+				ready = append(ready, t)
+			}
+		}
+	}
+	// Anything left (should not happen) goes last in document order.
+	placed := make([]bool, n)
+	for _, i := range order {
+		placed[i] = true
+	}
+	for i := 0; i < n; i++ {
+		if !placed[i] {
+			order = append(order, i)
+		}
+	}
+	anc := make([]map[string]bool, n)
+	preds := make([][]int, n)
+	for f, ts := range dag {
+		for _, t := range ts {
+			preds[t] = append(preds[t], f)
+		}
+	}
+	for p, i := range order {
+		v.pos[v.nodes[i].ID] = p
+		a := map[string]bool{}
+		for _, pr := range preds[i] {
+			a[v.nodes[pr].ID] = true
+			for k := range anc[pr] {
+				a[k] = true
+			}
+		}
+		anc[i] = a
+	}
+	v.ancestors = map[string]map[string]bool{}
+	for i, nd := range v.nodes {
+		if anc[i] == nil {
+			anc[i] = map[string]bool{}
+		}
+		v.ancestors[nd.ID] = anc[i]
+	}
+}
+
+func sortedIntKeys[V any](m map[int]V) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
+}
+
+// scc returns the strongly connected component id of every vertex (Tarjan).
+func scc(n int, succ [][]int) []int {
+	index := make([]int, n)
+	low := make([]int, n)
+	onStack := make([]bool, n)
+	comp := make([]int, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	next, ncomp := 0, 0
+	var strong func(v int)
+	strong = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range succ[v] {
+			if index[w] < 0 {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp[w] = ncomp
+				if w == v {
+					break
+				}
+			}
+			ncomp++
+		}
+	}
+	for i := 0; i < n; i++ {
+		if index[i] < 0 {
+			strong(i)
+		}
+	}
+	// A single vertex with a self-loop is its own cycle; mark it by giving
+	// it the same component as itself (already true) — callers compare
+	// endpoints, so a self-edge is detected as "same component".
+	return comp
+}
