@@ -213,12 +213,55 @@ func BenchmarkWorkflowDiscoverFromDisk1000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	ix := &Index{Path: filepath.Join(b.TempDir(), "cache", "discovery.idx")}
+	if _, err := ix.Workflows(l); err != nil { // first query builds the index
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	for b.Loop() {
-		ws, err := l.List("")
+		docs, err := ix.Workflows(l)
 		if err != nil {
 			b.Fatal(err)
 		}
-		RankWorkflows("summarize yesterday's slack messages into a digest", ws, 10)
+		RankPrepared("summarize yesterday's slack messages into a digest", docs, 10)
+	}
+}
+
+func TestIndexTracksChanges(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testSet, "workflows", "*.pflow.md"))
+	l := &library.Library{Dir: filepath.Join(t.TempDir(), "workflows")}
+	ctx := context.Background()
+	for _, f := range files[:5] {
+		if _, err := l.SaveFile(ctx, f, strings.TrimSuffix(filepath.Base(f), ".pflow.md"), library.SaveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := &Index{Path: filepath.Join(t.TempDir(), "discovery.idx")}
+	first, err := ix.Workflows(l)
+	if err != nil || len(first) != 5 {
+		t.Fatalf("first = %d, %v", len(first), err)
+	}
+	again, _ := ix.Workflows(l)
+	if fmt.Sprint(first) != fmt.Sprint(again) {
+		t.Fatal("cached index differs from the fresh one")
+	}
+	want := RankPrepared("release notes from git", first, 3)
+	if got := RankPrepared("release notes from git", again, 3); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ranking differs with the cache: %v vs %v", got, want)
+	}
+	// A new workflow and a deletion are picked up.
+	l.SaveFile(ctx, filepath.Join(testSet, "workflows", "weather-report.pflow.md"), "weather-report", library.SaveOptions{})
+	l.Delete(first[0].Name)
+	now, _ := ix.Workflows(l)
+	if len(now) != 5 {
+		t.Fatalf("after add+delete: %d docs", len(now))
+	}
+	if ms := RankPrepared("weather forecast for a city", now, 1); len(ms) == 0 || ms[0].Name != "weather-report" {
+		t.Fatalf("new workflow not found: %v", ms)
+	}
+	// A corrupt cache is rebuilt.
+	os.WriteFile(ix.Path, []byte("garbage"), 0o644)
+	if docs, _ := ix.Workflows(l); len(docs) != 5 {
+		t.Fatalf("corrupt cache: %d docs", len(docs))
 	}
 }
