@@ -619,7 +619,7 @@ func canonTypeOrAny(t string) string {
 
 // checkOrder reports a reference to a step that does not run before x.
 func (v *validator) checkOrder(st *site, r template.Ref, x *workflow.Node, yID, viaKey string) {
-	if v.ancestors[x.ID][yID] {
+	if v.runsBefore(yID, x.ID) {
 		return
 	}
 	subject := fmt.Sprintf("'%s'", yID)
@@ -631,7 +631,7 @@ func (v *validator) checkOrder(st *site, r template.Ref, x *workflow.Node, yID, 
 	case x.ID == yID && viaKey == "":
 		msg = fmt.Sprintf("Node '%s' references its own output %s in parameter '%s'; a step cannot read its own outputs", x.ID, r.Raw, st.param)
 		hint = "Reference an input or the output of an earlier step instead."
-	case v.ancestors[yID][x.ID] || v.pos[yID] >= v.pos[x.ID] && len(v.w.Edges) == 0:
+	case v.runsBefore(x.ID, yID) || v.pos[yID] >= v.pos[x.ID] && len(v.w.Edges) == 0:
 		msg = fmt.Sprintf("Node '%s' references %s which comes after it in execution order (position %d >= %d)", x.ID, subject, v.pos[yID], v.pos[x.ID])
 		hint = fmt.Sprintf("Steps run in order: move step '%s' above '%s', or reference an output of a step that runs earlier.", yID, x.ID)
 	default:

@@ -107,8 +107,8 @@ type validator struct {
 	unknown map[string]bool       // node ids whose type is unknown
 
 	// graph
-	pos       map[string]int // topological position
-	ancestors map[string]map[string]bool
+	pos map[string]int // topological position
+	anc [][]uint64     // anc[i] is the bitset of ancestors of nodes[i]
 
 	// mapped root keys: key → producing node id and output key
 	mapped map[string]mappedKey
@@ -370,7 +370,8 @@ func (v *validator) graph() {
 			order = append(order, i)
 		}
 	}
-	anc := make([]map[string]bool, n)
+	words := (n + 63) / 64
+	anc := make([][]uint64, n)
 	preds := make([][]int, n)
 	for f, ts := range dag {
 		for _, t := range ts {
@@ -379,22 +380,27 @@ func (v *validator) graph() {
 	}
 	for p, i := range order {
 		v.pos[v.nodes[i].ID] = p
-		a := map[string]bool{}
+		a := make([]uint64, words)
 		for _, pr := range preds[i] {
-			a[v.nodes[pr].ID] = true
-			for k := range anc[pr] {
-				a[k] = true
+			a[pr/64] |= 1 << (pr % 64)
+			for k, wd := range anc[pr] {
+				a[k] |= wd
 			}
 		}
 		anc[i] = a
 	}
-	v.ancestors = map[string]map[string]bool{}
-	for i, nd := range v.nodes {
-		if anc[i] == nil {
-			anc[i] = map[string]bool{}
-		}
-		v.ancestors[nd.ID] = anc[i]
+	v.anc = anc
+}
+
+// runsBefore reports whether step y is an ancestor of step x in the
+// execution graph (y always runs before x on the way to x).
+func (v *validator) runsBefore(y, x string) bool {
+	yi, ok1 := v.index[y]
+	xi, ok2 := v.index[x]
+	if !ok1 || !ok2 || v.anc == nil {
+		return false
 	}
+	return v.anc[xi][yi/64]&(1<<(yi%64)) != 0
 }
 
 func sortedIntKeys[V any](m map[int]V) []int {
