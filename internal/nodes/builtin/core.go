@@ -1,8 +1,17 @@
 package builtin
 
-import "github.com/pflow-go/pflow/internal/node"
+import (
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/nodes/echo"
+	"github.com/pflow-go/pflow/internal/nodes/file"
+	httpnode "github.com/pflow-go/pflow/internal/nodes/http"
+	"github.com/pflow-go/pflow/internal/nodes/shell"
+)
 
 // coreSpecs lists shell, http, file and test nodes.
 func coreSpecs(cfg Config) []*node.Spec {
-	return nil
+	specs := []*node.Spec{shell.Spec(), httpnode.Spec()}
+	specs = append(specs, file.Specs()...)
+	specs = append(specs, echo.Spec())
+	return specs
 }

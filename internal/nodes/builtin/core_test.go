@@ -1,0 +1,58 @@
+package builtin
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCoreSpecs checks the shell, http, file and echo nodes are listed once,
+// runnable, fully described, and retried as DESIGN D15 says.
+func TestCoreSpecs(t *testing.T) {
+	want := map[string]struct {
+		attempts int
+		wait     time.Duration
+		hidden   bool
+	}{
+		"shell":       {1, 0, false},
+		"http":        {3, time.Second, false},
+		"read-file":   {3, 100 * time.Millisecond, false},
+		"write-file":  {3, 100 * time.Millisecond, false},
+		"copy-file":   {3, 100 * time.Millisecond, false},
+		"move-file":   {3, 100 * time.Millisecond, false},
+		"delete-file": {3, 100 * time.Millisecond, false},
+		"echo":        {1, 0, true},
+	}
+	seen := map[string]bool{}
+	for _, s := range coreSpecs(Config{}) {
+		w, ok := want[s.Type]
+		if !ok {
+			t.Errorf("unexpected core node %q", s.Type)
+			continue
+		}
+		if seen[s.Type] {
+			t.Errorf("%q listed twice", s.Type)
+		}
+		seen[s.Type] = true
+		if s.Node == nil || s.Group == "" || s.Interface.Description == "" || len(s.Interface.Outputs) == 0 {
+			t.Errorf("%q is incomplete: %+v", s.Type, s)
+		}
+		if s.Attempts != w.attempts || s.RetryWait != w.wait || s.Hidden != w.hidden {
+			t.Errorf("%q: attempts=%d wait=%v hidden=%v, want %d %v %v", s.Type, s.Attempts, s.RetryWait, s.Hidden, w.attempts, w.wait, w.hidden)
+		}
+		for _, f := range s.Interface.Params {
+			if f.Key == "" || f.Type == "" || f.Description == "" {
+				t.Errorf("%q param %+v not fully declared", s.Type, f)
+			}
+		}
+		for _, f := range s.Interface.Outputs {
+			if f.Key == "" || f.Type == "" || f.Description == "" {
+				t.Errorf("%q output %+v not fully declared", s.Type, f)
+			}
+		}
+	}
+	for typ := range want {
+		if !seen[typ] {
+			t.Errorf("core node %q missing", typ)
+		}
+	}
+}
