@@ -179,3 +179,18 @@ func TestParseJSONNumbers(t *testing.T) {
 		t.Errorf("params = %#v", w.Nodes[0].Params)
 	}
 }
+
+func TestParseJSONLines(t *testing.T) {
+	t.Parallel()
+	src := "{\n  \"inputs\": {\n    \"zeta\": {\"type\": \"string\"},\n    \"alpha\": {}\n  },\n  \"nodes\": [\n    {\"id\": \"a\", \"type\": \"t\"},\n    {\n      \"id\": \"b\", \"type\": \"t\"\n    }\n  ],\n  \"outputs\": {\"o\": {}}\n}"
+	w, err := ParseJSON([]byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Nodes[0].Line != 7 || w.Nodes[1].Line != 8 {
+		t.Errorf("node lines = %d, %d", w.Nodes[0].Line, w.Nodes[1].Line)
+	}
+	if w.Inputs[0].Name != "zeta" || w.Inputs[0].Line != 3 || w.Inputs[1].Line != 4 || w.Outputs[0].Line != 12 {
+		t.Errorf("inputs %s@%d %s@%d, output @%d", w.Inputs[0].Name, w.Inputs[0].Line, w.Inputs[1].Name, w.Inputs[1].Line, w.Outputs[0].Line)
+	}
+}

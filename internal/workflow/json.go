@@ -92,16 +92,23 @@ func ParseJSON(src []byte, path string) (*Workflow, error) {
 		return nil, &ParseError{Path: abs, Line: 1, Message: fmt.Sprintf("Workflow JSON must be an object, got %s.", jsonTypeName(v)), Suggestion: `Use the IR object form: {"ir_version": "0.1.0", "nodes": [{"id": "step", "type": "shell", "params": {"command": "echo hi"}}], "edges": []}`}
 	}
 	order := map[string][]string{}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(src, &top) == nil {
-		for _, k := range []string{"inputs", "outputs"} {
-			if raw, ok := top[k]; ok {
-				order[k] = objectKeys(raw)
-			}
-		}
+	pos := jsonPositions(src)
+	for _, k := range []string{"inputs", "outputs"} {
+		order[k] = pos.keys[k]
 	}
 	d := &decoder{}
 	w := d.workflow(m, order)
+	for i, n := range w.Nodes {
+		if i < len(pos.nodes) {
+			n.Line = pos.nodes[i]
+		}
+	}
+	for _, in := range w.Inputs {
+		in.Line = pos.lines["inputs"][in.Name]
+	}
+	for _, o := range w.Outputs {
+		o.Line = pos.lines["outputs"][o.Name]
+	}
 	w.decodeErrs = d.errs
 	w.Normalize()
 	w.Source = &Source{Path: abs, Raw: string(src)}
@@ -129,30 +136,80 @@ func offsetLine(src []byte, off int64) int {
 	return bytes.Count(src[:off], []byte("\n")) + 1
 }
 
-// objectKeys lists the keys of a JSON object in document order.
-func objectKeys(raw json.RawMessage) []string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil
+// jsonPos records where things are in a JSON IR document: the line of each
+// node object, and the key order and lines of the inputs and outputs objects.
+type jsonPos struct {
+	nodes []int
+	keys  map[string][]string
+	lines map[string]map[string]int
+}
+
+// jsonPositions scans a (valid) JSON IR document for positions. It is
+// best-effort: on any surprise it returns what it found so far.
+func jsonPositions(src []byte) jsonPos {
+	pos := jsonPos{keys: map[string][]string{}, lines: map[string]map[string]int{"inputs": {}, "outputs": {}}}
+	dec := json.NewDecoder(bytes.NewReader(src))
+	// valueLine is the line where the next value starts (skipping
+	// whitespace and separators after the decoder's offset).
+	valueLine := func() int {
+		off := int(dec.InputOffset())
+		for off < len(src) && strings.IndexByte(" \t\r\n,:", src[off]) >= 0 {
+			off++
+		}
+		return offsetLine(src, int64(off))
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return pos
 	}
-	var keys []string
 	for dec.More() {
 		kt, err := dec.Token()
 		if err != nil {
-			return keys
+			return pos
 		}
-		k, _ := kt.(string)
-		keys = append(keys, k)
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return keys
+		key, _ := kt.(string)
+		switch key {
+		case "nodes":
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+				return pos
+			}
+			for dec.More() {
+				pos.nodes = append(pos.nodes, valueLine())
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return pos
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return pos
+			}
+		case "inputs", "outputs":
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+				return pos
+			}
+			for dec.More() {
+				nt, err := dec.Token()
+				if err != nil {
+					return pos
+				}
+				name, _ := nt.(string)
+				pos.keys[key] = append(pos.keys[key], name)
+				pos.lines[key][name] = offsetLine(src, dec.InputOffset())
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return pos
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return pos
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return pos
+			}
 		}
 	}
-	return keys
+	return pos
 }
 
 // ParseFile reads and parses a workflow file, choosing the format by

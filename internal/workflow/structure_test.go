@@ -83,6 +83,20 @@ func TestCheckStructure(t *testing.T) {
 			},
 		},
 		{
+			name: "wrong types for objects, ints and bools",
+			json: `{"nodes":[{"id":"a","type":"t","params":[1],"purpose":3,"_source_lines":{"c":"x"}}],"edges":"none","enable_namespacing":"no","inputs":{"i":{"required":"yes","stdin":1,"default":null}},"mappings":{"a":{"input_mappings":{"p":1}}}}`,
+			want: []StructureError{
+				{"nodes[0].purpose", "3 is not of type 'string'", "Change type from 'integer' to 'string'"},
+				{"nodes[0].params", "[1] is not of type 'object'", "Change type from 'array' to 'object'"},
+				{"nodes[0]._source_lines.c", "'x' is not of type 'integer'", "Change type from 'string' to 'integer'"},
+				{"edges", "'none' is not of type 'array'", "Change type from 'string' to 'array'"},
+				{"mappings.a.input_mappings.p", "1 is not of type 'string'", "Change type from 'integer' to 'string'"},
+				{"inputs.i.required", "'yes' is not of type 'boolean'", "Change type from 'string' to 'boolean'"},
+				{"inputs.i.stdin", "1 is not of type 'boolean'", "Change type from 'integer' to 'boolean'"},
+				{"enable_namespacing", "'no' is not of type 'boolean'", "Change type from 'string' to 'boolean'"},
+			},
+		},
+		{
 			name: "input and output type enum",
 			json: `{"nodes":[{"id":"a","type":"t"}],"inputs":{"i":{"type":"text"}},"outputs":{"o":{"type":"json"}}}`,
 			want: []StructureError{
