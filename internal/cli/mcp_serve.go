@@ -1,6 +1,85 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pflow-go/pflow/internal/mcp/server"
+	"github.com/pflow-go/pflow/internal/pferr"
+)
 
 // addMCPServeCmd adds 'pflow mcp serve' to the mcp group.
-func addMCPServeCmd(mcpCmd *cobra.Command, f *Factory) {}
+func addMCPServeCmd(mcpCmd *cobra.Command, f *Factory) {
+	var (
+		httpAddr  string
+		token     string
+		allowDirs []string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve pflow's workflow tools over MCP (stdio, or streamable HTTP with --http)",
+		Long: `Serve pflow as an MCP server, so an agent without a shell can discover, validate, run and
+save workflows through 14 tools (workflow_discover, workflow_execute, workflow_save, ...) and read
+the agent guide at pflow://instructions.
+
+By default the server speaks MCP on stdin/stdout (what Claude Desktop, Claude Code and Cursor
+launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR/mcp, bound to
+127.0.0.1 unless ADDR names another host; a non-loopback address requires a bearer token
+(--token or PFLOW_MCP_TOKEN). Over HTTP, tools refuse file paths unless --allow-dir covers them.`,
+		Example: `  pflow mcp serve
+  pflow mcp serve --http 127.0.0.1:8765
+  PFLOW_MCP_TOKEN=secret pflow mcp serve --http 0.0.0.0:8765 --allow-dir ~/workflows`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if token == "" {
+				token = f.App.Getenv("PFLOW_MCP_TOKEN")
+			}
+			var dirs []string
+			for _, d := range allowDirs {
+				abs, err := filepath.Abs(d)
+				if err != nil {
+					return pferr.Newf(pferr.Usage, "--allow-dir %s: %v", d, err)
+				}
+				if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+					return pferr.Newf(pferr.Usage, "--allow-dir %s: not an existing directory", d).
+						WithHint("Name a directory that holds .pflow.md files the server may read.")
+				}
+				dirs = append(dirs, abs)
+			}
+			srv := server.New(server.Options{
+				App:       f.App,
+				Version:   Version,
+				HTTP:      cmd.Flags().Changed("http"),
+				AllowDirs: dirs,
+				Log:       f.IO.ErrOut,
+			})
+			if !cmd.Flags().Changed("http") {
+				if len(dirs) > 0 {
+					fmt.Fprintln(f.IO.ErrOut, "pflow mcp: note: --allow-dir only matters with --http; over stdio the server reads any .pflow.md path")
+				}
+				return srv.ServeStdio(ctx, f.IO.In, f.IO.Out)
+			}
+			addr := server.ListenAddr(httpAddr)
+			if err := server.CheckHTTPSecurity(addr, token); err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return pferr.Newf(pferr.Usage, "cannot listen on %s: %v", addr, err).
+					WithHint("Pick a free port (e.g. --http 127.0.0.1:8765), or port 0 for any free port.")
+			}
+			return srv.ServeHTTP(ctx, ln, server.HTTPOptions{Token: token}, func(url string) {
+				fmt.Fprintf(f.IO.ErrOut, "pflow MCP server listening on %s\n", url)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (host:port; a bare port binds 127.0.0.1) instead of stdio")
+	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $PFLOW_MCP_TOKEN); required off loopback")
+	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path (repeatable)")
+	mcpCmd.AddCommand(cmd)
+}

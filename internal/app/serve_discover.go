@@ -1,0 +1,101 @@
+package app
+
+import (
+	"context"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/discovery"
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// Confidence thresholds of workflow discovery (reference §B4: >= 95% means
+// reuse; below 70% means build).
+const (
+	ReuseConfidence    = 0.95
+	DescribeConfidence = 0.70
+)
+
+// WorkflowMatch is one discovered saved workflow.
+type WorkflowMatch struct {
+	Info       *SavedInfo
+	Confidence float64
+	Reasons    []string
+}
+
+// WorkflowDiscovery is the result of DiscoverSavedWorkflows.
+type WorkflowDiscovery struct {
+	Matches []WorkflowMatch
+	// Total is how many saved workflows were searched.
+	Total int
+	// Recommendation is "execute" (best match >= ReuseConfidence),
+	// "describe" (>= DescribeConfidence) or "build".
+	Recommendation string
+}
+
+// DiscoverSavedWorkflows ranks the saved workflows against a task
+// description with the local relevance model (D11): offline, instant,
+// deterministic.
+func (a *App) DiscoverSavedWorkflows(query string, limit int) (*WorkflowDiscovery, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, pferr.New(pferr.Validation, "the query is empty").WithHint("Describe the task, e.g. 'summarize the open pull requests of a repo'.")
+	}
+	if len(query) > discovery.MaxQueryLen {
+		return nil, pferr.Newf(pferr.Validation, "the query is too long (%d characters, max %d)", len(query), discovery.MaxQueryLen)
+	}
+	list, err := a.Library().List("")
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]int, len(list))
+	for i, s := range list {
+		byName[s.Name] = i
+	}
+	res := &WorkflowDiscovery{Total: len(list), Recommendation: "build"}
+	for _, m := range discovery.RankWorkflows(query, list, limit) {
+		i, ok := byName[m.Name]
+		if !ok {
+			continue
+		}
+		res.Matches = append(res.Matches, WorkflowMatch{Info: SavedInfoOf(list[i], false), Confidence: m.Confidence, Reasons: m.Reasons})
+	}
+	if len(res.Matches) > 0 {
+		switch c := res.Matches[0].Confidence; {
+		case c >= ReuseConfidence:
+			res.Recommendation = "execute"
+		case c >= DescribeConfidence:
+			res.Recommendation = "describe"
+		}
+	}
+	return res, nil
+}
+
+// NodeMatch is one discovered node type.
+type NodeMatch struct {
+	Spec       *node.Spec
+	Confidence float64
+	Reasons    []string
+}
+
+// DiscoverNodeTypes ranks the usable (listed, allowed) node types against a
+// task description with the local relevance model (D11).
+func (a *App) DiscoverNodeTypes(ctx context.Context, task string, limit int) ([]NodeMatch, error) {
+	if strings.TrimSpace(task) == "" {
+		return nil, pferr.New(pferr.Validation, "the task is empty").WithHint("Describe what the workflow must do, e.g. 'fetch a URL and summarize it'.")
+	}
+	if len(task) > discovery.MaxQueryLen {
+		return nil, pferr.Newf(pferr.Validation, "the task is too long (%d characters, max %d)", len(task), discovery.MaxQueryLen)
+	}
+	cat, _, err := a.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	specs := cat.Specs()
+	var out []NodeMatch
+	for _, m := range discovery.RankNodes(task, specs, limit) {
+		if s, ok := cat.Lookup(m.Name); ok {
+			out = append(out, NodeMatch{Spec: s, Confidence: m.Confidence, Reasons: m.Reasons})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,218 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/library"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// PathPolicy says which workflow files a caller that is not a local shell
+// user (an MCP client) may name. The zero value allows any existing
+// .pflow.md file, which is right for a local stdio server.
+type PathPolicy struct {
+	// Restrict refuses every file path outside AllowDirs (HTTP mode, D12).
+	Restrict bool
+	// AllowDirs are the roots file paths may live under when Restrict is set.
+	AllowDirs []string
+}
+
+// Check returns the absolute, symlink-resolved form of path when the policy
+// allows it. A refused path is a security error that says how to allow it.
+func (p PathPolicy) Check(path string) (string, error) {
+	if strings.ContainsRune(path, 0) {
+		return "", &pferr.Error{Kind: pferr.Security, Message: "file path contains a NUL byte"}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", &pferr.Error{Kind: pferr.Security, Message: fmt.Sprintf("cannot resolve file path %q: %v", path, err)}
+	}
+	if !p.Restrict {
+		return abs, nil
+	}
+	real := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		real = r
+	}
+	for _, d := range p.AllowDirs {
+		root, err := filepath.Abs(d)
+		if err != nil {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(root); err == nil {
+			root = r
+		}
+		if pathWithin(root, real) {
+			return real, nil
+		}
+	}
+	e := &pferr.Error{Kind: pferr.Security,
+		Message: fmt.Sprintf("file path %q is outside the directories this server may read", path),
+		Hint:    "Send the workflow itself (markdown text or JSON IR) instead of a path, or restart the server with --allow-dir naming the directory that holds it."}
+	if len(p.AllowDirs) > 0 {
+		e.Details = map[string]any{"allowed_dirs": p.AllowDirs}
+	}
+	return "", e
+}
+
+// within reports whether path is root or inside it.
+func pathWithin(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+}
+
+// isWorkflowPath reports whether s names a .pflow.md file.
+func isPflowMDPath(s string) bool {
+	return strings.HasSuffix(strings.ToLower(s), library.Ext)
+}
+
+// ResolveAgentWorkflow finds the workflow an agent passed as a tool argument,
+// trying in order (002, D10): inline JSON IR (an object, or a string holding
+// one), inline .pflow.md markdown (a string with a newline), a saved
+// workflow name, a draft name, then an explicit path to an existing .pflow.md
+// file allowed by pol. Anything else that looks like a path ("../etc/passwd",
+// "/etc/passwd") is refused as a name with a security error.
+func (a *App) ResolveAgentWorkflow(ref any, pol PathPolicy) (*Target, error) {
+	switch v := ref.(type) {
+	case map[string]any:
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, pferr.Newf(pferr.Validation, "workflow IR is not JSON-encodable: %v", err)
+		}
+		return agentInlineIR(data)
+	case string:
+		return a.resolveAgentString(v, pol)
+	case nil:
+		return nil, pferr.New(pferr.Validation, "no workflow given").
+			WithHint("Pass a saved workflow name, .pflow.md markdown text, or a JSON IR object.")
+	default:
+		return nil, pferr.Newf(pferr.Validation, "workflow must be a string or an object, got %T", ref).
+			WithHint("Pass a saved workflow name, .pflow.md markdown text, or a JSON IR object.")
+	}
+}
+
+func agentInlineIR(data []byte) (*Target, error) {
+	w, err := workflow.ParseJSON(data, "")
+	if err != nil {
+		return nil, parseError("the inline workflow IR", err)
+	}
+	return &Target{Workflow: w, Name: "inline"}, nil
+}
+
+func (a *App) resolveAgentString(s string, pol PathPolicy) (*Target, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return nil, pferr.New(pferr.Validation, "workflow is empty").
+			WithHint("Pass a saved workflow name, .pflow.md markdown text, or a JSON IR object.")
+	}
+	if strings.HasPrefix(t, "{") {
+		return agentInlineIR([]byte(t))
+	}
+	if strings.Contains(s, "\n") {
+		w, err := workflow.ParseMarkdown([]byte(s), "")
+		if err != nil {
+			return nil, parseError("the inline workflow markdown", err)
+		}
+		return &Target{Workflow: w, Name: agentInlineName(w)}, nil
+	}
+	if isPflowMDPath(t) && strings.ContainsAny(t, `/\`) {
+		return a.agentLoadFile(t, pol)
+	}
+	name := t
+	if isPflowMDPath(t) {
+		name = t[:len(t)-len(library.Ext)]
+	}
+	if err := library.ValidateName(name); err != nil {
+		if isPflowMDPath(t) && pferr.KindOf(err) != pferr.Security {
+			return a.agentLoadFile(t, pol)
+		}
+		return nil, err
+	}
+	return a.agentLoadSavedOrDraft(name, t, pol)
+}
+
+// inlineName names an inline markdown workflow for its trace file.
+func agentInlineName(w *workflow.Workflow) string {
+	if w.Source != nil && w.Source.Title != "" {
+		if n := library.SuggestName(w.Source.Title); n != "" {
+			return n
+		}
+	}
+	return "inline"
+}
+
+// loadSavedOrDraft loads a saved workflow, else a draft of that name, else
+// (when arg is a file name that exists) the file.
+func (a *App) agentLoadSavedOrDraft(name, arg string, pol PathPolicy) (*Target, error) {
+	lib := a.Library()
+	s, err := lib.Load(name)
+	if err == nil {
+		return &Target{Workflow: s.Workflow, Name: s.Name, Saved: true, Path: s.Path}, nil
+	}
+	if pferr.KindOf(err) != pferr.NotFound {
+		return nil, err
+	}
+	if t, derr := a.LoadDraftTarget(name); derr == nil {
+		return t, nil
+	} else if pferr.KindOf(derr) != pferr.NotFound {
+		return nil, derr
+	}
+	if isPflowMDPath(arg) {
+		if _, serr := os.Stat(arg); serr == nil {
+			return a.agentLoadFile(arg, pol)
+		}
+	}
+	pe := *pferr.As(err)
+	pe.Message = fmt.Sprintf("Workflow '%s' not found in the library or the drafts", name)
+	pe.Hint = "Call workflow_list to see saved workflows, or pass the workflow itself (markdown text or JSON IR)."
+	return nil, &pe
+}
+
+// LoadDraftTarget reads the draft $PFLOW_HOME/drafts/<name>.pflow.md.
+func (a *App) LoadDraftTarget(name string) (*Target, error) {
+	if err := library.ValidateName(name); err != nil {
+		return nil, err
+	}
+	path := a.Library().DraftPath(name)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, pferr.Newf(pferr.NotFound, "draft '%s' not found", name).WithWhere(path)
+	}
+	w, err := workflow.ParseFile(path)
+	if err != nil {
+		return nil, parseError(path, err)
+	}
+	return &Target{Workflow: w, Name: name, Path: path}, nil
+}
+
+// loadWorkflowFile reads an explicit .pflow.md path allowed by pol.
+func (a *App) agentLoadFile(path string, pol PathPolicy) (*Target, error) {
+	if !isPflowMDPath(path) {
+		return nil, &pferr.Error{Kind: pferr.Security,
+			Message: fmt.Sprintf("%q is neither a workflow name nor a .pflow.md file path", path),
+			Hint:    "Names use lowercase letters, numbers and hyphens; file paths must end in .pflow.md."}
+	}
+	abs, err := pol.Check(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, pferr.Newf(pferr.NotFound, "workflow file not found: %s", path).
+			WithHint("Check the path (relative paths are relative to the server's working directory), or pass the markdown text itself.")
+	}
+	w, err := workflow.ParseFile(abs)
+	if err != nil {
+		return nil, parseError(path, err)
+	}
+	return &Target{Workflow: w, Name: path, Path: abs}, nil
+}

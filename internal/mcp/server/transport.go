@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// ServeStdio serves one client over in/out (nothing but protocol is written
+// to out) until in ends or ctx is cancelled. Running tool calls are
+// cancelled and awaited before it returns.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	defer s.Shutdown()
+	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	s.logf("serving on stdio")
+	err := s.mcp.Run(ctx, t)
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// HTTPOptions configure the streamable HTTP transport.
+type HTTPOptions struct {
+	// Token, when set, is required as "Authorization: Bearer <token>".
+	Token string
+}
+
+// Handler returns the streamable HTTP handler: MCP at /mcp, with go-sdk's
+// DNS-rebinding protection on and the bearer token checked when set.
+func (s *Server) Handler(o HTTPOptions) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{})
+	mux := http.NewServeMux()
+	var mh http.Handler = h
+	if o.Token != "" {
+		mh = bearer(o.Token, h)
+	}
+	mux.Handle("/mcp", mh)
+	mux.Handle("/mcp/", mh)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "pflow MCP server: the endpoint is /mcp", http.StatusNotFound)
+	})
+	return mux
+}
+
+func bearer(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="pflow"`)
+			http.Error(w, "unauthorized: send 'Authorization: Bearer <token>' (the --token / PFLOW_MCP_TOKEN of this server)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ListenAddr normalizes --http ADDR: a bare port or ":port" binds 127.0.0.1.
+func ListenAddr(addr string) string {
+	addr = strings.TrimSpace(addr)
+	if addr == "" {
+		return "127.0.0.1:0"
+	}
+	if !strings.Contains(addr, ":") {
+		return "127.0.0.1:" + addr
+	}
+	if strings.HasPrefix(addr, ":") {
+		return "127.0.0.1" + addr
+	}
+	return addr
+}
+
+// IsLoopback reports whether a listen address only accepts local connections.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckHTTPSecurity refuses to serve off loopback without a token (D12).
+func CheckHTTPSecurity(addr, token string) error {
+	if token == "" && !IsLoopback(addr) {
+		return &pferr.Error{Kind: pferr.Security,
+			Message: fmt.Sprintf("refusing to serve MCP on %s without a token: anyone who can reach it could run commands as you", addr),
+			Hint:    "Set a bearer token with --token or PFLOW_MCP_TOKEN, or bind to 127.0.0.1."}
+	}
+	return nil
+}
+
+// ServeHTTP serves streamable HTTP on ln until ctx is cancelled; then it
+// stops accepting, cancels running tool calls (killing their processes) and
+// returns. ready, when not nil, is called with the listening URL.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions, ready func(url string)) error {
+	hs := &http.Server{Handler: s.Handler(o), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return s.base }}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	s.logf("serving streamable HTTP on %s", url)
+	if ready != nil {
+		ready(url)
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		s.Shutdown()
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+	s.cancel()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	_ = hs.Close()
+	s.inflight.Wait()
+	return nil
+}
