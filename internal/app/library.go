@@ -1,0 +1,115 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/discovery"
+	"github.com/pflow-go/pflow/internal/library"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// WorkflowIndex is the discovery cache of the saved workflows
+// ($PFLOW_HOME/cache/discovery-workflows.idx).
+func (a *App) WorkflowIndex() *discovery.Index {
+	return &discovery.Index{Path: filepath.Join(a.Paths.Cache, "discovery-workflows.idx")}
+}
+
+// SaveFileRequest asks to save a workflow file into the library (CLI
+// 'pflow workflow save').
+type SaveFileRequest struct {
+	Path        string
+	Name        string
+	Description string
+	Force       bool
+	// DeleteDraft removes Path after saving when it is a draft in $PFLOW_HOME/drafts.
+	DeleteDraft bool
+}
+
+// SaveFile validates a .pflow.md file with every static check a run does
+// and saves it to the library (atomic; refuses to overwrite without Force).
+// Overwritten reports whether an existing workflow was replaced.
+func (a *App) SaveFile(ctx context.Context, req SaveFileRequest) (out *SaveOutcome, overwritten bool, err error) {
+	if err := library.ValidateName(req.Name); err != nil {
+		return nil, false, err
+	}
+	lib := a.Library()
+	if strings.HasSuffix(strings.ToLower(req.Path), ".json") {
+		return nil, false, pferr.Newf(pferr.Validation, "cannot save %s: the library stores .pflow.md files, not JSON IR", req.Path).
+			WithHint("Write the workflow as a .pflow.md file ('pflow registry describe <node>' prints step snippets) and save that.")
+	}
+	content, err := os.ReadFile(req.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, pferr.Newf(pferr.NotFound, "workflow file not found: %s", req.Path).
+			WithHint("Check the path; relative paths are relative to the current directory.")
+	}
+	if err != nil {
+		return nil, false, pferr.Newf(pferr.Config, "cannot read %s: %v", req.Path, err)
+	}
+	abs, _ := filepath.Abs(req.Path)
+	w, err := workflow.ParseMarkdown(content, abs)
+	if err != nil {
+		return nil, false, parseError(req.Path, err)
+	}
+	if !req.Force && lib.Exists(req.Name) {
+		return nil, false, &pferr.Error{Kind: pferr.Validation,
+			Message: fmt.Sprintf("Workflow '%s' already exists", req.Name), Where: lib.Path(req.Name),
+			Hint: "Use --force to overwrite it, or choose a different name."}
+	}
+	ro, err := a.Run(ctx, RunRequest{Target: &Target{Workflow: w, Name: req.Name, Path: abs}, ValidateOnly: true, NoTrace: true})
+	if err != nil {
+		return nil, false, err
+	}
+	if len(ro.ValidationErrors) > 0 {
+		msgs := diagMessages(ro.ValidationErrors)
+		var lines []string
+		for _, m := range msgs {
+			lines = append(lines, fmt.Sprint(m))
+		}
+		return nil, false, &pferr.Error{Kind: pferr.Validation,
+			Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", req.Name, strings.Join(lines, "\n  ")),
+			Where:   req.Path,
+			Details: map[string]any{"validation_errors": msgs},
+			Hint:    "Fix the errors above ('pflow --validate-only " + req.Path + "' re-checks), then save again."}
+	}
+	overwritten = req.Force && lib.Exists(req.Name)
+	saved, err := lib.Save(ctx, content, req.Name, library.SaveOptions{
+		Force: req.Force, DeleteDraft: req.DeleteDraft, Description: req.Description, SourcePath: abs,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	out = &SaveOutcome{Saved: saved}
+	for _, d := range ro.Warnings {
+		out.Warnings = append(out.Warnings, d.Message)
+	}
+	if req.DeleteDraft {
+		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+			out.DraftDeleted = abs
+		}
+	}
+	return out, overwritten, nil
+}
+
+// RankSavedWorkflows ranks every saved workflow against query with the
+// local relevance model, using the discovery index so unchanged workflows
+// are not re-parsed. It returns the matches and how many were searched.
+func (a *App) RankSavedWorkflows(query string, limit int) ([]discovery.Match, int, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, 0, pferr.New(pferr.Usage, "the query is empty").WithHint(`Describe the task, e.g. pflow workflow discover "summarize the open pull requests of a repo"`)
+	}
+	if n := len([]rune(query)); n > discovery.MaxQueryLen {
+		return nil, 0, pferr.Newf(pferr.Usage, "Query too long (max %d characters, got %d)", discovery.MaxQueryLen, n)
+	}
+	docs, err := a.WorkflowIndex().Workflows(a.Library())
+	if err != nil {
+		return nil, 0, err
+	}
+	return discovery.RankPrepared(query, docs, limit), len(docs), nil
+}

@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/registry"
+	"github.com/pflow-go/pflow/internal/settings"
+)
+
+// PatternChange is what AddNodePattern / RemoveNodePattern did.
+type PatternChange struct {
+	// Changed is false when the pattern was already there (add) or absent (remove).
+	Changed bool
+	// RemovedFromOther is set when adding an allow pattern removed the same
+	// pattern from the deny list (or vice versa), so the new rule takes effect.
+	RemovedFromOther bool
+	Filter           settings.NodeFilter
+}
+
+// AddNodePattern adds a glob to the allow (deny=false) or deny list. The
+// same pattern on the other list is removed: 'settings allow X' after
+// 'settings deny X' means allow.
+func (a *App) AddNodePattern(ctx context.Context, pattern string, deny bool) (*PatternChange, error) {
+	if err := settings.ValidatePattern(pattern); err != nil {
+		return nil, pferr.Newf(pferr.Usage, "%v", err)
+	}
+	ch := &PatternChange{}
+	err := settings.Update(ctx, a.Paths.Settings, func(s *settings.Settings) error {
+		list, other := &s.Registry.Nodes.Allow, &s.Registry.Nodes.Deny
+		if deny {
+			list, other = other, list
+		}
+		if !containsStr(*list, pattern) {
+			*list = append(*list, pattern)
+			ch.Changed = true
+		}
+		if containsStr(*other, pattern) {
+			*other = removeStr(*other, pattern)
+			ch.RemovedFromOther = true
+		}
+		ch.Filter = s.Registry.Nodes
+		return nil
+	})
+	return ch, err
+}
+
+// RemoveNodePattern removes a glob from the allow or deny list.
+func (a *App) RemoveNodePattern(ctx context.Context, pattern string, deny bool) (*PatternChange, error) {
+	ch := &PatternChange{}
+	err := settings.Update(ctx, a.Paths.Settings, func(s *settings.Settings) error {
+		list := &s.Registry.Nodes.Allow
+		if deny {
+			list = &s.Registry.Nodes.Deny
+		}
+		if containsStr(*list, pattern) {
+			*list = removeStr(*list, pattern)
+			ch.Changed = true
+		}
+		ch.Filter = s.Registry.Nodes
+		return nil
+	})
+	return ch, err
+}
+
+// UnsetSettingsEnv removes key from settings.json env (exact match, else a
+// case-insensitive one). found is false when it was not set.
+func (a *App) UnsetSettingsEnv(ctx context.Context, key string) (found bool, err error) {
+	err = settings.Update(ctx, a.Paths.Settings, func(s *settings.Settings) error {
+		if _, ok := s.Env[key]; ok {
+			delete(s.Env, key)
+			found = true
+			return nil
+		}
+		for k := range s.Env {
+			if equalFold(k, key) {
+				delete(s.Env, k)
+				found = true
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+// NodeCheck is the verdict of the allow/deny filter for one node.
+type NodeCheck struct {
+	Node    string                  `json:"node"`
+	Known   bool                    `json:"known"`
+	Allowed bool                    `json:"allowed"`
+	Reason  string                  `json:"reason"`
+	Matches []settings.PatternMatch `json:"matches"`
+	// Candidates are the names the patterns were matched against.
+	Candidates []string `json:"candidates"`
+}
+
+// CheckNode evaluates the allow/deny filter for a node exactly as the
+// registry does (same candidate names). An unknown node is evaluated by its
+// name alone and reported as unknown.
+func (a *App) CheckNode(ctx context.Context, name string) (*NodeCheck, error) {
+	specs, st, err := a.AllSpecs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var spec *node.Spec
+	cat := registry.NewCatalog(specs)
+	if s, _ := cat.Resolve(name); s != nil {
+		spec = s
+	}
+	c := &NodeCheck{Node: name}
+	if spec != nil {
+		c.Node, c.Known = spec.Type, true
+		c.Candidates = NodeCandidates(spec)
+	} else {
+		c.Candidates = []string{name}
+	}
+	c.Allowed, c.Reason, c.Matches = st.Registry.Nodes.Decide(c.Candidates...)
+	if c.Matches == nil {
+		c.Matches = []settings.PatternMatch{}
+	}
+	return c, nil
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func removeStr(ss []string, s string) []string {
+	out := ss[:0]
+	for _, x := range ss {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
