@@ -1,11 +1,15 @@
 // Package mcpnode implements the one node type that serves every MCP tool
-// registered as "mcp-<server>-<tool>".
+// registered as "mcp-<server>-<tool>" (seed 000 rule 13).
 package mcpnode
 
 import (
 	"context"
+	"errors"
 	"io"
+	"strings"
+	"time"
 
+	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/node"
 )
 
@@ -24,6 +28,137 @@ type mcpNode struct{ cfg Config }
 // New returns the node serving every mcp-* type.
 func New(cfg Config) node.Node { return &mcpNode{cfg: cfg} }
 
+// Injected params (set by the runtime from the registry entry).
+const (
+	ParamServer = "__mcp_server__"
+	ParamTool   = "__mcp_tool__"
+)
+
+// controls are node controls, never forwarded to the tool.
+var controls = map[string]bool{"timeout": true, "retries": true, "retry_wait": true}
+
+// ToolArgs returns the params that become tool arguments: everything but
+// "__…" keys and node controls such as timeout.
+func ToolArgs(params map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range params {
+		if strings.HasPrefix(k, "__") || controls[k] {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
 func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
-	return node.Fail("MCP node not implemented yet", nil), nil
+	env := req.Env
+	if env == nil {
+		env = n.cfg.Env
+	}
+	log := req.Log
+	if log == nil {
+		log = n.cfg.Log
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	server := node.String(req.Params, ParamServer, "")
+	tool := node.String(req.Params, ParamTool, "")
+	details := func() map[string]any {
+		return map[string]any{"error_details": map[string]any{"server": server, "tool": tool}}
+	}
+	if server == "" || tool == "" {
+		f, err := client.LoadFile(n.cfg.ServersPath)
+		if err != nil {
+			return node.Fail(client.ErrorText(err), details()), nil
+		}
+		server, tool, err = client.ParseNodeType(req.Type, f.Names())
+		if err != nil {
+			return node.Fail(client.ErrorText(err), details()), nil
+		}
+	}
+	timeout, err := node.Duration(req.Params, "timeout", 0)
+	if err != nil || (req.Params["timeout"] != nil && timeout <= 0) {
+		return node.Fail("Invalid 'timeout' parameter: "+node.String(req.Params, "timeout", "")+". Must be a positive number of seconds (e.g. 60) or a duration (e.g. 2m).", details()), nil
+	}
+	if timeout > client.MaxTimeoutSeconds*time.Second {
+		return node.Fail("Invalid 'timeout' parameter: it cannot exceed 600 seconds (10 minutes).", details()), nil
+	}
+
+	var conn *client.Conn
+	if req.Scope != nil {
+		r, err := req.Scope.Resource("mcp:"+server, func() (io.Closer, error) {
+			return client.NewConn(n.cfg.ServersPath, server, env, log), nil
+		})
+		if err != nil {
+			return node.Fail(client.ErrorText(err), details()), nil
+		}
+		c, ok := r.(*client.Conn)
+		if !ok {
+			return nil, errors.New("mcp: scope resource for server " + server + " has an unexpected type")
+		}
+		conn = c
+	} else {
+		conn = client.NewConn(n.cfg.ServersPath, server, env, log)
+		defer conn.Close()
+	}
+	sess, err := conn.Session(ctx)
+	if err != nil {
+		return node.Fail(client.ErrorText(err), details()), nil
+	}
+	t, err := sess.Tool(ctx, tool)
+	if err != nil {
+		return node.Fail(client.ErrorText(err), details()), nil
+	}
+	args, err := client.CoerceArgs(t.Name, t.InputSchema, ToolArgs(req.Params))
+	if err != nil {
+		return node.Fail(err.Error()+" (server '"+server+"')", details()), nil
+	}
+	res, err := sess.CallTool(ctx, t.Name, args, timeout)
+	if err != nil {
+		return node.Fail(client.ErrorText(err), details()), nil
+	}
+	if err := client.ValidateStructured(t, res); err != nil {
+		return node.Fail(err.Error()+" (server '"+server+"')", details()), nil
+	}
+	ex := client.ExtractResult(res)
+	if ex.IsError {
+		out := details()
+		out["error_details"].(map[string]any)["is_tool_error"] = true
+		return node.Fail(ex.Message, out), nil
+	}
+	return node.Ok(Outputs(ex.Result)), nil
+}
+
+// Outputs builds the node's outputs from a result (D9): result, plus every
+// top-level field of an object result hoisted (never result/error or keys
+// starting with "_").
+func Outputs(result any) map[string]any {
+	out := map[string]any{"result": result}
+	if m, ok := result.(map[string]any); ok {
+		for k, v := range m {
+			if k == "result" || k == "error" || strings.HasPrefix(k, "_") {
+				continue
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Inject returns params with __mcp_server__ and __mcp_tool__ set for a node
+// type starting with "mcp-" (seed 000 rules 7–8; the values come from the
+// registry entry and overwrite user-supplied ones) and params unchanged for
+// any other type (rule 13). The caller's map is never modified.
+func Inject(nodeType, server, tool string, params map[string]any) map[string]any {
+	if !strings.HasPrefix(nodeType, "mcp-") || server == "" || tool == "" {
+		return params
+	}
+	out := make(map[string]any, len(params)+2)
+	for k, v := range params {
+		out[k] = v
+	}
+	out[ParamServer] = server
+	out[ParamTool] = tool
+	return out
 }

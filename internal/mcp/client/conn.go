@@ -1,0 +1,85 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// Conn is the per-run handle on one server (D5): it opens the session
+// lazily on first use, shares it between every node and batch item of the
+// run, reconnects if the server died (e.g. stopped after a timeout), and
+// closes it when the run ends. It implements io.Closer for node.Scope.
+type Conn struct {
+	ConfigPath string
+	Name       string
+	Lookup     func(string) (string, bool)
+	Log        io.Writer
+
+	mu     sync.Mutex
+	sess   *Session
+	closed bool
+}
+
+// NewConn returns an unopened connection handle.
+func NewConn(configPath, name string, lookup func(string) (string, bool), log io.Writer) *Conn {
+	return &Conn{ConfigPath: configPath, Name: name, Lookup: lookup, Log: log}
+}
+
+// Session returns the live session, connecting if needed.
+func (c *Conn) Session(ctx context.Context) (*Session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, pferr.Newf(pferr.Execution, "MCP connection to server %s is closed (the run has ended)", c.Name)
+	}
+	if c.sess != nil && !c.sess.Dead() {
+		return c.sess, nil
+	}
+	if c.sess != nil {
+		c.sess.Close()
+		c.sess = nil
+	}
+	srv, err := LoadServer(c.ConfigPath, c.Name, c.Lookup, c.Log)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Connect(ctx, srv, c.Log)
+	if err != nil {
+		return nil, err
+	}
+	c.sess = s
+	return s, nil
+}
+
+// Close ends the session (D5 shutdown). Safe to call more than once.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.sess != nil {
+		c.sess.Close()
+		c.sess = nil
+	}
+	return nil
+}
+
+// ErrorText renders an error for ${node.error}: the message (seed text
+// first), where it happened, and how to fix it.
+func ErrorText(err error) string {
+	pe := pferr.As(err)
+	var b strings.Builder
+	b.WriteString(pe.Message)
+	if pe.Where != "" {
+		fmt.Fprintf(&b, " (%s)", pe.Where)
+	}
+	if pe.Hint != "" {
+		b.WriteString("\n")
+		b.WriteString(pe.Hint)
+	}
+	return b.String()
+}

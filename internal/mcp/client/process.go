@@ -1,0 +1,359 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// Shutdown timings (D5): close stdin → StopGrace → SIGTERM group →
+// StopGrace → SIGKILL group.
+var StopGrace = 2 * time.Second
+
+// maxMessage bounds one JSON-RPC message from a stdio server.
+const maxMessage = 64 << 20
+
+// inheritedEnv are the variables of pflow's environment a stdio server gets,
+// before the config's own env (the same whitelist as the MCP Python SDK:
+// secrets in pflow's environment reach a server only through its "env").
+var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+
+// process is a stdio server: its own process group, stdout filtered down to
+// JSON lines, the last lines of stderr kept for error messages, and a memory
+// watchdog.
+type process struct {
+	srv    *Server
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *io.PipeReader // filtered stdout, handed to mcp.IOTransport
+	stderr *tail
+	log    io.Writer
+
+	done    chan struct{} // closed when the process has exited and been reaped
+	waitErr error
+
+	badJSON     atomic.Bool  // a line that looked like JSON did not parse
+	memExceeded atomic.Int64 // RSS in bytes when the watchdog stopped the server
+	stopping    atomic.Bool  // we are shutting it down (not a crash)
+	stopOnce    sync.Once
+}
+
+func startProcess(srv *Server, log io.Writer) (*process, error) {
+	path, err := lookPath(srv.Command, srv.ProcessEnv)
+	if err != nil {
+		return nil, pferr.Newf(pferr.Execution, "Command not found: %s", srv.Command).
+			WithWhere(fmt.Sprintf("MCP server '%s'", srv.Name)).
+			WithHint(fmt.Sprintf("Install %s or fix \"command\" of server '%s' in mcp-servers.json (see: pflow mcp list).", srv.Command, srv.Name))
+	}
+	cmd := exec.Command(path, srv.Args...)
+	cmd.Args[0] = srv.Command
+	cmd.Env = childEnv(srv)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &process{srv: srv, cmd: cmd, stderr: newTail(40, 4096), log: log, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, pferr.Newf(pferr.Execution, "Command not found: %s", srv.Command).
+			WithWhere(fmt.Sprintf("MCP server '%s'", srv.Name)).
+			WithHint(fmt.Sprintf("Starting it failed: %v", err))
+	}
+	p.stdin = stdin
+	pr, pw := io.Pipe()
+	p.out = pr
+	go p.filter(stdout, pw)
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	if srv.MaxMemoryMB > 0 {
+		go p.watchMemory(int64(srv.MaxMemoryMB) << 20)
+	}
+	return p, nil
+}
+
+func lookPath(command string, env func(string) (string, bool)) (string, error) {
+	if strings.Contains(command, "/") {
+		st, err := os.Stat(command)
+		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", errors.New("not executable")
+		}
+		return command, nil
+	}
+	pathVar := os.Getenv("PATH")
+	if env != nil {
+		if v, ok := env("PATH"); ok {
+			pathVar = v
+		}
+	}
+	for _, dir := range filepath.SplitList(pathVar) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, command)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+func childEnv(srv *Server) []string {
+	var env []string
+	seen := map[string]bool{}
+	for k, v := range srv.Env {
+		env = append(env, k+"="+v)
+		seen[k] = true
+	}
+	for _, k := range inheritedEnv {
+		if seen[k] {
+			continue
+		}
+		var v string
+		var ok bool
+		if srv.ProcessEnv != nil {
+			v, ok = srv.ProcessEnv(k)
+		} else {
+			v, ok = os.LookupEnv(k)
+		}
+		if ok && !strings.HasPrefix(v, "()") {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// filter copies JSON lines from the server's stdout to w. Lines that are not
+// JSON at all (banners, log lines) are skipped with a debug note (D7); a line
+// that starts like JSON but does not parse is passed on, so the session fails
+// and the call reports "Invalid JSON response from server".
+func (p *process) filter(stdout io.Reader, w *io.PipeWriter) {
+	r := bufio.NewReaderSize(stdout, 64<<10)
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			if len(line) > maxMessage {
+				p.badJSON.Store(true)
+				w.CloseWithError(fmt.Errorf("message from server exceeds %d MB", maxMessage>>20))
+				io.Copy(io.Discard, r)
+				return
+			}
+			continue
+		}
+		if len(line) > 0 {
+			t := bytes.TrimSpace(line)
+			switch {
+			case len(t) == 0:
+			case t[0] != '{' && t[0] != '[':
+				// Not JSON-RPC: skip it.
+			default:
+				if !json.Valid(t) {
+					p.badJSON.Store(true)
+				}
+				if _, werr := w.Write(append(t, '\n')); werr != nil {
+					io.Copy(io.Discard, r)
+					return
+				}
+			}
+			line = line[:0]
+		}
+		if err != nil {
+			w.Close()
+			return
+		}
+	}
+}
+
+// exited reports whether the process has exited, waiting up to d for it.
+func (p *process) exited(d time.Duration) bool {
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+func (p *process) exitStatus() string {
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by signal " + ws.Signal().String()
+		}
+		return "exit status " + strconv.Itoa(ee.ExitCode())
+	}
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	return p.waitErr.Error()
+}
+
+// signal sends sig to the server's process group.
+func (p *process) signal(sig syscall.Signal) {
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	}
+}
+
+// terminate stops the group now: SIGTERM, StopGrace, SIGKILL (used on a
+// call timeout and by the memory watchdog).
+func (p *process) terminate() {
+	p.signal(syscall.SIGTERM)
+	if !p.exited(StopGrace) {
+		p.signal(syscall.SIGKILL)
+		p.exited(StopGrace)
+	}
+	p.signal(syscall.SIGKILL) // leftovers in the group
+}
+
+// stop is the D5 shutdown: close stdin, wait StopGrace, SIGTERM the group,
+// wait StopGrace, SIGKILL the group. Grandchildren left in the group after
+// the leader exited are killed too.
+func (p *process) stop() {
+	p.stopOnce.Do(func() {
+		p.stopping.Store(true)
+		p.stdin.Close()
+		if !p.exited(StopGrace) {
+			p.terminate()
+		}
+		p.signal(syscall.SIGKILL)
+		p.out.Close()
+	})
+}
+
+// watchMemory stops the server when the RSS of its process group exceeds limit.
+func (p *process) watchMemory(limit int64) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	pgid := p.cmd.Process.Pid
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+			if rss := groupRSS(pgid); rss > limit {
+				p.memExceeded.Store(rss)
+				p.terminate()
+				return
+			}
+		}
+	}
+}
+
+// groupRSS sums the resident memory of every process in process group pgid.
+func groupRSS(pgid int) int64 {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	page := int64(os.Getpagesize())
+	var total int64
+	for _, e := range ents {
+		name := e.Name()
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		// fields after comm: state(0) ppid(1) pgrp(2) ... rss(21)
+		if len(f) < 22 {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g != pgid {
+			continue
+		}
+		rss, _ := strconv.ParseInt(f[21], 10, 64)
+		total += rss * page
+	}
+	return total
+}
+
+// tail keeps the last lines written to it (bounded line count and length)
+// and counts everything, so a stderr flood costs no memory.
+type tail struct {
+	mu      sync.Mutex
+	max     int
+	maxLen  int
+	lines   []string
+	partial []byte
+}
+
+func newTail(maxLines, maxLen int) *tail { return &tail{max: maxLines, maxLen: maxLen} }
+
+func (t *tail) Write(b []byte) (int, error) {
+	n0 := len(b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(t.partial) < t.maxLen {
+				n := min(len(b), t.maxLen-len(t.partial))
+				t.partial = append(t.partial, b[:n]...)
+			}
+			break
+		}
+		if len(t.partial) < t.maxLen {
+			n := min(i, t.maxLen-len(t.partial))
+			t.partial = append(t.partial, b[:n]...)
+		}
+		t.push(string(t.partial))
+		t.partial = t.partial[:0]
+		b = b[i+1:]
+	}
+	return n0, nil
+}
+
+func (t *tail) push(s string) {
+	s = strings.TrimRight(s, "\r")
+	if strings.TrimSpace(s) == "" {
+		return
+	}
+	t.lines = append(t.lines, s)
+	if len(t.lines) > t.max {
+		t.lines = append(t.lines[:0:0], t.lines[len(t.lines)-t.max:]...)
+	}
+}
+
+// Last returns up to n of the last lines.
+func (t *tail) Last(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]string(nil), t.lines...)
+	if len(t.partial) > 0 {
+		out = append(out, string(t.partial))
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}

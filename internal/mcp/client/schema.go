@@ -1,0 +1,334 @@
+package client
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// schemaTypes returns the JSON Schema type names of a property schema
+// ("string", ["integer","null"] → [integer null]).
+func schemaTypes(prop map[string]any) []string {
+	switch t := prop["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+var pflowType = map[string]string{
+	"string": "str", "number": "float", "integer": "int", "boolean": "bool",
+	"array": "list", "object": "dict", "null": "any",
+}
+
+// fieldType maps a property schema to a pflow type: the first non-null type
+// of a union; "any" when the schema has no usable type (anyOf, $ref, ...).
+func fieldType(prop map[string]any) string {
+	for _, t := range schemaTypes(prop) {
+		if t != "null" {
+			if p, ok := pflowType[t]; ok {
+				return p
+			}
+		}
+	}
+	return "any"
+}
+
+func asMap(v any) map[string]any {
+	switch m := v.(type) {
+	case map[string]any:
+		return m
+	case nil:
+		return nil
+	}
+	if n, ok := toCanonical(v).(map[string]any); ok {
+		return n
+	}
+	return nil
+}
+
+// SchemaFields converts an object schema's properties to node fields, in
+// the schema's property order when known, else sorted by name.
+func SchemaFields(schema any) []node.Field {
+	s := asMap(schema)
+	if s == nil {
+		return nil
+	}
+	if t, ok := s["type"].(string); ok && t != "object" {
+		return nil
+	}
+	props := asMap(s["properties"])
+	if props == nil {
+		return nil
+	}
+	req := map[string]bool{}
+	if r, ok := s["required"].([]any); ok {
+		for _, x := range r {
+			if k, ok := x.(string); ok {
+				req[k] = true
+			}
+		}
+	}
+	var out []node.Field
+	for _, k := range value.SortedKeys(props) {
+		p := asMap(props[k])
+		if p == nil {
+			p = map[string]any{}
+		}
+		f := node.Field{Key: k, Type: fieldType(p), Required: req[k]}
+		f.Description, _ = p["description"].(string)
+		if d, ok := p["default"]; ok {
+			f.Default = value.Normalize(d)
+		}
+		if e, ok := p["enum"].([]any); ok {
+			f.Enum = e
+		}
+		if f.Type == "dict" {
+			f.Structure = SchemaFields(p)
+		}
+		if f.Type == "list" {
+			if items := asMap(p["items"]); items != nil && fieldType(items) == "dict" {
+				f.Structure = SchemaFields(items)
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// OutputFields are the outputs of an MCP node (D9): result (with the
+// outputSchema's structure when declared), each top-level field of the
+// outputSchema hoisted, and error.
+func OutputFields(outputSchema any) []node.Field {
+	fields := SchemaFields(outputSchema)
+	res := node.Field{Key: "result", Type: "any", Description: "Tool execution result"}
+	if len(fields) > 0 {
+		res.Type = "dict"
+		res.Structure = fields
+	}
+	out := []node.Field{res}
+	for _, f := range fields {
+		if f.Key == "result" || f.Key == "error" || strings.HasPrefix(f.Key, "_") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return append(out, node.Field{Key: "error", Type: "str", Description: "Error message when the call fails"})
+}
+
+// ArgError is a tool argument that does not fit the tool's inputSchema.
+type ArgError struct {
+	Param, Tool, Message string
+}
+
+func (e *ArgError) Error() string {
+	return fmt.Sprintf("Invalid params: parameter '%s' of tool '%s' %s", e.Param, e.Tool, e.Message)
+}
+
+// CoerceArgs converts step params to the types the tool's inputSchema
+// declares ("5" → 5 for an integer, 3 → "3" for a string, a JSON string →
+// a list/object) and checks required params, types and enums, so a wrong
+// argument fails before the call with the param's name and expected type.
+func CoerceArgs(tool string, inputSchema any, args map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		out[k] = v
+	}
+	s := asMap(inputSchema)
+	if s == nil {
+		return out, nil
+	}
+	props := asMap(s["properties"])
+	if r, ok := s["required"].([]any); ok {
+		for _, x := range r {
+			k, _ := x.(string)
+			if v, present := out[k]; k != "" && (!present || v == nil) {
+				return nil, &ArgError{k, tool, fmt.Sprintf("is required but missing. Add '- %s: ...' to the step", k)}
+			}
+		}
+	}
+	for k, v := range out {
+		p := asMap(props[k])
+		if p == nil {
+			continue
+		}
+		types := schemaTypes(p)
+		if len(types) > 0 {
+			cv, err := coerce(v, types)
+			if err != nil {
+				return nil, &ArgError{k, tool, err.Error()}
+			}
+			out[k] = cv
+			v = cv
+		}
+		if e, ok := p["enum"].([]any); ok && len(e) > 0 {
+			found := false
+			for _, x := range e {
+				if value.Stringify(x) == value.Stringify(v) && value.TypeName(x) == value.TypeName(v) {
+					found = true
+				}
+			}
+			if !found {
+				opts := make([]string, len(e))
+				for i, x := range e {
+					opts[i] = value.Stringify(x)
+				}
+				return nil, &ArgError{k, tool, fmt.Sprintf("must be one of: %s (got %q)", strings.Join(opts, ", "), value.Stringify(v))}
+			}
+		}
+	}
+	if rs, err := resolveSchema(s); err == nil {
+		if err := rs.Validate(jsonInstance(out)); err != nil {
+			return nil, fmt.Errorf("Invalid params: arguments for tool '%s' do not match its input schema: %v", tool, err)
+		}
+	}
+	return out, nil
+}
+
+func coerce(v any, types []string) (any, error) {
+	for _, t := range types {
+		if matches(v, t) {
+			return v, nil
+		}
+	}
+	for _, t := range types {
+		if cv, ok := convert(v, t); ok {
+			return cv, nil
+		}
+	}
+	want := make([]string, 0, len(types))
+	for _, t := range types {
+		want = append(want, schemaWord(t))
+	}
+	return nil, fmt.Errorf("expects %s, got %s %s", strings.Join(want, " or "), value.TypeName(v), shortValue(v))
+}
+
+func schemaWord(t string) string {
+	switch t {
+	case "integer":
+		return "an integer"
+	case "number":
+		return "a number"
+	case "boolean":
+		return "a boolean (true/false)"
+	case "string":
+		return "a string"
+	case "array":
+		return "a list"
+	case "object":
+		return "an object (key: value mapping)"
+	case "null":
+		return "null"
+	}
+	return t
+}
+
+func shortValue(v any) string {
+	s := value.Stringify(v)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func matches(v any, t string) bool {
+	switch t {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "integer":
+		switch x := v.(type) {
+		case int64, int:
+			return true
+		case float64:
+			return x == math.Trunc(x) && !math.IsInf(x, 0)
+		}
+	case "number":
+		switch v.(type) {
+		case int64, int, float64:
+			return true
+		}
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "null":
+		return v == nil
+	}
+	return false
+}
+
+func convert(v any, t string) (any, bool) {
+	s, isStr := v.(string)
+	ts := strings.TrimSpace(s)
+	switch t {
+	case "string":
+		switch v.(type) {
+		case int64, int, float64, bool:
+			return value.Stringify(v), true
+		case map[string]any, []any:
+			return value.Stringify(v), true
+		}
+	case "integer":
+		if isStr {
+			if n, err := strconv.ParseInt(ts, 10, 64); err == nil {
+				return n, true
+			}
+			if f, err := strconv.ParseFloat(ts, 64); err == nil && f == math.Trunc(f) {
+				return int64(f), true
+			}
+		}
+	case "number":
+		if isStr {
+			if n, err := strconv.ParseInt(ts, 10, 64); err == nil {
+				return n, true
+			}
+			if f, err := strconv.ParseFloat(ts, 64); err == nil && !math.IsNaN(f) {
+				return f, true
+			}
+		}
+	case "boolean":
+		if isStr {
+			switch strings.ToLower(ts) {
+			case "true", "yes", "1", "on":
+				return true, true
+			case "false", "no", "0", "off":
+				return false, true
+			}
+		}
+	case "array":
+		if isStr {
+			if p, ok := value.TryParseContainer(ts); ok {
+				if l, ok := p.([]any); ok {
+					return l, true
+				}
+			}
+		}
+	case "object":
+		if isStr {
+			if p, ok := value.TryParseContainer(ts); ok {
+				if m, ok := p.(map[string]any); ok {
+					return m, true
+				}
+			}
+		}
+	}
+	return nil, false
+}

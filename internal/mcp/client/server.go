@@ -1,0 +1,214 @@
+package client
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// Server is one configured server with every ${VAR} expanded, ready to
+// connect to. It lives only in memory: secrets are never written back.
+type Server struct {
+	Name      string
+	Transport string // stdio | http | sse
+	// stdio
+	Command string
+	Args    []string
+	Env     map[string]string
+	// ProcessEnv looks up variables of pflow's own environment that a stdio
+	// server inherits (PATH, HOME, ...; see inheritedEnv).
+	ProcessEnv func(string) (string, bool)
+	// http / sse
+	URL     string
+	Headers map[string]string
+	// Timeouts and limits (D6).
+	CallTimeout    time.Duration
+	StartupTimeout time.Duration
+	MaxMemoryMB    int
+	// Secrets are the expanded values that came from variables; they are
+	// redacted from every message built from server output.
+	Secrets []string
+}
+
+// Resolve expands a raw config entry (D2) and builds the Server. Undefined
+// variables expand to "" with one warning each on log; an auth header whose
+// credential expanded to empty is not sent, with a warning.
+func Resolve(name string, raw map[string]any, lookup func(string) (string, bool), log io.Writer) (*Server, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	raw, _ = NormalizeEntry(name, raw)
+	if err := ValidateEntry(name, raw); err != nil {
+		return nil, err
+	}
+	var secrets []string
+	track := func(k string) (string, bool) {
+		if lookup == nil {
+			return "", false
+		}
+		v, ok := lookup(k)
+		if ok && len(v) >= 4 {
+			secrets = append(secrets, v)
+		}
+		return v, ok
+	}
+	e := &Expander{Lookup: track}
+	cfg := e.Expand(raw).(map[string]any)
+	s := &Server{
+		Name:           name,
+		Transport:      Transport(cfg),
+		CallTimeout:    seconds(cfg["timeout"], DefaultCallTimeout),
+		StartupTimeout: seconds(cfg["startup_timeout"], DefaultStartupTimeout),
+		MaxMemoryMB:    DefaultMaxMemoryMB,
+		ProcessEnv:     lookup,
+	}
+	if f, ok := number(cfg["max_memory_mb"]); ok && f > 0 {
+		s.MaxMemoryMB = int(f)
+	}
+	if s.Transport == "stdio" {
+		s.Command, _ = cfg["command"].(string)
+		if list, ok := cfg["args"].([]any); ok {
+			for _, a := range list {
+				s.Args = append(s.Args, value.Stringify(a))
+			}
+		}
+		s.Env = map[string]string{}
+		if m, ok := cfg["env"].(map[string]any); ok {
+			for k, v := range m {
+				s.Env[k] = value.Stringify(v)
+			}
+		}
+	} else {
+		s.URL, _ = cfg["url"].(string)
+		s.Headers = BuildHeaders(name, cfg, log)
+	}
+	e.WarnMissing(log, name)
+	s.Secrets = secrets
+	return s, nil
+}
+
+func seconds(v any, def time.Duration) time.Duration {
+	if f, ok := number(v); ok && f > 0 {
+		return time.Duration(f * float64(time.Second))
+	}
+	return def
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// BuildHeaders returns the custom headers plus the auth header of an
+// (expanded) http/sse entry. Values with control characters and empty
+// credentials are not sent, with a warning on log.
+func BuildHeaders(server string, cfg map[string]any, log io.Writer) map[string]string {
+	out := map[string]string{}
+	if h, ok := cfg["headers"].(map[string]any); ok {
+		for _, k := range value.SortedKeys(h) {
+			v := value.Stringify(h[k])
+			if hasControl(v) || hasControl(k) {
+				fmt.Fprintf(log, "Warning: MCP server '%s': header %s contains invalid control characters; not sent\n", server, k)
+				continue
+			}
+			out[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	a, present := cfg["auth"]
+	if !present || a == nil {
+		return out
+	}
+	m, ok := a.(map[string]any)
+	if !ok {
+		fmt.Fprintf(log, "Warning: MCP server '%s': Auth config is not a dictionary\n", server)
+		return out
+	}
+	get := func(k string) string { return value.Stringify(m[k]) }
+	field := func(label, v string) bool {
+		if strings.TrimSpace(v) == "" {
+			fmt.Fprintf(log, "Warning: MCP server '%s': %s is empty (check the variable it comes from); the auth header is not sent\n", server, label)
+			return false
+		}
+		if hasControl(v) {
+			fmt.Fprintf(log, "Warning: MCP server '%s': %s contains invalid control characters; the auth header is not sent\n", server, label)
+			return false
+		}
+		return true
+	}
+	switch t := get("type"); t {
+	case "bearer":
+		if tok := get("token"); field("bearer token", tok) {
+			out["Authorization"] = "Bearer " + tok
+		}
+	case "api_key":
+		header := get("header")
+		if header == "" {
+			header = "X-API-Key"
+		}
+		if key := get("key"); field("API key", key) {
+			out[http.CanonicalHeaderKey(header)] = key
+		}
+	case "basic":
+		u, p := get("username"), get("password")
+		if field("basic auth username", u) && field("basic auth password", p) {
+			if strings.Contains(u, ":") {
+				fmt.Fprintf(log, "Warning: MCP server '%s': basic auth username contains ':' which servers may misread\n", server)
+			}
+			out["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p))
+		}
+	default:
+		fmt.Fprintf(log, "Warning: MCP server '%s': Unknown auth type: %s\n", server, t)
+	}
+	return out
+}
+
+// Redact replaces every secret in s with "***".
+func (s *Server) Redact(text string) string {
+	secrets := append([]string(nil), s.Secrets...)
+	for _, h := range []string{"Authorization", "X-Api-Key"} {
+		if v := s.Headers[h]; v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, sec := range secrets {
+		if len(sec) >= 4 {
+			text = strings.ReplaceAll(text, sec, "***")
+		}
+	}
+	return text
+}
+
+// notConfigured is the D7 error for an unknown server.
+func notConfigured(name string, f *File) error {
+	avail := strings.Join(f.Names(), ", ")
+	if avail == "" {
+		avail = "none"
+	}
+	return pferr.Newf(pferr.NotFound, "Server %s not configured", name).
+		WithHint(fmt.Sprintf("Configured MCP servers: %s. Add it with: pflow mcp add '{\"%s\": {\"command\": \"...\"}}', then run: pflow mcp sync %s", avail, name, name))
+}
+
+// LoadServer loads mcp-servers.json and resolves one server.
+func LoadServer(path, name string, lookup func(string) (string, bool), log io.Writer) (*Server, error) {
+	f, err := LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := f.Servers[name]
+	if !ok {
+		return nil, notConfigured(name, f)
+	}
+	return Resolve(name, raw, lookup, log)
+}

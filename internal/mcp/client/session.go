@@ -1,0 +1,419 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// ProtocolVersion is the version pflow asks for (D8). Servers may negotiate
+// any of AcceptedVersions.
+const ProtocolVersion = "2025-11-25"
+
+// AcceptedVersions are the protocol versions pflow's client speaks.
+var AcceptedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// ClientVersion is sent as clientInfo.version.
+var ClientVersion = "0.1.0"
+
+// Session is one connection to one server. It is safe for concurrent use:
+// parallel batch items share it (D5).
+type Session struct {
+	Server *Server
+	cs     *mcp.ClientSession
+	proc   *process
+	rt     *recordingTransport
+	log    io.Writer
+
+	toolsMu sync.Mutex
+	tools   map[string]*mcp.Tool
+
+	mu   sync.Mutex
+	dead error
+
+	closeOnce sync.Once
+}
+
+// Connect starts (stdio) or reaches (http, sse) the server and runs the
+// initialize handshake, bounded by srv.StartupTimeout.
+func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	s := &Session{Server: srv, log: log}
+	var transport mcp.Transport
+	switch srv.Transport {
+	case "stdio":
+		p, err := startProcess(srv, log)
+		if err != nil {
+			return nil, err
+		}
+		s.proc = p
+		transport = &mcp.IOTransport{Reader: bufferedReadCloser{bufio.NewReaderSize(p.out, 1<<20), p.out}, Writer: p.stdin, MaxLineLength: maxMessage}
+	case "http", "sse":
+		s.rt = &recordingTransport{base: http.DefaultTransport, headers: srv.Headers}
+		hc := &http.Client{Transport: s.rt}
+		if srv.Transport == "http" {
+			transport = &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
+		} else {
+			transport = &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}
+		}
+	default:
+		return nil, pferr.Newf(pferr.Validation, "Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse'", srv.Transport)
+	}
+	cctx, cancel := context.WithTimeout(ctx, srv.StartupTimeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "pflow", Version: ClientVersion}, &mcp.ClientOptions{
+		// Advertise nothing we do not serve: a server that asks for roots and
+		// gets no answer lingers after stdin closes (D8).
+		Capabilities: &mcp.ClientCapabilities{},
+	})
+	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		mapped := s.classify(ctx, cctx, err, "initialize", "", srv.StartupTimeout)
+		s.shutdown()
+		return nil, mapped
+	}
+	s.cs = cs
+	if v := cs.InitializeResult().ProtocolVersion; !slices.Contains(AcceptedVersions, v) {
+		s.Close()
+		return nil, s.fail("MCP protocol version not supported", "",
+			fmt.Sprintf("The server answered with protocol version %q; pflow speaks %s.", v, strings.Join(AcceptedVersions, ", ")))
+	}
+	return s, nil
+}
+
+// ListTools returns every tool, following nextCursor through all pages.
+func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	if err := s.alive(); err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.Server.StartupTimeout)
+	defer cancel()
+	var out []*mcp.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 1000; page++ {
+		res, err := s.cs.ListTools(lctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, s.classify(ctx, lctx, err, "tools/list", "", s.Server.StartupTimeout)
+		}
+		out = append(out, res.Tools...)
+		if res.NextCursor == "" || seen[res.NextCursor] {
+			break
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+	s.toolsMu.Lock()
+	s.tools = map[string]*mcp.Tool{}
+	for _, t := range out {
+		s.tools[t.Name] = t
+	}
+	s.toolsMu.Unlock()
+	return out, nil
+}
+
+// Tool returns the named tool (listing tools once per session), or the D7
+// error "Tool {tool} not found on server {server}".
+func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
+	s.toolsMu.Lock()
+	loaded := s.tools != nil
+	t := s.tools[name]
+	s.toolsMu.Unlock()
+	if !loaded {
+		if _, err := s.ListTools(ctx); err != nil {
+			return nil, err
+		}
+		s.toolsMu.Lock()
+		t = s.tools[name]
+		s.toolsMu.Unlock()
+	}
+	if t == nil {
+		// Accept the sanitised form too (node ids use [a-z0-9-]).
+		s.toolsMu.Lock()
+		for n, cand := range s.tools {
+			if SanitizeToolName(n) == name {
+				t = cand
+			}
+		}
+		s.toolsMu.Unlock()
+	}
+	if t == nil {
+		return nil, pferr.Newf(pferr.NotFound, "Tool %s not found on server %s", name, s.Server.Name).
+			WithHint(fmt.Sprintf("The server no longer offers this tool. Run 'pflow mcp sync %s' and 'pflow mcp tools %s' to see what it has now.", s.Server.Name, s.Server.Name))
+	}
+	return t, nil
+}
+
+// CallTool calls a tool with a timeout (D6). When the timeout expires on a
+// stdio server, its process group gets SIGTERM, then SIGKILL, and the
+// session is dead. A tool error (isError) is returned as a result, not an error.
+func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any, timeout time.Duration) (*mcp.CallToolResult, error) {
+	if err := s.alive(); err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		timeout = s.Server.CallTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		if cctx.Err() != nil && ctx.Err() == nil && s.proc != nil {
+			// Timed out: stop the server (seed 000 rule 9).
+			s.setDead(s.fail(timeoutText(timeout), tool, "The server was stopped after the timeout."))
+			s.proc.terminate()
+		}
+		return nil, s.classify(ctx, cctx, err, "tools/call", tool, timeout)
+	}
+	return res, nil
+}
+
+func timeoutText(d time.Duration) string {
+	secs := d.Seconds()
+	if secs == float64(int64(secs)) {
+		return fmt.Sprintf("MCP tool timed out after %d seconds", int64(secs))
+	}
+	return fmt.Sprintf("MCP tool timed out after %g seconds", secs)
+}
+
+// Dead reports whether the session can no longer be used (server exited,
+// was killed after a timeout, or the connection broke).
+func (s *Session) Dead() bool {
+	if s.alive() != nil {
+		return true
+	}
+	if s.proc != nil {
+		select {
+		case <-s.proc.done:
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+func (s *Session) alive() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dead
+}
+
+func (s *Session) setDead(err error) {
+	s.mu.Lock()
+	if s.dead == nil {
+		s.dead = err
+	}
+	s.mu.Unlock()
+}
+
+// Close ends the session and, for stdio, runs the D5 shutdown. It is safe
+// to call more than once and from any goroutine.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		s.setDead(pferr.Newf(pferr.Execution, "MCP session with server %s is closed", s.Server.Name))
+		if s.proc != nil {
+			s.proc.stopping.Store(true)
+		}
+		if s.cs != nil {
+			done := make(chan struct{})
+			go func() { s.cs.Close(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(2 * StopGrace):
+			}
+		}
+		s.shutdown()
+	})
+	return nil
+}
+
+func (s *Session) shutdown() {
+	if s.proc != nil {
+		s.proc.stop()
+	}
+}
+
+// Pid returns the stdio server's process id (0 for http/sse).
+func (s *Session) Pid() int {
+	if s.proc == nil || s.proc.cmd.Process == nil {
+		return 0
+	}
+	return s.proc.cmd.Process.Pid
+}
+
+// StderrTail returns the last lines the stdio server wrote to stderr.
+func (s *Session) StderrTail(n int) []string {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.stderr.Last(n)
+}
+
+func (s *Session) fail(msg, tool, hint string) *pferr.Error {
+	where := fmt.Sprintf("server '%s'", s.Server.Name)
+	if tool != "" {
+		where += fmt.Sprintf(", tool '%s'", tool)
+	}
+	e := pferr.New(pferr.Execution, msg)
+	e.Where = where
+	if s.proc != nil {
+		if lines := s.proc.stderr.Last(10); len(lines) > 0 {
+			if hint != "" {
+				hint += "\n"
+			}
+			hint += "Last lines of the server's stderr:\n  " + s.Server.Redact(strings.Join(lines, "\n  "))
+		}
+	}
+	e.Hint = s.Server.Redact(hint)
+	return e
+}
+
+// classify turns an SDK/transport error into the D7 message.
+func (s *Session) classify(parent, bounded context.Context, err error, phase, tool string, limit time.Duration) error {
+	var pe *pferr.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	if parent.Err() != nil {
+		return s.fail(fmt.Sprintf("MCP %s was cancelled", phase), tool, "The run was interrupted or ended before the server answered.")
+	}
+	if s.proc != nil {
+		if rss := s.proc.memExceeded.Load(); rss > 0 {
+			return s.fail(fmt.Sprintf("MCP server %s exceeded its memory limit (%d MB used, max_memory_mb is %d) and was stopped", s.Server.Name, rss>>20, s.Server.MaxMemoryMB), tool,
+				fmt.Sprintf("Raise \"max_memory_mb\" for server '%s' in mcp-servers.json if it legitimately needs more.", s.Server.Name))
+		}
+		if s.proc.badJSON.Load() {
+			return s.fail("Invalid JSON response from server", tool, "The server wrote a line to stdout that is not valid JSON-RPC. Servers must log to stderr, never stdout.")
+		}
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return s.fail(rpcText(je), tool, "")
+	}
+	if strings.Contains(err.Error(), "unsupported protocol version") {
+		return s.fail("MCP protocol version not supported", tool, s.Server.Redact(err.Error())+"; pflow speaks "+strings.Join(AcceptedVersions, ", ")+".")
+	}
+	if bounded.Err() != nil {
+		if phase == "tools/call" {
+			return s.fail(timeoutText(limit), tool, "Raise the step's 'timeout' param or the server's \"timeout\" in mcp-servers.json if the tool is legitimately slow.")
+		}
+		return s.fail(fmt.Sprintf("MCP server %s did not answer %s within %d seconds", s.Server.Name, phase, int(limit.Seconds())), tool,
+			fmt.Sprintf("Check that the server starts (run its command by hand), or raise \"startup_timeout\" for server '%s' in mcp-servers.json (a first 'npx -y' may be downloading it).", s.Server.Name))
+	}
+	if s.proc != nil && !s.proc.stopping.Load() && s.proc.exited(time.Second) {
+		return s.fail("MCP server process terminated unexpectedly", tool, fmt.Sprintf("The server process ended (%s) during %s.", s.proc.exitStatus(), phase))
+	}
+	if s.rt != nil {
+		if msg := s.rt.failure(s.Server.URL); msg != "" {
+			return s.fail(msg, tool, "")
+		}
+	}
+	return s.fail(fmt.Sprintf("MCP %s failed: %s", phase, s.Server.Redact(err.Error())), tool, "")
+}
+
+func rpcText(je *jsonrpc.Error) string {
+	detail := je.Message
+	switch je.Code {
+	case -32601:
+		return "Method not found: " + detail
+	case -32602:
+		return "Invalid params: " + detail
+	case -32603:
+		return "Internal error in MCP server: " + detail
+	case -32700:
+		return "Invalid JSON response from server: the server reported a parse error: " + detail
+	}
+	return fmt.Sprintf("MCP server error %d: %s", je.Code, detail)
+}
+
+// recordingTransport adds the configured headers to every request and
+// remembers the last HTTP failure so errors can say what happened.
+type recordingTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+
+	mu      sync.Mutex
+	status  int
+	body    string
+	dialErr error
+}
+
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	resp, err := t.base.RoundTrip(r)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		var ne *net.OpError
+		if errors.As(err, &ne) {
+			t.dialErr = err
+		}
+		return nil, err
+	}
+	if resp.StatusCode >= 400 && !(req.Method == http.MethodGet && resp.StatusCode == http.StatusMethodNotAllowed) && req.Method != http.MethodDelete {
+		t.status = resp.StatusCode
+	}
+	return resp, nil
+}
+
+func (t *recordingTransport) failure(url string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.dialErr != nil:
+		return fmt.Sprintf("Could not connect to MCP server at %s. Check if the server is running and accessible.", url)
+	case t.status == 401:
+		return "Authentication failed. Check your API credentials."
+	case t.status == 403:
+		return "Access forbidden. Check your permissions."
+	case t.status == 404:
+		return "Session expired or endpoint not found."
+	case t.status == 429:
+		return "Rate limited. Too many requests. Please wait and try again."
+	case t.status >= 500:
+		return fmt.Sprintf("Server error (HTTP %d). The server encountered an error.", t.status)
+	case t.status >= 400:
+		return fmt.Sprintf("HTTP error %d", t.status)
+	}
+	return ""
+}
+
+// Discover connects, lists every tool and closes (D6: bounded).
+func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, error) {
+	s, err := Connect(ctx, srv, log)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.ListTools(ctx)
+}
+
+// bufferedReadCloser serves the SDK's small reads from a large buffer, so a
+// big message crosses the stdout filter's pipe in a few large copies.
+type bufferedReadCloser struct {
+	*bufio.Reader
+	c io.Closer
+}
+
+func (b bufferedReadCloser) Close() error { return b.c.Close() }

@@ -1,0 +1,376 @@
+package mcpnode
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/node"
+)
+
+func TestMain(m *testing.M) {
+	faketest.MaybeRun()
+	client.StopGrace = 500 * time.Millisecond
+	os.Exit(m.Run())
+}
+
+// scope is a minimal per-run node.Scope.
+type scope struct {
+	mu  sync.Mutex
+	res map[string]io.Closer
+}
+
+func (s *scope) Resource(key string, open func() (io.Closer, error)) (io.Closer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.res == nil {
+		s.res = map[string]io.Closer{}
+	}
+	if r, ok := s.res[key]; ok {
+		return r, nil
+	}
+	r, err := open()
+	if err != nil {
+		return nil, err
+	}
+	s.res[key] = r
+	return r, nil
+}
+
+func (s *scope) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.res {
+		r.Close()
+	}
+}
+
+type fake struct {
+	t     *testing.T
+	path  string
+	id    string
+	mark  string
+	scope *scope
+	log   *strings.Builder
+	node  node.Node
+}
+
+// newFake configures server "fake" running the fault-injection server.
+func newFake(t *testing.T, extra map[string]any, modes ...string) *fake {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fake{t: t, path: filepath.Join(dir, "mcp-servers.json"), id: faketest.NewID(), mark: filepath.Join(dir, "signals"), scope: &scope{}, log: &strings.Builder{}}
+	entry := faketest.Entry(f.id, f.mark, modes...)
+	for k, v := range extra {
+		entry[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fake": entry}})
+	if err := os.WriteFile(f.path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.node = New(Config{ServersPath: f.path, Env: func(k string) (string, bool) {
+		if k == "TOKEN" {
+			return "", false
+		}
+		return os.LookupEnv(k)
+	}, Log: io.Discard})
+	t.Cleanup(func() {
+		f.scope.Close()
+		f.assertNoProcesses()
+	})
+	return f
+}
+
+func (f *fake) run(tool string, params map[string]any) *node.Result {
+	f.t.Helper()
+	p := map[string]any{ParamServer: "fake", ParamTool: tool}
+	for k, v := range params {
+		p[k] = v
+	}
+	res, err := f.node.Run(context.Background(), &node.Request{NodeID: "step", Type: "mcp-fake-" + client.SanitizeToolName(tool), Params: p, Scope: f.scope, Log: f.log})
+	if err != nil {
+		f.t.Fatalf("Run returned a Go error: %v", err)
+	}
+	return res
+}
+
+// assertNoProcesses checks the process table for anything the fake server
+// (or its children) left behind.
+func (f *fake) assertNoProcesses() {
+	f.t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		left := faketest.Leftovers(f.id)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("processes left behind: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func errText(r *node.Result) string {
+	if r.Action != "error" {
+		return ""
+	}
+	s, _ := r.Outputs["error"].(string)
+	return s
+}
+
+func TestEchoAndHoisting(t *testing.T) {
+	f := newFake(t, nil)
+	r := f.run("echo", map[string]any{"message": "hi"})
+	if r.Action != "" || r.Outputs["result"] != "Echo: hi" {
+		t.Fatalf("result %#v", r)
+	}
+	r = f.run("add", map[string]any{"a": "2", "b": int64(40)})
+	if r.Action != "" || r.Outputs["sum"] != int64(42) {
+		t.Fatalf("add: %#v", r.Outputs)
+	}
+	r = f.run("struct", map[string]any{"location": "Oslo"})
+	if r.Outputs["temperature"] != 22.5 || r.Outputs["conditions"] != "sunny" {
+		t.Fatalf("struct: %#v", r.Outputs)
+	}
+	r = f.run("image", nil)
+	img, _ := r.Outputs["result"].(map[string]any)
+	if img["type"] != "image" || img["mimeType"] != "image/png" || img["data"] != "iVBORw0KGgo=" {
+		t.Fatalf("image: %#v", r.Outputs)
+	}
+}
+
+// Seed 000 criteria 5 and 6: the node type gets __mcp_server__ and
+// __mcp_tool__; criterion 13: a type without "mcp-" gets nothing.
+func TestCriterion05_06_13Injection(t *testing.T) {
+	in := map[string]any{"title": "x", ParamServer: "user-value"}
+	got := Inject("mcp-github-create-issue", "github", "create_issue", in)
+	if got[ParamServer] != "github" || got[ParamTool] != "create_issue" || got["title"] != "x" {
+		t.Fatalf("injected %#v", got)
+	}
+	if in[ParamServer] != "user-value" {
+		t.Fatal("caller's params modified")
+	}
+	for _, typ := range []string{"shell", "http", "mcpish", "workflow"} {
+		out := Inject(typ, "github", "create_issue", map[string]any{"a": 1})
+		if _, has := out[ParamServer]; has {
+			t.Fatalf("%s got injection", typ)
+		}
+		if _, has := out[ParamTool]; has {
+			t.Fatalf("%s got injection", typ)
+		}
+	}
+	// The node uses the injected original tool name (with a space) and
+	// forwards neither "__" keys nor the timeout control.
+	f := newFake(t, nil)
+	r := f.run("Create Issue", map[string]any{"title": "Bug", "timeout": int64(10), "__registry__": "x", "count": "3", "draft": "true", "labels": `["a","b"]`})
+	if r.Action != "" {
+		t.Fatalf("error: %v", r.Outputs["error"])
+	}
+	want := map[string]any{"title": "Bug", "count": int64(3), "draft": true, "labels": []any{"a", "b"}}
+	got2 := r.Outputs["result"].(map[string]any)
+	if len(got2) != len(want) || got2["count"] != int64(3) || got2["draft"] != true {
+		t.Fatalf("tool saw %#v, want %#v", got2, want)
+	}
+}
+
+// Without injected params the node parses the type (longest server wins)
+// and matches the sanitised tool name.
+func TestNodeTypeParsedWithoutInjection(t *testing.T) {
+	f := newFake(t, nil)
+	res, err := f.node.Run(context.Background(), &node.Request{Type: "mcp-fake-create-issue", Params: map[string]any{"title": "T"}, Scope: f.scope})
+	if err != nil || res.Action != "" {
+		t.Fatalf("%v %#v", err, res)
+	}
+}
+
+func TestArgumentValidationNamesParam(t *testing.T) {
+	f := newFake(t, nil)
+	cases := []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{"a": "abc", "b": int64(1)}, "parameter 'a' of tool 'add' expects a number, got str \"abc\""},
+		{map[string]any{"a": int64(1)}, "parameter 'b' of tool 'add' is required but missing"},
+	}
+	for _, c := range cases {
+		r := f.run("add", c.params)
+		if !strings.Contains(errText(r), c.want) {
+			t.Errorf("error = %q, want %q", errText(r), c.want)
+		}
+	}
+	r := f.run("Create Issue", map[string]any{"title": "x", "priority": "urgent"})
+	if !strings.Contains(errText(r), "parameter 'priority' of tool 'Create Issue' must be one of: low, high") {
+		t.Errorf("enum error = %q", errText(r))
+	}
+}
+
+// Seed 000 criterion 7: an invalid server command gives a clear error.
+func TestCriterion07CommandNotFound(t *testing.T) {
+	f := newFake(t, map[string]any{"command": "pflow-no-such-server-cmd"})
+	r := f.run("echo", map[string]any{"message": "x"})
+	if !strings.HasPrefix(errText(r), "Command not found: pflow-no-such-server-cmd") {
+		t.Fatalf("error = %q", errText(r))
+	}
+}
+
+// Seed 000 criterion 8: a call still running after its timeout has its
+// server killed with SIGTERM.
+func TestCriterion08TimeoutSendsSIGTERM(t *testing.T) {
+	f := newFake(t, nil)
+	r := f.run("hang", map[string]any{"timeout": "1s"})
+	if !strings.HasPrefix(errText(r), "MCP tool timed out after 1 seconds") {
+		t.Fatalf("error = %q", errText(r))
+	}
+	b, _ := os.ReadFile(f.mark)
+	if !strings.Contains(string(b), "SIGTERM") {
+		t.Fatalf("server did not receive SIGTERM (marks: %q)", b)
+	}
+	// The next call in the same run reconnects to a fresh server.
+	if r := f.run("echo", map[string]any{"message": "again"}); r.Outputs["result"] != "Echo: again" {
+		t.Fatalf("after timeout: %#v", r.Outputs)
+	}
+}
+
+// Seed 000 criterion 9: malformed JSON from the server.
+func TestCriterion09MalformedJSON(t *testing.T) {
+	f := newFake(t, nil, "bad-json")
+	r := f.run("echo", map[string]any{"message": "x"})
+	if !strings.HasPrefix(errText(r), "Invalid JSON response from server") {
+		t.Fatalf("error = %q", errText(r))
+	}
+}
+
+// Seed 000 criterion 12: an undefined ${TOKEN} reaches the server as TOKEN="".
+func TestCriterion12UndefinedVarIsEmptyInSubprocess(t *testing.T) {
+	f := newFake(t, nil)
+	r := f.run("getenv", map[string]any{"name": "TOKEN"})
+	if r.Outputs["set"] != true || r.Outputs["value"] != "" {
+		t.Fatalf("TOKEN in server env: %#v", r.Outputs)
+	}
+	if !strings.Contains(f.log.String(), "TOKEN not found") || !strings.Contains(f.log.String(), "pflow settings set-env TOKEN=") {
+		t.Fatalf("no warning: %q", f.log.String())
+	}
+}
+
+// Seed 000 criterion 14: JSON-RPC error -32601 → "Method not found".
+func TestCriterion14MethodNotFound(t *testing.T) {
+	f := newFake(t, nil, "rpc-error=-32601")
+	r := f.run("echo", map[string]any{"message": "x"})
+	if !strings.HasPrefix(errText(r), "Method not found") {
+		t.Fatalf("error = %q", errText(r))
+	}
+}
+
+func TestSessionSharedAcrossParallelCalls(t *testing.T) {
+	f := newFake(t, nil)
+	var wg sync.WaitGroup
+	errs := make(chan string, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := f.run("echo", map[string]any{"message": "p"})
+			if r.Outputs["result"] != "Echo: p" {
+				errs <- errText(r)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	c := f.scope.res["mcp:fake"].(*client.Conn)
+	s1, _ := c.Session(context.Background())
+	if s1.Pid() == 0 {
+		t.Fatal("no pid")
+	}
+	if n := len(faketest.Leftovers(f.id)); n != 1 {
+		t.Fatalf("%d server processes for one run, want 1", n)
+	}
+}
+
+// TestFaultMatrix: every misbehaviour ends in its documented message,
+// within its bound, with zero processes left (checked in cleanup).
+func TestFaultMatrix(t *testing.T) {
+	cases := []struct {
+		name   string
+		modes  []string
+		extra  map[string]any
+		tool   string
+		params map[string]any
+		want   []string // substrings of ${node.error}; nil = success
+		bound  time.Duration
+	}{
+		{"garbage on stdout is skipped", []string{"garbage-stdout"}, nil, "echo", map[string]any{"message": "ok"}, nil, 30 * time.Second},
+		{"invalid JSON reply", []string{"bad-json"}, nil, "echo", map[string]any{"message": "x"}, []string{"Invalid JSON response from server"}, 30 * time.Second},
+		{"crash before initialize", []string{"crash-before-init"}, nil, "echo", nil, []string{"MCP server process terminated unexpectedly", "exit status 3", "missing API key FAKE_KEY"}, 30 * time.Second},
+		{"crash after initialize", []string{"crash-after-init"}, nil, "echo", nil, []string{"MCP server process terminated unexpectedly", "lost connection to backend"}, 30 * time.Second},
+		{"crash mid-call", []string{"crash-mid-call"}, nil, "echo", map[string]any{"message": "x"}, []string{"MCP server process terminated unexpectedly", "exit status 7", "index out of range"}, 30 * time.Second},
+		{"hang on connect", []string{"hang-connect"}, map[string]any{"startup_timeout": int64(1)}, "echo", nil, []string{"did not answer initialize within 1 seconds", "startup_timeout"}, 30 * time.Second},
+		{"hang on list", []string{"hang-list"}, map[string]any{"startup_timeout": int64(1)}, "echo", nil, []string{"did not answer tools/list within 1 seconds"}, 30 * time.Second},
+		{"hang on call", nil, nil, "hang", map[string]any{"timeout": int64(1)}, []string{"MCP tool timed out after 1 seconds"}, 30 * time.Second},
+		{"hang on call ignoring SIGTERM", []string{"ignore-term"}, nil, "hang", map[string]any{"timeout": "0.5"}, []string{"MCP tool timed out after 0.5 seconds"}, 30 * time.Second},
+		{"slow start", []string{"slow-start=1500ms"}, nil, "echo", map[string]any{"message": "late"}, nil, 30 * time.Second},
+		{"stderr flood", []string{"stderr-flood=20"}, nil, "echo", map[string]any{"message": "ok"}, nil, 40 * time.Second},
+		{"wrong protocol version", []string{"version=1999-01-01"}, nil, "echo", nil, []string{"MCP protocol version not supported", "1999-01-01"}, 30 * time.Second},
+		{"JSON-RPC -32601", []string{"rpc-error=-32601"}, nil, "echo", map[string]any{"message": "x"}, []string{"Method not found"}, 30 * time.Second},
+		{"JSON-RPC -32602", []string{"rpc-error=-32602"}, nil, "echo", map[string]any{"message": "x"}, []string{"Invalid params"}, 30 * time.Second},
+		{"JSON-RPC -32603", []string{"rpc-error=-32603"}, nil, "echo", map[string]any{"message": "x"}, []string{"Internal error"}, 30 * time.Second},
+		{"isError result", nil, nil, "fail", nil, []string{"repository not found: acme/nope"}, 30 * time.Second},
+		{"unknown tool", nil, nil, "nope", nil, []string{"Tool nope not found on server fake", "pflow mcp sync fake"}, 30 * time.Second},
+		{"memory limit", []string{"memory=300"}, map[string]any{"max_memory_mb": int64(100)}, "hang", map[string]any{"timeout": int64(20)}, []string{"exceeded its memory limit", "max_memory_mb"}, 25 * time.Second},
+		{"grandchild and ignored EOF", []string{"spawn-child", "ignore-eof", "ignore-term"}, nil, "echo", map[string]any{"message": "x"}, nil, 30 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, c.extra, c.modes...)
+			done := make(chan *node.Result, 1)
+			go func() { done <- f.run(c.tool, c.params) }()
+			var r *node.Result
+			select {
+			case r = <-done:
+			case <-time.After(c.bound):
+				t.Fatalf("no result within %s", c.bound)
+			}
+			if c.want == nil {
+				if r.Action == "error" {
+					t.Fatalf("unexpected error: %s", errText(r))
+				}
+				return
+			}
+			msg := errText(r)
+			if msg == "" {
+				t.Fatalf("expected failure, got %#v", r.Outputs)
+			}
+			if !strings.HasPrefix(msg, c.want[0]) && !strings.Contains(msg, c.want[0]) {
+				t.Fatalf("error = %q, want %q", msg, c.want[0])
+			}
+			for _, w := range c.want[1:] {
+				if !strings.Contains(msg, w) {
+					t.Fatalf("error = %q, missing %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+// A 50 MB result passes through (the fake server itself needs more than the
+// default 100 MB to build it, so its limit is raised).
+func TestBigResult(t *testing.T) {
+	f := newFake(t, map[string]any{"max_memory_mb": int64(1000)})
+	r := f.run("big", map[string]any{"mb": int64(50), "timeout": int64(300)})
+	s, _ := r.Outputs["result"].(string)
+	if len(s) != 50<<20 {
+		t.Fatalf("result length %d (error %q)", len(s), errText(r))
+	}
+}
