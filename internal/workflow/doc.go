@@ -33,6 +33,12 @@
 // YAML in Steps; any other prefix (```json body, ```shell command) keeps
 // the text raw. Blocks in Inputs and Outputs are always raw.
 //
+// As in the anchor, a blank line ends a YAML item; when the next line is
+// indented like a continuation (a "|" scalar with a blank line in it), the
+// parser adds a warning to Source.Warnings because that text falls into the
+// description. YAML follows YAML 1.2 (go.yaml.in/yaml/v3): "yes"/"no"/"on"
+// are strings, dates stay strings as written, integers are int64.
+//
 // Block structure (headings, fenced blocks including ```` outer fences and
 // ~~~ fences, list items) comes from goldmark, a CommonMark parser, so what
 // GitHub renders is what runs: only top-level headings count (a "# comment"

@@ -140,6 +140,7 @@ func ParseMarkdown(src []byte, path string) (*Workflow, error) {
 	raw := string(src)
 	norm := bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
 	norm = bytes.ReplaceAll(norm, []byte("\r"), []byte("\n"))
+	norm = bytes.TrimPrefix(norm, []byte("\ufeff"))
 	p.src = norm
 	if err := p.run(); err != nil {
 		return nil, err

@@ -261,6 +261,19 @@ func TestCRLF(t *testing.T) {
 	}
 }
 
+func TestBOMAndRawBatchBlock(t *testing.T) {
+	t.Parallel()
+	w := parseMD(t, "\ufeff---\nname: x\n---\n"+wrap("### a\nStep a.\n- type: shell\n```text batch\nitems: ${x.y}\n```\n")[0:])
+	if w.Source.Title != "T" || w.Source.Metadata["name"] != "x" {
+		t.Errorf("BOM broke frontmatter/title: %+v", w.Source)
+	}
+	// A non-YAML batch block stays a string, which the structure check rejects.
+	got := render(w.CheckStructure())
+	if !strings.Contains(got, "Validation error at nodes[0].batch: 'items: ${x.y}' is not of type 'object'") {
+		t.Errorf("structure errors:\n%s", got)
+	}
+}
+
 func TestTypeErrors(t *testing.T) {
 	t.Parallel()
 	pe := parseErr(t, wrap("### a\nStep a.\n- type: 5\n"))
