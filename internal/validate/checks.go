@@ -141,7 +141,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 	}
 	childType := func(key string) string {
 		if child != nil {
-			if o := child.Outputs.Get(key); o != nil && o.Type != "" {
+			if o := getOutput(child, key); o != nil && o.Type != "" {
 				return o.Type
 			}
 		}
@@ -151,10 +151,12 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 	if len(om) > 0 {
 		for _, ck := range sortedKeys(om) {
 			pk := value.Stringify(om[ck])
-			if child != nil && child.Outputs.Get(ck) == nil && child.Inputs.Get(ck) == nil && child.Node(ck) == nil {
+			if child != nil && getOutput(child, ck) == nil && getInput(child, ck) == nil && getNode(child, ck) == nil {
 				var declared []string
 				for _, o := range child.Outputs {
-					declared = append(declared, o.Name)
+					if o != nil {
+						declared = append(declared, o.Name)
+					}
 				}
 				hint := "The child workflow declares no outputs; add an '## Outputs' section to it."
 				if len(declared) > 0 {
@@ -173,7 +175,9 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 		v.nestedKnown[n.ID] = true
 	} else if child != nil {
 		for _, o := range child.Outputs {
-			fields = append(fields, node.Field{Key: o.Name, Type: typeOrAny(o.Type), Description: o.Description})
+			if o != nil {
+				fields = append(fields, node.Field{Key: o.Name, Type: typeOrAny(o.Type), Description: o.Description})
+			}
 		}
 		v.nestedKnown[n.ID] = true
 	}
@@ -190,6 +194,9 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 	}
 	pm, _ := node.Map(n.Params, "param_mapping")
 	for _, in := range child.Inputs {
+		if in == nil {
+			continue
+		}
 		if _, ok := pm[in.Name]; ok || !in.IsRequired() || in.Default != nil {
 			continue
 		}
@@ -200,10 +207,12 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 		})
 	}
 	for _, k := range sortedKeys(pm) {
-		if child.Inputs.Get(k) == nil {
+		if getInput(child, k) == nil {
 			var names []string
 			for _, in := range child.Inputs {
-				names = append(names, in.Name)
+				if in != nil {
+					names = append(names, in.Name)
+				}
 			}
 			hint := "The child workflow declares no inputs."
 			if len(names) > 0 {
@@ -219,6 +228,34 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 			})
 		}
 	}
+}
+
+// getInput and getOutput are nil-safe lookups (a hand-built IR may hold nil entries).
+func getInput(w *workflow.Workflow, name string) *workflow.Input {
+	for _, in := range w.Inputs {
+		if in != nil && in.Name == name {
+			return in
+		}
+	}
+	return nil
+}
+
+func getNode(w *workflow.Workflow, id string) *workflow.Node {
+	for _, n := range w.Nodes {
+		if n != nil && n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+func getOutput(w *workflow.Workflow, name string) *workflow.Output {
+	for _, o := range w.Outputs {
+		if o != nil && o.Name == name {
+			return o
+		}
+	}
+	return nil
 }
 
 func descSuffix(d string) string {
@@ -546,7 +583,7 @@ func (v *validator) checkRef(st *site, r template.Ref) string {
 	head := r.Head
 
 	// Batch item variables: valid only inside the batch step's own params.
-	if x != nil && x.Batch != nil && (head == "__index__" || head == x.Batch.Alias()) && v.inputs[head] == nil {
+	if x != nil && x.Batch != nil && (head == "__index__" || head == x.Batch.Alias()) {
 		if st.kind == siteItems {
 			v.add(layerDataFlow, Diagnostic{
 				Message: fmt.Sprintf("Node '%s' uses %s in batch items, but the batch item only exists while each item runs", x.ID, r.Raw),
@@ -1052,7 +1089,7 @@ func (v *validator) batches() {
 		if in := v.inputs[alias]; in != nil {
 			v.add(layerTemplates, Diagnostic{
 				Severity: SeverityWarning,
-				Message:  fmt.Sprintf("Batch alias '%s' of node '%s' has the same name as an input; inside the step ${%s} is the input, not the batch item", alias, n.ID, alias),
+				Message:  fmt.Sprintf("Batch alias '%s' of node '%s' has the same name as an input; inside the step ${%s} is the batch item, not the input", alias, n.ID, alias),
 				NodeID:   n.ID, Param: "batch.as", Line: n.Line,
 				Hint: "Choose another name with 'as:' in the batch block.",
 			})

@@ -744,3 +744,27 @@ func BenchmarkValidate1000Nodes(b *testing.B) {
 		}
 	}
 }
+
+func TestOddIRDoesNotPanic(t *testing.T) {
+	w := &workflow.Workflow{
+		Nodes:    []*workflow.Node{nil, {ID: "a", Type: "shell", Params: map[string]any{"command": []any{"${", map[string]any{"k": "${a.b[${c}].d}"}}}, Batch: &workflow.Batch{}}, {ID: "a", Type: "shell"}, {ID: "", Type: ""}},
+		Inputs:   workflow.Inputs{nil, {Name: ""}},
+		Outputs:  workflow.Outputs{nil, {Name: "o", Source: "${"}, {Name: "p", Source: "$"}},
+		Edges:    []workflow.Edge{{From: "a", To: "a"}, {From: "x", To: "y"}},
+		Mappings: map[string]*workflow.Mapping{"a": nil, "zz": {InputMappings: map[string]string{"p": ""}}},
+	}
+	errs, _ := Validate(w, Options{Catalog: testCatalog(), Provided: map[string]any{}, LoadWorkflow: func(string, string) (*workflow.Workflow, error) {
+		return &workflow.Workflow{Nodes: []*workflow.Node{nil}, Inputs: workflow.Inputs{nil}, Outputs: workflow.Outputs{nil}}, nil
+	}})
+	if len(errs) == 0 {
+		t.Fatal("a broken IR must produce errors")
+	}
+	errs, _ = Validate(nil, Options{})
+	if len(errs) != 1 {
+		t.Fatal("nil workflow is an error")
+	}
+	wn := wf(nd("call", "workflow", map[string]any{"workflow_name": "c", "output_mapping": map[string]any{"x": "y"}}), nd("u", "shell", map[string]any{"command": "echo ${call.y}"}))
+	Validate(wn, Options{Catalog: testCatalog(), LoadWorkflow: func(string, string) (*workflow.Workflow, error) {
+		return &workflow.Workflow{Nodes: []*workflow.Node{nil}, Inputs: workflow.Inputs{nil}, Outputs: workflow.Outputs{nil}}, nil
+	}})
+}
