@@ -425,6 +425,32 @@ func (v *validator) scanSites() {
 		}
 	}
 	v.requiredInputs()
+	v.sourcelessOutputs()
+}
+
+// sourcelessOutputs: an output without a source reads the root key of its
+// name, which only an output mapping (or an input) provides.
+func (v *validator) sourcelessOutputs() {
+	for _, o := range v.w.Outputs {
+		if o == nil || o.Name == "" || strings.TrimSpace(o.Source) != "" {
+			continue
+		}
+		if _, ok := v.mapped[o.Name]; ok || v.inputs[o.Name] != nil || !v.w.Namespacing() {
+			continue
+		}
+		hint := "Add '- source: ${step_id.output_key}' to the output."
+		if len(v.nodes) > 0 {
+			last := v.nodes[len(v.nodes)-1]
+			if fields, known := v.outputsOf(last.ID); known && len(fields) > 0 {
+				hint = fmt.Sprintf("Add a source, e.g. '- source: ${%s.%s}'.", last.ID, fields[0].Key)
+			}
+		}
+		v.add(layerOutputs, Diagnostic{
+			Severity: SeverityWarning,
+			Message:  fmt.Sprintf("Output '%s' has no source, and no step publishes a key named '%s'; it will be empty", o.Name, o.Name),
+			Param:    "source", Line: o.Line, Hint: hint,
+		})
+	}
 }
 
 // nameCollisions: an input, a step and a mapped key sharing a name make

@@ -40,7 +40,23 @@ func members(t string) []string {
 	if strings.TrimSpace(t) == "" {
 		return []string{"any"}
 	}
-	parts := strings.Split(t, "|")
+	// Split on top-level '|' only: list[dict|str]|str → list[dict|str], str.
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '|':
+			if depth == 0 {
+				parts = append(parts, t[start:i])
+				start = i + 1
+			}
+		}
+	}
+	parts = append(parts, t[start:])
 	out := make([]string, 0, len(parts))
 	for _, p := range parts {
 		out = append(out, canonType(p))

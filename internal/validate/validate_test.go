@@ -768,3 +768,36 @@ func TestOddIRDoesNotPanic(t *testing.T) {
 		return &workflow.Workflow{Nodes: []*workflow.Node{nil}, Inputs: workflow.Inputs{nil}, Outputs: workflow.Outputs{nil}}, nil
 	}})
 }
+
+func TestSourcelessOutput(t *testing.T) {
+	w := wf(nd("a", "shell", map[string]any{"command": "true"}))
+	w.Outputs = workflow.Outputs{{Name: "result", Line: 20}, {Name: "pub", Line: 23}}
+	w.Mappings = map[string]*workflow.Mapping{"a": {OutputMappings: map[string]string{"stdout": "pub"}}}
+	_, warns := run(t, w)
+	d := find(t, warns, "Output 'result' has no source, and no step publishes a key named 'result'; it will be empty")
+	if d.Line != 20 || d.Hint != "Add a source, e.g. '- source: ${a.stdout}'." {
+		t.Errorf("got %+v", d)
+	}
+	if len(warns) != 1 {
+		t.Errorf("a mapped key is a valid output:\n%s", dump(warns))
+	}
+}
+
+func TestUnionTypes(t *testing.T) {
+	for _, tc := range []struct {
+		t    string
+		want []string
+	}{
+		{"dict|str", []string{"dict", "str"}},
+		{"list[dict|str]|string", []string{"list[dict|str]", "str"}},
+		{"Object", []string{"dict"}},
+		{"", []string{"any"}},
+	} {
+		if got := members(tc.t); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("members(%q) = %q, want %q", tc.t, got, tc.want)
+		}
+	}
+	if !compatible("int", "float") || compatible("dict", "int") || !compatible("dict|str", "str") || compatible("dict|int", "dict") || !compatible("str", "dict|int") {
+		t.Error("compatibility matrix")
+	}
+}
