@@ -282,8 +282,8 @@ func (w *walker) head(name string) {
 
 // container returns cur as a map or list, auto-parsing JSON strings.
 func containerOf(v any) any {
-	if s, ok := v.(string); ok {
-		if p, ok := value.TryParseContainer(s); ok {
+	if s, ok := v.(string); ok && len(s) > 0 && (s[0] == '{' || s[0] == '[' || s[0] == ' ' || s[0] == '\n' || s[0] == '\t' || s[0] == '\r') {
+		if p, ok := parseContainer(s); ok {
 			return p
 		}
 	}

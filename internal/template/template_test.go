@@ -2,6 +2,7 @@ package template
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -394,6 +395,57 @@ func BenchmarkResolve(b *testing.B) {
 		out, unresolved := Resolve(params, root)
 		if len(unresolved) != 0 || out == nil {
 			b.Fatal(unresolved)
+		}
+	}
+}
+
+func TestTraversalIntoLargeJSONText(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"items": [`)
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"name": "n` + strconv.Itoa(i) + `"}`)
+	}
+	b.WriteString(`]}`)
+	root := map[string]any{"sh": map[string]any{"stdout": b.String()}}
+	for _, i := range []int{0, 1999, 7, 1999} {
+		root["__index__"] = int64(i)
+		got, un := Resolve("${sh.stdout.items[${__index__}].name}", root)
+		if got != "n"+strconv.Itoa(i) || un != nil {
+			t.Fatalf("item %d: got %#v %q", i, got, un)
+		}
+	}
+	// A different string with the same length is parsed on its own.
+	other := strings.Replace(b.String(), `"n0"`, `"x0"`, 1)
+	root["sh"] = map[string]any{"stdout": other}
+	root["__index__"] = int64(0)
+	if got, _ := Resolve("${sh.stdout.items[${__index__}].name}", root); got != "x0" {
+		t.Fatalf("stale cache: %#v", got)
+	}
+}
+
+// BenchmarkBatchIndexIntoJSONText is a 1,000-item batch where each item reads
+// its entry from one large JSON stdout.
+func BenchmarkBatchIndexIntoJSONText(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`[`)
+	for i := 0; i < 1000; i++ {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`{"id": ` + strconv.Itoa(i) + `, "name": "item"}`)
+	}
+	sb.WriteString(`]`)
+	root := map[string]any{"list": map[string]any{"stdout": sb.String()}}
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := 0; i < 1000; i++ {
+			root["__index__"] = int64(i)
+			if _, un := Resolve("${list.stdout[${__index__}].id}", root); un != nil {
+				b.Fatal(un)
+			}
 		}
 	}
 }
