@@ -274,6 +274,28 @@ type walker struct {
 	root  map[string]any
 	cur   any
 	found bool
+	// shared is set once traversal went through a cached parse; a container
+	// at the end of the path is then copied so callers can never modify the
+	// cached value.
+	shared bool
+}
+
+// value returns the final value, copying it when it belongs to a cached parse.
+func (w *walker) value() any {
+	if w.shared {
+		switch w.cur.(type) {
+		case map[string]any, []any:
+			return value.Clone(w.cur)
+		}
+	}
+	return w.cur
+}
+
+func (w *walker) container() any {
+	if s, ok := w.cur.(string); ok && len(s) >= parseCacheMin {
+		w.shared = true
+	}
+	return containerOf(w.cur)
 }
 
 func (w *walker) head(name string) {
@@ -294,7 +316,7 @@ func (w *walker) key(name string) {
 	if !w.found {
 		return
 	}
-	m, ok := containerOf(w.cur).(map[string]any)
+	m, ok := w.container().(map[string]any)
 	if !ok {
 		w.found = false
 		w.cur = nil
@@ -307,7 +329,7 @@ func (w *walker) index(n int) {
 	if !w.found {
 		return
 	}
-	l, ok := containerOf(w.cur).([]any)
+	l, ok := w.container().([]any)
 	if !ok || n < 0 || n >= len(l) {
 		w.found = false
 		w.cur = nil
@@ -362,7 +384,7 @@ func Lookup(root map[string]any, path string) (any, bool) {
 	if !w.found {
 		return nil, false
 	}
-	return w.cur, true
+	return w.value(), true
 }
 
 // eval scans and evaluates the template starting at j ("${" at j).
@@ -372,7 +394,7 @@ func eval(root map[string]any, s string, j int) (v any, found bool, end int, ok 
 	if !ok {
 		return nil, false, 0, false
 	}
-	return w.cur, w.found, end, true
+	return w.value(), w.found, end, true
 }
 
 // Resolve resolves templates inside v (a string, or recursively []any and

@@ -449,3 +449,14 @@ func BenchmarkBatchIndexIntoJSONText(b *testing.B) {
 		}
 	}
 }
+
+func TestCachedParsesCannotBeModified(t *testing.T) {
+	big := `{"cfg": {"headers": {"A": "1"}}, "pad": "` + strings.Repeat("x", 2048) + `"}`
+	root := map[string]any{"sh": map[string]any{"stdout": big}}
+	got, _ := Resolve("${sh.stdout.cfg.headers}", root)
+	got.(map[string]any)["B"] = "2" // a node modifying its param
+	again, _ := Resolve("${sh.stdout.cfg.headers}", root)
+	if !reflect.DeepEqual(again, map[string]any{"A": "1"}) {
+		t.Fatalf("cached parse was modified through a resolved value: %#v", again)
+	}
+}
