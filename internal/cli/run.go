@@ -1,22 +1,506 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
 	"github.com/spf13/cobra"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
 )
+
+type runOptions struct {
+	format       string
+	print        bool
+	outputKey    string
+	validateOnly bool
+	noTrace      bool
+	verbose      bool
+}
+
+// runnerFlags may only appear before the workflow argument.
+var runnerFlags = map[string]bool{
+	"--output-format": true, "-o": true, "--output-key": true, "-p": true, "--print": true,
+	"--validate-only": true, "--no-trace": true, "-v": true, "--verbose": true,
+}
 
 // newRunCmd is the root command: pflow [flags] <workflow> [key=value...].
 func newRunCmd(f *Factory) *cobra.Command {
+	opts := &runOptions{}
 	cmd := &cobra.Command{
-		Use:   "pflow [flags] <workflow.pflow.md|saved-name> [key=value...]",
+		Use:   "pflow [flags] <workflow.pflow.md|workflow.json|saved-name> [key=value...]",
 		Short: "Run deterministic workflows of shell, HTTP, file, LLM, code and MCP steps",
-		Args:  cobra.ArbitraryArgs,
+		Long: `pflow runs workflows written as .pflow.md files (or JSON IR), or saved in your
+library, passing inputs as key=value. Flags go before the workflow.
+
+Examples:
+  pflow examples/hello.pflow.md name=World
+  pflow --output-format json my-saved-workflow since=v1.2
+  echo "some text" | pflow -p summarize.pflow.md`,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeWorkflowNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return nil // TODO(lead): run pipeline
+			return runWorkflow(cmd, f, opts, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.format, "output-format", "text", "output format: text or json")
+	fl.BoolVarP(&opts.print, "print", "p", false, "print only the result value (for pipes)")
+	fl.StringVarP(&opts.outputKey, "output-key", "o", "", "print this output (or shared-store path) instead of the first declared output")
+	fl.BoolVar(&opts.validateOnly, "validate-only", false, "run every static check without executing")
+	fl.BoolVar(&opts.noTrace, "no-trace", false, "do not write a trace file to $PFLOW_HOME/debug")
+	fl.BoolVarP(&opts.verbose, "verbose", "v", false, "show step details on stderr")
 	return cmd
+}
+
+func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string) error {
+	ctx := cmd.Context()
+	ios := f.IO
+	opts.format = strings.ToLower(opts.format)
+	if opts.format != "text" && opts.format != "json" {
+		return &pferr.Error{Kind: pferr.Usage, Message: fmt.Sprintf("invalid --output-format %q", opts.format), Hint: "Use --output-format text or --output-format json."}
+	}
+	jsonMode := opts.format == "json"
+	target, rest := args[0], args[1:]
+	var misplaced []string
+	wantHelp := false
+	for _, a := range rest {
+		name, _, _ := strings.Cut(a, "=")
+		if a == "--help" || a == "-h" {
+			wantHelp = true
+		} else if runnerFlags[name] {
+			misplaced = append(misplaced, name)
+		}
+	}
+	if len(misplaced) > 0 {
+		return &pferr.Error{Kind: pferr.Usage, Message: "flags must come before the workflow: found " + strings.Join(misplaced, ", ") + " after '" + target + "'",
+			Hint: fmt.Sprintf("Move them in front, e.g. pflow %s %s ...", strings.Join(misplaced, " "), target)}
+	}
+	fail := func(err error) error {
+		if jsonMode {
+			return renderJSONError(ios.Out, err)
+		}
+		return err
+	}
+	t, err := f.App.ResolveTarget(target)
+	if err != nil {
+		return fail(err)
+	}
+	if wantHelp {
+		writeWorkflowHelp(ios.Out, t)
+		return nil
+	}
+	raw, err := app.ParseParams(rest)
+	if err != nil {
+		return fail(err)
+	}
+	params := make(map[string]any, len(raw))
+	for k, v := range raw {
+		if in := t.Workflow.Inputs.Get(k); in != nil && in.Type != "" {
+			params[k] = v // read by the declared type
+		} else {
+			params[k] = app.InferType(v)
+		}
+	}
+	if err := routeStdin(ios, t.Workflow, params); err != nil {
+		return fail(err)
+	}
+	var obs runtime.Observer
+	if ios.ErrTTY && !jsonMode && !opts.print {
+		obs = newProgress(ios.ErrOut)
+	}
+	if opts.verbose && !jsonMode {
+		fmt.Fprintf(ios.ErrOut, "Running %s with %d parameter(s)\n", t.Name, len(params))
+	}
+	out, err := f.App.Run(ctx, app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs})
+	if err != nil {
+		return fail(err)
+	}
+	if jsonMode {
+		env := app.Envelope(out, t)
+		if opts.outputKey != "" && out.Result != nil && out.Result.Success() {
+			if v, _, ok := app.OutputValue(out.Result, opts.outputKey); ok {
+				env["result"] = map[string]any{opts.outputKey: out.Redactor.Value(v)}
+			}
+		}
+		if err := writeJSON(ios.Out, env); err != nil {
+			return err
+		}
+		return exitFor(out)
+	}
+	return renderText(ios, opts, t, out)
+}
+
+func exitFor(out *app.RunOutcome) error {
+	if out.Result != nil && out.Result.Interrupted {
+		return silentExit(pferr.ExitInterrupted)
+	}
+	if out.Failed() {
+		return silentExit(pferr.ExitFailure)
+	}
+	return nil
+}
+
+// routeStdin gives piped text to the input marked `stdin: true`.
+func routeStdin(ios *IOStreams, w *workflow.Workflow, params map[string]any) error {
+	if !ios.StdinPiped || ios.In == nil {
+		return nil
+	}
+	var target *workflow.Input
+	for _, in := range w.Inputs {
+		if in.Stdin {
+			target = in
+			break
+		}
+	}
+	if target != nil {
+		if _, given := params[target.Name]; given {
+			return nil // the command line wins
+		}
+	}
+	data, err := io.ReadAll(ios.In)
+	if err != nil {
+		return &pferr.Error{Kind: pferr.Usage, Message: "could not read piped input: " + err.Error()}
+	}
+	if len(data) == 0 {
+		return nil // an empty pipe (e.g. CI with no input) is no input
+	}
+	if target == nil {
+		return &pferr.Error{Kind: pferr.Usage, Message: "Piped input cannot be routed to workflow",
+			Hint: "This workflow has no input marked with \"stdin\": true. To accept piped data, add `- stdin: true` to one input declaration, e.g.\n\n### data\nThe text to process.\n- type: string\n- stdin: true"}
+	}
+	if !utf8.Valid(data) {
+		return &pferr.Error{Kind: pferr.Usage, Message: "piped input is binary (not UTF-8 text) and cannot be routed to input '" + target.Name + "'",
+			Hint: "Save it to a file and pass the path as a parameter instead."}
+	}
+	params[target.Name] = strings.TrimSuffix(string(data), "\n")
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// renderJSONError prints a pre-run failure (parse error, unknown workflow,
+// bad params) as a JSON document so agents always get JSON on stdout.
+func renderJSONError(w io.Writer, err error) error {
+	pe := pferr.As(err)
+	e := map[string]any{"type": pe.Kind, "message": pe.Message}
+	if pe.Where != "" {
+		e["where"] = pe.Where
+	}
+	if pe.Hint != "" {
+		e["hint"] = pe.Hint
+	}
+	if len(pe.Suggestions) > 0 {
+		e["suggestions"] = pe.Suggestions
+	}
+	for k, v := range pe.Details {
+		e[k] = v
+	}
+	if werr := writeJSON(w, map[string]any{"success": false, "error": e}); werr != nil {
+		return werr
+	}
+	return silentExit(pe.ExitCode())
+}
+
+func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOutcome) error {
+	errw := ios.ErrOut
+	red := out.Redactor
+	switch {
+	case len(out.InputErrors) > 0:
+		fmt.Fprintln(errw, "❌ Input validation failed:")
+		for _, e := range out.InputErrors {
+			fmt.Fprintf(errw, "  • %s\n", red.String(e.Message))
+		}
+		fmt.Fprintf(errw, "\nPass inputs as key=value, e.g. pflow %s %s=<value>  (see: pflow %s --help)\n", t.Name, out.InputErrors[0].Input, t.Name)
+		return silentExit(pferr.ExitFailure)
+	case len(out.ValidationErrors) > 0:
+		fmt.Fprintln(errw, "✗ Static validation failed:")
+		for i, d := range out.ValidationErrors {
+			if i == 20 {
+				fmt.Fprintf(errw, "  ... and %d more errors\n", len(out.ValidationErrors)-20)
+				break
+			}
+			fmt.Fprintf(errw, "  • %s%s\n", where(t, d.Line), indentRest(red.String(d.Message), "    "))
+			if d.Hint != "" {
+				fmt.Fprintf(errw, "    Fix: %s\n", indentRest(red.String(d.Hint), "    "))
+			}
+		}
+		printWarnings(errw, out)
+		return silentExit(pferr.ExitFailure)
+	case out.Result == nil: // --validate-only success
+		fmt.Fprintln(ios.Out, "✓ Workflow is valid")
+		printWarnings(errw, out)
+		return nil
+	}
+	r := out.Result
+	if opts.verbose {
+		printWarnings(errw, out)
+	}
+	if !r.Success() {
+		if r.Interrupted {
+			fmt.Fprintln(errw, "\n❌ Workflow interrupted")
+		} else {
+			fmt.Fprintln(errw, "❌ Workflow execution failed")
+		}
+		if fl := r.Failure; fl != nil && !r.Interrupted {
+			loc := ""
+			if fl.Line > 0 && t.Path != "" {
+				loc = fmt.Sprintf(" (%s:%d)", t.Path, fl.Line)
+			}
+			fmt.Fprintf(errw, "\nError at step '%s'%s:\n", fl.NodeID, loc)
+			fmt.Fprintf(errw, "  Category: %s\n", fl.Category)
+			fmt.Fprintf(errw, "  Message: %s\n", indentRest(red.String(fl.Message), "    "))
+			if opts.verbose {
+				for _, k := range value.SortedKeys(fl.Details) {
+					fmt.Fprintf(errw, "  %s: %s\n", k, red.String(value.Stringify(fl.Details[k])))
+				}
+			}
+		}
+		printSteps(errw, r)
+		if out.TracePath != "" {
+			fmt.Fprintf(errw, "📊 Workflow trace saved: %s\n", out.TracePath)
+		}
+		return exitFor(out)
+	}
+	v, label, ok := app.OutputValue(r, opts.outputKey)
+	if opts.outputKey != "" && !ok {
+		fmt.Fprintf(errw, "Warning: output key '%s' not found; available outputs: %s\n", opts.outputKey, strings.Join(r.OutputOrder, ", "))
+	}
+	if !opts.print {
+		mark := "✓"
+		status := "completed"
+		if r.Status == runtime.RunDegraded {
+			mark, status = "⚠️", "completed with warnings"
+		}
+		fmt.Fprintf(errw, "%s Workflow %s in %s\n", mark, status, fmtDur(r.Duration))
+		if !ios.ErrTTY || opts.verbose {
+			printSteps(errw, r)
+		}
+		if r.Status == runtime.RunDegraded && !opts.verbose {
+			for _, w := range r.Warnings {
+				fmt.Fprintf(errw, "  ⚠ %s\n", red.String(w.Message))
+			}
+		}
+		if c := app.Metrics(r)["total"].(map[string]any)["cost_usd"]; c != nil {
+			if cf, _ := c.(float64); cf > 0 {
+				fmt.Fprintf(errw, "💰 Cost: $%.4f (%d tokens)\n", cf, app.Metrics(r)["total"].(map[string]any)["tokens_total"])
+			}
+		}
+	}
+	if ok {
+		if !opts.print && label != "" && opts.verbose {
+			fmt.Fprintf(errw, "Output (%s):\n", label)
+		}
+		fmt.Fprintln(ios.Out, red.String(formatValue(v)))
+	}
+	if !opts.print && out.TracePath != "" {
+		fmt.Fprintf(errw, "📊 Workflow trace saved: %s\n", out.TracePath)
+	}
+	return nil
+}
+
+func where(t *app.Target, line int) string {
+	if line > 0 && t.Path != "" {
+		return fmt.Sprintf("%s:%d: ", t.Path, line)
+	}
+	if line > 0 {
+		return fmt.Sprintf("line %d: ", line)
+	}
+	return ""
+}
+
+func printWarnings(w io.Writer, out *app.RunOutcome) {
+	if len(out.Warnings) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Warnings:")
+	for _, d := range out.Warnings {
+		fmt.Fprintf(w, "  • %s\n", indentRest(out.Redactor.String(d.Message), "    "))
+	}
+}
+
+func printSteps(w io.Writer, r *runtime.Result) {
+	fmt.Fprintf(w, "Steps (%d):\n", len(r.Steps))
+	for _, s := range r.Steps {
+		printStep(w, s, "  ")
+	}
+}
+
+func printStep(w io.Writer, s *runtime.Step, indent string) {
+	mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runtime.StatusNotExecuted: "○"}[s.Status]
+	line := fmt.Sprintf("%s%s %s", indent, mark, s.NodeID)
+	if s.Status != runtime.StatusNotExecuted {
+		line += " (" + fmtDur(s.Duration) + ")"
+	}
+	if s.Batch != nil {
+		line += fmt.Sprintf(" - %d/%d items succeeded", s.Batch.Success, s.Batch.Total)
+		if s.Batch.Failed > 0 {
+			line += fmt.Sprintf(", %d failed", s.Batch.Failed)
+		}
+	}
+	if s.Attempts > 1 {
+		line += fmt.Sprintf(" [%d attempts]", s.Attempts)
+	}
+	fmt.Fprintln(w, line)
+	for _, c := range s.Children {
+		printStep(w, c, indent+"  ")
+	}
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return "<1ms"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	default:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+}
+
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any, []any:
+		b, err := json.MarshalIndent(x, "", "  ")
+		if err != nil {
+			return value.Stringify(x)
+		}
+		return string(b)
+	default:
+		return value.Stringify(x)
+	}
+}
+
+func indentRest(s, indent string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+indent)
+}
+
+// progress shows live step progress on a terminal (stderr).
+type progress struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func newProgress(w io.Writer) *progress { return &progress{w: w} }
+
+func (p *progress) StepStarted(ev runtime.StepEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "%s%s...", strings.Repeat("  ", ev.Depth+1), ev.NodeID)
+	if ev.Depth == 0 {
+		return
+	}
+}
+
+func (p *progress) StepFinished(ev runtime.StepEvent, s *runtime.Step) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mark := "✓"
+	if s.Status == runtime.StatusFailed {
+		mark = "✗"
+	}
+	extra := ""
+	if s.Batch != nil {
+		extra = fmt.Sprintf(" %d/%d", s.Batch.Success, s.Batch.Total)
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s%s%s %s %s\n", strings.Repeat("  ", ev.Depth+1), s.NodeID, extra, mark, fmtDur(s.Duration))
+}
+
+func (p *progress) BatchProgress(ev runtime.StepEvent, done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\033[K%s%s... %d/%d", strings.Repeat("  ", ev.Depth+1), ev.NodeID, done, total)
+}
+
+// writeWorkflowHelp shows a workflow's interface for `pflow <wf> --help`.
+func writeWorkflowHelp(w io.Writer, t *app.Target) {
+	wf := t.Workflow
+	fmt.Fprintf(w, "Workflow: %s\n", t.Name)
+	src := "file " + t.Path
+	if t.Saved {
+		src = "saved workflow (" + t.Path + ")"
+	}
+	fmt.Fprintf(w, "Source: %s\n", src)
+	desc := ""
+	if wf.Source != nil {
+		desc = wf.Source.Description
+		if desc == "" {
+			desc = wf.Source.Title
+		}
+	}
+	if desc != "" {
+		fmt.Fprintf(w, "Description: %s\n", desc)
+	}
+	fmt.Fprintln(w, "\nInputs:")
+	if len(wf.Inputs) == 0 {
+		fmt.Fprintln(w, "  (none)")
+	}
+	var required []string
+	for _, in := range wf.Inputs {
+		req := "optional"
+		if in.IsRequired() {
+			req = "required"
+			required = append(required, in.Name)
+		}
+		typ := in.Type
+		if typ == "" {
+			typ = "any"
+		}
+		fmt.Fprintf(w, "  - %s (%s, %s): %s\n", in.Name, typ, req, in.Description)
+		if in.Default != nil {
+			fmt.Fprintf(w, "    Default: %s\n", value.Stringify(in.Default))
+		}
+		if in.Stdin {
+			fmt.Fprintln(w, "    Accepts piped stdin")
+		}
+	}
+	if len(wf.Outputs) > 0 {
+		fmt.Fprintln(w, "\nOutputs:")
+		for _, o := range wf.Outputs {
+			fmt.Fprintf(w, "  - %s: %s\n", o.Name, o.Description)
+		}
+	}
+	sort.Strings(required)
+	ex := "pflow " + t.Name
+	for _, r := range required {
+		ex += " " + r + "=<value>"
+	}
+	fmt.Fprintf(w, "\nExample:\n  %s\n", ex)
+}
+
+// completeWorkflowNames completes saved workflow names and .pflow.md files.
+func completeWorkflowNames(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		if list, err := f.App.Library().List(""); err == nil {
+			for _, s := range list {
+				names = append(names, s.Name)
+			}
+		}
+		return names, cobra.ShellCompDirectiveDefault
+	}
 }

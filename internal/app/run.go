@@ -1,0 +1,244 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/library"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/trace"
+	"github.com/pflow-go/pflow/internal/validate"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// Target is a workflow to run, with where it came from.
+type Target struct {
+	Workflow *workflow.Workflow
+	// Name is the saved name, or the file argument as typed.
+	Name string
+	// Saved is true when the workflow came from the library.
+	Saved bool
+	// Path is the file the workflow was read from ("" for inline).
+	Path string
+}
+
+// Library returns the workflow library under PFLOW_HOME.
+func (a *App) Library() *library.Library {
+	return &library.Library{Dir: a.Paths.Workflows, DraftsDir: a.Paths.Drafts, Log: a.Log}
+}
+
+// looksLikePath reports whether arg names a file rather than a saved workflow.
+func looksLikePath(arg string) bool {
+	l := strings.ToLower(arg)
+	return strings.ContainsAny(arg, `/\`) || strings.HasSuffix(l, ".md") || strings.HasSuffix(l, ".json")
+}
+
+// ResolveTarget finds the workflow named by a CLI argument: a file path
+// (.pflow.md or .json), else a saved workflow name.
+func (a *App) ResolveTarget(arg string) (*Target, error) {
+	if looksLikePath(arg) {
+		if _, err := os.Stat(arg); err == nil {
+			w, err := workflow.ParseFile(arg)
+			if err != nil {
+				return nil, parseError(arg, err)
+			}
+			return &Target{Workflow: w, Name: arg, Path: w.Source.Path}, nil
+		}
+		if strings.ContainsAny(arg, `/\`) {
+			return nil, &pferr.Error{Kind: pferr.NotFound, Message: fmt.Sprintf("workflow file '%s' does not exist", arg),
+				Hint: "Check the path (relative paths are relative to the current directory), or run a saved workflow by name: pflow workflow list"}
+		}
+	}
+	name := strings.TrimSuffix(arg, ".pflow.md")
+	s, err := a.Library().Load(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Workflow: s.Workflow, Name: s.Name, Saved: true, Path: s.Path}, nil
+}
+
+func parseError(arg string, err error) error {
+	if pe, ok := err.(*workflow.ParseError); ok {
+		return &pferr.Error{Kind: pferr.Validation, Message: "invalid workflow syntax in " + arg + "\n" + pe.Error(), Err: err,
+			Details: map[string]any{"line": pe.Line, "path": pe.Path}}
+	}
+	return &pferr.Error{Kind: pferr.Validation, Message: err.Error(), Err: err}
+}
+
+// RunRequest asks for one workflow run.
+type RunRequest struct {
+	Target *Target
+	// Params are the caller's inputs: raw strings from the CLI (read by the
+	// declared input type) or typed values from MCP.
+	Params map[string]any
+	// ValidateOnly stops after static validation.
+	ValidateOnly bool
+	// NoTrace disables the trace file.
+	NoTrace  bool
+	Observer runtime.Observer
+}
+
+// RunOutcome is what a run produced. Exactly one of InputErrors,
+// ValidationErrors or Result explains a failure.
+type RunOutcome struct {
+	InputErrors      []runtime.InputError
+	ValidationErrors []validate.Diagnostic
+	Warnings         []validate.Diagnostic
+	Result           *runtime.Result
+	TracePath        string
+	// SecretValues are values that must never be shown (for renderers).
+	Redactor *trace.Redactor
+}
+
+// Failed reports whether the outcome is a failure.
+func (o *RunOutcome) Failed() bool {
+	return len(o.InputErrors) > 0 || len(o.ValidationErrors) > 0 || (o.Result != nil && !o.Result.Success())
+}
+
+// Run validates and executes a workflow: inputs are prepared (params, env,
+// settings, defaults), every static check runs, then the engine runs it, a
+// trace is written and, for a saved workflow that succeeded, its metadata is
+// updated.
+func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
+	w := req.Target.Workflow
+	if err := a.ensureMCP(ctx, w); err != nil {
+		fmt.Fprintf(a.Log, "Warning: %v\n", err)
+	}
+	cat, st, err := a.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	red := a.Redactor(st)
+	out := &RunOutcome{Redactor: red}
+	env := runtime.EnvLookup{Process: a.LookupProcessEnv, Settings: st.LookupEnv}
+
+	var provided map[string]any
+	if !req.ValidateOnly {
+		prepared, ierrs := runtime.PrepareInputs(w, req.Params, env)
+		if len(ierrs) > 0 {
+			out.InputErrors = ierrs
+			return out, nil
+		}
+		provided = prepared.Values
+		req.Params = prepared.Values
+	}
+	errs, warns := validate.Validate(w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
+	out.ValidationErrors, out.Warnings = errs, warns
+	if len(errs) > 0 || req.ValidateOnly {
+		return out, nil
+	}
+
+	mode := st.Runtime.TemplateResolutionMode
+	if v, ok := a.LookupProcessEnv("PFLOW_TEMPLATE_RESOLUTION_MODE"); ok && v != "" {
+		mode = v
+	}
+	if w.TemplateResolutionMode != "" {
+		mode = w.TemplateResolutionMode
+	}
+	res := runtime.Run(ctx, w, req.Params, runtime.Options{
+		Catalog:      cat,
+		Env:          env,
+		Log:          a.Log,
+		Permissive:   mode == "permissive",
+		LoadWorkflow: func(name string) (*workflow.Workflow, error) { return a.loadSaved(name) },
+		Observer:     req.Observer,
+	})
+	out.Result = res
+	if !req.NoTrace {
+		path, terr := trace.Write(a.Paths.Debug, traceName(req.Target), w, req.Params, res, red)
+		if terr != nil {
+			fmt.Fprintf(a.Log, "Warning: could not write the trace: %v\n", terr)
+		} else {
+			out.TracePath = path
+		}
+	}
+	if req.Target.Saved && res.Success() {
+		if err := a.Library().RecordRun(ctx, req.Target.Name, true, res.Duration, req.Params, red.SecretNames()); err != nil {
+			fmt.Fprintf(a.Log, "Warning: could not update the run history of '%s': %v\n", req.Target.Name, err)
+		}
+	}
+	return out, nil
+}
+
+func traceName(t *Target) string {
+	if t.Saved {
+		return t.Name
+	}
+	base := filepath.Base(t.Name)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	return strings.TrimSuffix(base, ".pflow")
+}
+
+func (a *App) loadSaved(name string) (*workflow.Workflow, error) {
+	s, err := a.Library().Load(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Workflow, nil
+}
+
+// loadNested lets validation see nested workflows' declared outputs.
+func (a *App) loadNested(t *Target) func(name, ref string) (*workflow.Workflow, error) {
+	return func(name, ref string) (*workflow.Workflow, error) {
+		if name != "" {
+			return a.loadSaved(name)
+		}
+		p := ref
+		if !filepath.IsAbs(p) && t.Path != "" {
+			p = filepath.Join(filepath.Dir(t.Path), p)
+		}
+		return workflow.ParseFile(p)
+	}
+}
+
+// ensureMCP re-syncs MCP servers whose config changed when the workflow uses MCP nodes.
+func (a *App) ensureMCP(ctx context.Context, w *workflow.Workflow) error {
+	var types []string
+	seen := map[string]bool{}
+	var collect func(*workflow.Workflow)
+	collect = func(w *workflow.Workflow) {
+		for _, n := range w.Nodes {
+			if strings.HasPrefix(n.Type, "mcp-") && !seen[n.Type] {
+				seen[n.Type] = true
+				types = append(types, n.Type)
+			}
+		}
+	}
+	collect(w)
+	if len(types) == 0 {
+		return nil
+	}
+	sort.Strings(types)
+	return a.syncMCPForRun(ctx, types)
+}
+
+// Redactor returns the secret filter for this process: values of settings
+// env and of secret-looking process variables.
+func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
+	r := trace.NewRedactor()
+	if st != nil {
+		for k, v := range st.Env {
+			r.AddSecret(k, v)
+		}
+	}
+	for _, kv := range a.environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if trace.IsSecretKey(k) {
+			r.AddSecret(k, v)
+		}
+	}
+	return r
+}
+
+func (a *App) environ() []string {
+	if a.Environ != nil {
+		return a.Environ
+	}
+	return os.Environ()
+}
