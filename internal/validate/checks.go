@@ -826,7 +826,7 @@ func (v *validator) checkNodePath(st *site, r template.Ref, yID string) string {
 					rest := template.JoinPath("", r.Segments[1:])
 					msg := fmt.Sprintf("Node '%s' uses batch processing.\n'%s' is not available at the top level — batch wraps outputs in a 'results' array.\n%s\n  ${%s.results}%s → list of all results\n  ${%s.results[0].%s%s} → first item's %s\n\n%s",
 						yID, key, ctx, yID, strings.Repeat(" ", len(key)+len(rest)+4), yID, key, rest, key, v.availableBlock(yID, fields))
-					diag(SeverityError, msg, fmt.Sprintf("Common fix: Change %s to ${%s.results[0].%s%s} (or use ${%s.results[${__index__}]...} inside a batch)", r.Raw, yID, key, rest, yID))
+					diag(SeverityError, msg, fmt.Sprintf("Change %s to ${%s.results[0].%s%s} (or use ${%s.results[${__index__}]...} inside a batch)", r.Raw, yID, key, rest, yID))
 					return "any"
 				}
 			}
@@ -845,9 +845,9 @@ func (v *validator) checkNodePath(st *site, r template.Ref, yID string) string {
 		}
 		var hint string
 		if len(sugg) > 0 {
-			hint = fmt.Sprintf("Common fix: Change %s to %s", r.Raw, sugg[0])
+			hint = fmt.Sprintf("Change %s to %s", r.Raw, sugg[0])
 		} else if len(fields) > 0 {
-			hint = fmt.Sprintf("Tip: Try using ${%s.%s} instead", yID, fields[0].Key)
+			hint = fmt.Sprintf("Try using ${%s.%s} instead", yID, fields[0].Key)
 		}
 		diag(SeverityError, msg, hint)
 		return "any"
@@ -929,7 +929,7 @@ func suggestPaths(id string, fields []node.Field, key string) []string {
 		if strings.Contains(lp, lk) || strings.Contains(lk, lp) {
 			sc = max(sc, 0.8)
 		}
-		if sc >= 0.5 {
+		if sc >= 0.6 {
 			list = append(list, scored{"${" + id + p.path + "}", sc})
 		}
 	}

@@ -311,7 +311,7 @@ func TestDoesNotOutputListsAvailableOutputs(t *testing.T) {
 		"\n\nAvailable outputs from 'fetch':\n  ✓ ${fetch.response} (dict|str)\n  ✓ ${fetch.status_code} (int)\n  ✓ ${fetch.response_headers} (dict)\n  ✓ ${fetch.response_headers.content-type} (str)\n  ✓ ${fetch.error} (str)",
 		"Did you mean: ${fetch.status_code}?",
 	)
-	if d.Hint != "Common fix: Change ${fetch.status} to ${fetch.status_code}" {
+	if d.Hint != "Change ${fetch.status} to ${fetch.status_code}" {
 		t.Errorf("hint = %q", d.Hint)
 	}
 }
@@ -430,7 +430,7 @@ func TestOutputSources(t *testing.T) {
 		t.Errorf("line %d", k.Line)
 	}
 	p := find(t, errs, "Node 'fetch' (type: http) does not output 'statuscode'")
-	if p.Line != 36 || p.Hint != "Common fix: Change ${fetch.statuscode} to ${fetch.status_code}" {
+	if p.Line != 36 || p.Hint != "Change ${fetch.statuscode} to ${fetch.status_code}" {
 		t.Errorf("got %+v", p)
 	}
 	if len(errs) != 3 {
