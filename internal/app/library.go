@@ -11,6 +11,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/discovery"
 	"github.com/pflow-go/pflow/internal/library"
+	"github.com/pflow-go/pflow/internal/nodes/llm"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -112,4 +113,77 @@ func (a *App) RankSavedWorkflows(query string, limit int) ([]discovery.Match, in
 		return nil, 0, err
 	}
 	return discovery.RankPrepared(query, docs, limit), len(docs), nil
+}
+
+// LLMComplete returns a discovery.CompleteFunc backed by the configured LLM
+// (settings llm.discovery_model, then llm.default_model, then auto-detect
+// from API keys).
+func (a *App) LLMComplete() (discovery.CompleteFunc, error) {
+	st, err := a.Settings()
+	if err != nil {
+		return nil, err
+	}
+	model := st.LLM.DiscoveryModel
+	if model == "" {
+		model = st.LLM.DefaultModel
+	}
+	env := a.EnvLookup(st)
+	return func(ctx context.Context, system, prompt string) (string, error) {
+		zero := 0.0
+		c, err := llm.Complete(ctx, llm.CompletionRequest{Model: model, System: system, Prompt: prompt, MaxTokens: 1024, Temperature: &zero}, env)
+		if err != nil {
+			return "", err
+		}
+		return c.Text, nil
+	}, nil
+}
+
+// RerankWorkflows lets the configured LLM rerank the top local matches. On
+// failure it warns on a.Log and keeps the local ranking.
+func (a *App) RerankWorkflows(ctx context.Context, query string, ms []discovery.Match) []discovery.Match {
+	complete, err := a.LLMComplete()
+	if err != nil {
+		fmt.Fprintf(a.Log, "Warning: --llm ignored: %v\n", err)
+		return ms
+	}
+	lib := a.Library()
+	describe := func(name string) string {
+		s, err := lib.Load(name)
+		if err != nil {
+			return ""
+		}
+		info := SavedInfoOf(s, false)
+		var ins []string
+		for _, in := range info.Inputs {
+			ins = append(ins, in.Name)
+		}
+		return fmt.Sprintf("description: %s\n inputs: %s\n node types: %s", firstLineOf(s.Description), strings.Join(ins, ", "), strings.Join(info.NodeTypes, ", "))
+	}
+	out, err := discovery.Rerank(ctx, query, ms, describe, complete)
+	if err != nil {
+		fmt.Fprintf(a.Log, "Warning: LLM rerank failed, showing the local ranking: %v\n", err)
+	}
+	return out
+}
+
+// RerankNodes lets the configured LLM rerank node matches (see RerankWorkflows).
+func (a *App) RerankNodes(ctx context.Context, query string, ms []discovery.Match, describe func(string) string) []discovery.Match {
+	complete, err := a.LLMComplete()
+	if err != nil {
+		fmt.Fprintf(a.Log, "Warning: --llm ignored: %v\n", err)
+		return ms
+	}
+	out, err := discovery.Rerank(ctx, query, ms, describe, complete)
+	if err != nil {
+		fmt.Fprintf(a.Log, "Warning: LLM rerank failed, showing the local ranking: %v\n", err)
+	}
+	return out
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -1,12 +1,374 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/discovery"
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/registry"
+	"github.com/pflow-go/pflow/internal/value"
+)
 
 // newRegistryCmd is the 'pflow registry' command group.
 func newRegistryCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "registry",
-		Short: "registry commands (not built yet)",
+		Short: "List, describe, search, discover and try the node types workflows can use",
 	}
+	cmd.AddCommand(newRegistryListCmd(f), newRegistryDescribeCmd(f), newRegistrySearchCmd(f),
+		newRegistryDiscoverCmd(f), newRegistryRunCmd(f))
 	return cmd
+}
+
+func truncate(s string, n int) string {
+	s = firstLine(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-3]) + "..."
+}
+
+func newRegistryListCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [keywords...]",
+		Short: "List node types grouped by package (core, MCP servers, user); keywords search",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, _, err := f.App.Catalog(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return renderSearch(f.IO.Out, cat, args, asJSON)
+			}
+			if asJSON {
+				nodes := []map[string]any{}
+				for _, s := range cat.Specs() {
+					nodes = append(nodes, map[string]any{"name": s.Type, "type": registry.TypeOf(s), "group": registry.GroupOf(s), "description": s.Interface.Description})
+				}
+				return writeJSON(f.IO.Out, map[string]any{"nodes": nodes})
+			}
+			renderGrouped(f.IO.Out, cat)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func renderGrouped(w io.Writer, cat *registry.Catalog) {
+	g := cat.Group()
+	line := func(s *node.Spec) {
+		fmt.Fprintf(w, "  %-25s %s\n", s.Type, truncate(s.Interface.Description, 75))
+	}
+	fmt.Fprintln(w, "Core Packages:")
+	fmt.Fprintln(w, "─────────────")
+	core := 0
+	for _, pkg := range registry.SortedKeys(g.Core) {
+		specs := g.Core[pkg]
+		core += len(specs)
+		fmt.Fprintf(w, "\n%s (%d %s)\n", pkg, len(specs), plural(len(specs), "node", "nodes"))
+		for _, s := range specs {
+			line(s)
+		}
+	}
+	mcp := 0
+	fmt.Fprintln(w, "\nMCP Servers:")
+	fmt.Fprintln(w, "────────────")
+	if len(g.MCP) == 0 {
+		fmt.Fprintln(w, "  (none — add a server with 'pflow mcp add', then 'pflow mcp sync')")
+	}
+	for _, srv := range registry.SortedKeys(g.MCP) {
+		specs := g.MCP[srv]
+		mcp += len(specs)
+		fmt.Fprintf(w, "\n%s (%d %s)\n", srv, len(specs), plural(len(specs), "tool", "tools"))
+		for _, s := range specs {
+			line(s)
+		}
+	}
+	fmt.Fprintln(w, "\nUser Nodes:")
+	fmt.Fprintln(w, "───────────")
+	if len(g.User) == 0 {
+		fmt.Fprintln(w, "  (none)")
+	}
+	for _, s := range g.User {
+		line(s)
+	}
+	fmt.Fprintf(w, "\nSummary: %d core, %d MCP, %d user nodes\n", core, mcp, len(g.User))
+	if d := cat.Denied(); len(d) > 0 {
+		fmt.Fprintf(w, "Hidden by settings: %s (see 'pflow settings check <node>')\n", strings.Join(d, ", "))
+	}
+}
+
+func renderSearch(w io.Writer, cat *registry.Catalog, kws []string, asJSON bool) error {
+	rs := cat.Search(kws)
+	q := strings.Join(kws, " ")
+	if asJSON {
+		out := []map[string]any{}
+		for _, r := range rs {
+			out = append(out, map[string]any{"name": r.Spec.Type, "type": registry.TypeOf(r.Spec), "score": r.Score, "match": r.Match, "description": r.Spec.Interface.Description})
+		}
+		return writeJSON(w, map[string]any{"query": q, "results": out})
+	}
+	if len(rs) == 0 {
+		fmt.Fprintf(w, "No nodes found matching '%s'\n", q)
+		fmt.Fprintln(w, "  Try fewer or broader words, or 'pflow registry discover \"<task>\"' to search by meaning.")
+		return nil
+	}
+	fmt.Fprintf(w, "Found %d %s matching '%s':\n\n", len(rs), plural(len(rs), "node", "nodes"), q)
+	fmt.Fprintf(w, "%-30s %-5s %-7s %s\n", "Name", "Type", "Match", "Description")
+	fmt.Fprintf(w, "%-30s %-5s %-7s %s\n", strings.Repeat("─", 30), "─────", "───────", strings.Repeat("─", 35))
+	for i, r := range rs {
+		if i == 10 {
+			fmt.Fprintf(w, "... and %d more results\n", len(rs)-10)
+			break
+		}
+		fmt.Fprintf(w, "%-30s %-5s %-7s %s\n", r.Spec.Type, registry.TypeOf(r.Spec), r.Match, truncate(r.Spec.Interface.Description, 35))
+	}
+	return nil
+}
+
+func newRegistrySearchCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search <keywords...>",
+		Short: "Search node types by name and description (all keywords must match; ranked)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, _, err := f.App.Catalog(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return renderSearch(f.IO.Out, cat, args, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func specJSON(s *node.Spec) map[string]any {
+	m := map[string]any{"name": s.Type, "type": registry.TypeOf(s), "group": registry.GroupOf(s), "interface": s.Interface,
+		"usage": registry.UsageSnippet(s)}
+	if srv := registry.MCPServerOf(s); srv != "" {
+		m["mcp"] = map[string]any{"server": srv, "tool": registry.MCPToolOf(s)}
+	}
+	var paths []map[string]any
+	for _, p := range registry.OutputPaths(s.Interface.Outputs) {
+		paths = append(paths, map[string]any{"path": p.Path, "type": p.Type})
+	}
+	if paths != nil {
+		m["output_paths"] = paths
+	}
+	return m
+}
+
+func newRegistryDescribeCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "describe <node...>",
+		Short: "Show node interfaces (params, outputs, nested paths) with a .pflow.md usage snippet",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			specs, err := f.App.DescribeNodes(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out := []map[string]any{}
+				for _, s := range specs {
+					out = append(out, specJSON(s))
+				}
+				return writeJSON(f.IO.Out, map[string]any{"nodes": out})
+			}
+			fmt.Fprintln(f.IO.Out, "## Selected Components")
+			for _, s := range specs {
+				fmt.Fprintln(f.IO.Out)
+				fmt.Fprint(f.IO.Out, registry.Describe(s))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newRegistryDiscoverCmd(f *Factory) *cobra.Command {
+	var asJSON, useLLM bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   `discover "<task description>"`,
+		Short: "Find the node types for a task (offline ranking; --llm reranks)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			query := strings.Join(args, " ")
+			if n := utf8.RuneCountInString(query); n > discovery.MaxQueryLen {
+				return usageErr(fmt.Sprintf("Query too long (max %d characters, got %d)", discovery.MaxQueryLen, n))
+			}
+			if strings.TrimSpace(query) == "" {
+				return usageErr("the query is empty")
+			}
+			cat, _, err := f.App.Catalog(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ms := discovery.RankNodes(query, cat.Specs(), limit)
+			if useLLM {
+				ms = f.App.RerankNodes(cmd.Context(), query, ms, func(n string) string {
+					if s, ok := cat.Lookup(n); ok {
+						return s.Interface.Description
+					}
+					return ""
+				})
+			}
+			if asJSON {
+				out := []map[string]any{}
+				for _, m := range ms {
+					if s, ok := cat.Lookup(m.Name); ok {
+						j := specJSON(s)
+						j["confidence"] = m.Confidence
+						j["reasons"] = nonNil(m.Reasons)
+						out = append(out, j)
+					}
+				}
+				return writeJSON(f.IO.Out, map[string]any{"query": query, "matches": out})
+			}
+			w := f.IO.Out
+			if len(ms) == 0 {
+				fmt.Fprintf(w, "No node type matches %q.\n", query)
+				fmt.Fprintln(w, "  Run 'pflow registry list' to see every node, or add an MCP server that has the tool ('pflow mcp add').")
+				return nil
+			}
+			fmt.Fprintf(w, "Nodes for %q:\n\n", query)
+			for i, m := range ms {
+				fmt.Fprintf(w, "%d. %-30s confidence %.2f  — %s\n", i+1, m.Name, m.Confidence, strings.Join(m.Reasons, "; "))
+			}
+			fmt.Fprintln(w, "\n## Selected Components")
+			for i, m := range ms {
+				if i == 3 {
+					break
+				}
+				if s, ok := cat.Lookup(m.Name); ok {
+					fmt.Fprintln(w)
+					fmt.Fprint(w, registry.Describe(s))
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print as JSON")
+	fl.IntVar(&limit, "limit", 8, "maximum number of matches")
+	fl.BoolVar(&useLLM, "llm", false, "let the configured LLM rerank the top candidates (needs an API key)")
+	return cmd
+}
+
+func usageErr(msg string) error {
+	return &pferr.Error{Kind: pferr.Usage, Message: msg, Hint: `Describe the task in one sentence, e.g. pflow registry discover "fetch a web page and summarize it"`}
+}
+
+func newRegistryRunCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "run <node> [key=value...]",
+		Short: "Run one node on its own and show its outputs and every template path they offer",
+		Example: `  pflow registry run shell command='echo {"a":[1,2]}'
+  pflow registry run http url=https://api.github.com/repos/cli/cli`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			err := registryRun(cmd, f, args, asJSON)
+			if err != nil && asJSON {
+				return renderJSONError(f.IO.Out, err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) error {
+	ctx := cmd.Context()
+	raw, err := app.ParseParams(args[1:])
+	if err != nil {
+		return err
+	}
+	cat, _, err := f.App.Catalog(ctx)
+	if err != nil {
+		return err
+	}
+	spec, err := app.LookupNodeType(cat, args[0])
+	if err != nil {
+		return err
+	}
+	params := map[string]any{}
+	for k, v := range raw {
+		if p, ok := spec.Interface.Param(k); ok && (p.Type == "str" || p.Type == "string") {
+			params[k] = v // declared text: keep exactly what was typed
+			continue
+		}
+		params[k] = app.InferType(v)
+	}
+	start := time.Now()
+	tr, err := f.App.TryNode(ctx, spec.Type, params)
+	if err != nil {
+		return err
+	}
+	d := tr.Duration
+	if d == 0 {
+		d = time.Since(start)
+	}
+	if asJSON {
+		return writeJSON(f.IO.Out, map[string]any{"success": true, "node_type": tr.NodeType, "outputs": tr.Outputs,
+			"paths": tr.Paths, "execution_time_ms": d.Milliseconds()})
+	}
+	w := f.IO.Out
+	fmt.Fprintln(w, "✓ Node executed successfully")
+	fmt.Fprintln(w, "\nOutput:")
+	keys := make([]string, 0, len(tr.Outputs))
+	for k := range tr.Outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %s = %s\n", k, preview(tr.Outputs[k], 200))
+	}
+	fmt.Fprintln(w, "\nTemplate paths:")
+	for _, p := range tr.Paths {
+		fmt.Fprintf(w, "  ${%s.%s} (%s)", tr.NodeType, p.Path, p.Type)
+		if p.Example != nil {
+			fmt.Fprintf(w, " = %s", preview(p.Example, 60))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\nExecution time: %s\n", fmtDur(d))
+	return nil
+}
+
+// preview renders a value on one line, cut at n characters.
+func preview(v any, n int) string {
+	var s string
+	if str, ok := v.(string); ok {
+		s = fmt.Sprintf("%q", str)
+	} else {
+		b, err := value.MarshalJSON(v)
+		if err != nil {
+			s = value.Stringify(v)
+		} else {
+			s = string(b)
+		}
+	}
+	if utf8.RuneCountInString(s) > n {
+		s = string([]rune(s)[:n-3]) + "..."
+	}
+	return s
 }

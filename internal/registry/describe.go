@@ -193,6 +193,9 @@ func firstSentence(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
 	return strings.TrimSpace(s)
 }
 

@@ -138,7 +138,7 @@ func (c *Catalog) Suggest(name string, n int) []string {
 		if strings.Contains(t, name) || strings.Contains(name, t) {
 			d = min(d, 1)
 		}
-		if d <= max(2, len(name)/3) {
+		if d <= max(1, len(name)/3) {
 			cs = append(cs, cand{t, d})
 		}
 	}
