@@ -236,23 +236,14 @@ func ParsePath(path string) (head string, segs []Segment, err error) {
 }
 
 // HasTemplate reports whether v (a string, or recursively a list or map)
-// contains "${" that is not the escape "$${". Note that Resolve is still
-// needed to turn "$${x}" into "${x}"; it is cheap for strings without "${".
+// contains "${" anywhere, i.e. whether Resolve may change it: a reference, or
+// the escape "$${x}" that Resolve renders as "${x}". Callers use it to skip
+// resolution of template-free params; skipping would leave "$${x}" unrendered.
+// Use Refs to find actual references.
 func HasTemplate(v any) bool {
 	switch x := v.(type) {
 	case string:
-		for i := 0; i < len(x); {
-			j := strings.Index(x[i:], "${")
-			if j < 0 {
-				return false
-			}
-			j += i
-			if !escapedAt(x, j) {
-				return true
-			}
-			i = j + 2
-		}
-		return false
+		return strings.Contains(x, "${")
 	case []any:
 		for _, e := range x {
 			if HasTemplate(e) {

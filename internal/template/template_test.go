@@ -254,7 +254,7 @@ func TestHasTemplate(t *testing.T) {
 		v    any
 		want bool
 	}{
-		{"x", false}, {"${a}", true}, {"$${a}", false}, {"$${a} ${b}", true}, {"${VAR:-x}", true},
+		{"x", false}, {"${a}", true}, {"$${a}", true}, {"$ {a}", false}, {"$${a} ${b}", true}, {"${VAR:-x}", true},
 		{[]any{"a", map[string]any{"k": "${x}"}}, true}, {map[string]any{"k": []any{"a", int64(1)}}, false}, {int64(1), false}, {nil, false},
 	} {
 		if got := HasTemplate(tc.v); got != tc.want {
@@ -458,5 +458,19 @@ func TestCachedParsesCannotBeModified(t *testing.T) {
 	again, _ := Resolve("${sh.stdout.cfg.headers}", root)
 	if !reflect.DeepEqual(again, map[string]any{"A": "1"}) {
 		t.Fatalf("cached parse was modified through a resolved value: %#v", again)
+	}
+}
+
+// TestHasTemplateGatesEscapes: callers skip Resolve when HasTemplate is
+// false, so an escape-only value must still report true or "$${x}" would
+// reach the node unrendered.
+func TestHasTemplateGatesEscapes(t *testing.T) {
+	params := map[string]any{"command": "echo $${HOME}"}
+	if !HasTemplate(params) {
+		t.Fatal("an escape needs resolving")
+	}
+	out, _ := Resolve(params, nil)
+	if got := out.(map[string]any)["command"]; got != "echo ${HOME}" {
+		t.Fatalf("got %q", got)
 	}
 }
