@@ -801,3 +801,20 @@ func TestUnionTypes(t *testing.T) {
 		t.Error("compatibility matrix")
 	}
 }
+
+func TestBadBatchConfig(t *testing.T) {
+	b := nd("each", "shell", map[string]any{"command": "echo ${item}"})
+	b.Batch = &workflow.Batch{Items: "not a template", MaxConcurrent: 500, ErrorHandling: "ignore"}
+	w := wf(nd("first", "shell", map[string]any{"command": "true"}), b)
+	errs, _ := run(t, w)
+	for _, p := range []string{
+		"Structure: Validation error at nodes[1].batch.items:",
+		"Structure: Validation error at nodes[1].batch.max_concurrent: 500 is greater than the maximum of 100",
+		"Structure: Validation error at nodes[1].batch.error_handling:",
+	} {
+		d := find(t, errs, p)
+		if d.NodeID != "each" || d.Line != 20 || d.Hint == "" {
+			t.Errorf("%q: want node 'each' line 20 with a hint, got %+v", p, d)
+		}
+	}
+}
