@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -59,6 +60,30 @@ func FuzzParseJSON(f *testing.F) {
 		}
 		if _, err := ParseJSON(b, ""); err != nil {
 			t.Fatalf("re-parse of marshalled IR failed: %v\n%s", err, b)
+		}
+	})
+}
+
+// FuzzFastItem checks that the fast path for one-line items agrees with the
+// YAML parser whenever it accepts an item.
+func FuzzFastItem(f *testing.F) {
+	for _, s := range []string{"- type: shell", "- timeout: 30", "- x: 007", "- a: true", "- b: Null", "- c: ${x.y}", "- d: tr a-z A-Z",
+		"- e: a, b", "- f: 1e3", "- g: .5", "- h: yes", "- i: a: b", "- j: x #c", "- k: -1", "- l: 9223372036854775807",
+		"- x: _1", "- NULL: 1", "- x: Yes", "- x: 0x1F", "- x: a_1e3", "- x: $1", "- x: /a/b", "- x: .5", "- x: _", "- on: x", "- x: a, b ,c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		k, v, ok := fastItem(line)
+		if !ok {
+			return
+		}
+		y, err := parseYAML(line + "\n")
+		if err != nil {
+			t.Fatalf("fast path accepted %q but YAML rejects it: %v", line, err)
+		}
+		want := []any{map[string]any{k: v}}
+		if !reflect.DeepEqual(y, want) {
+			t.Fatalf("%q: fast path %#v, YAML %#v", line, want, y)
 		}
 	})
 }

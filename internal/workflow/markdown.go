@@ -570,14 +570,14 @@ func (p *mdParser) closeEntity() error {
 	}
 	params := map[string]any{}
 	keyLine := map[string]int{}
-	for _, it := range e.items {
-		m, err := p.parseItem(e, it)
-		if err != nil {
-			return err
-		}
+	maps, err := p.parseItems(e)
+	if err != nil {
+		return err
+	}
+	for i, m := range maps {
 		for k, v := range m {
 			params[k] = v
-			keyLine[k] = it.line
+			keyLine[k] = e.items[i].line
 		}
 	}
 	if len(e.prose) == 0 {
@@ -638,26 +638,72 @@ func exampleParam(section string) string {
 	return "- type: shell"
 }
 
-func (p *mdParser) parseItem(e *entity, it *item) (map[string]any, error) {
-	v, err := parseYAML(strings.Join(it.lines, "\n") + "\n")
+// parseItems parses all YAML items of an entity as one YAML sequence (as the
+// anchor does, so anchors/aliases work across items) and returns one mapping
+// per item. Errors name file lines.
+func (p *mdParser) parseItems(e *entity) ([]map[string]any, error) {
+	if len(e.items) == 0 {
+		return nil, nil
+	}
+	out := make([]map[string]any, len(e.items))
+	var slow []int // indexes of items that need the YAML parser
+	for i, it := range e.items {
+		if len(it.lines) == 1 {
+			if k, v, ok := fastItem(it.lines[0]); ok {
+				out[i] = map[string]any{k: v}
+				continue
+			}
+		}
+		slow = append(slow, i)
+	}
+	if len(slow) == 0 {
+		return out, nil
+	}
+	var b strings.Builder
+	var lineMap []int // YAML line (0-based) -> file line
+	for _, idx := range slow {
+		it := e.items[idx]
+		for i, l := range it.lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+			lineMap = append(lineMap, it.line+i)
+		}
+	}
+	toFile := func(n int) int {
+		if n >= 1 && n <= len(lineMap) {
+			return lineMap[n-1]
+		}
+		if n > len(lineMap) {
+			return lineMap[len(lineMap)-1]
+		}
+		return e.line
+	}
+	v, err := parseYAML(b.String())
 	if err != nil {
-		return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id,
-			yamlErrorText(err, func(n int) int { return it.line + n - 1 }))
+		// yaml.v3's line numbers are not reliable for parser errors (some are
+		// 0-based): find the failing item and point inside it.
+		for _, idx := range slow {
+			it := e.items[idx]
+			if _, ierr := parseYAML(strings.Join(it.lines, "\n") + "\n"); ierr != nil {
+				last := it.line + len(it.lines) - 1
+				return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id,
+					yamlErrorText(ierr, func(n int) int { return min(max(it.line+n-1, it.line), last) }))
+			}
+		}
+		return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id, yamlErrorText(err, toFile))
 	}
 	list, ok := v.([]any)
-	if !ok {
+	if !ok || len(list) != len(slow) {
 		return nil, p.errf(e.line, "Write parameters as '- key: value' lines.", "Parameters for '%s' did not parse as a list of key-value pairs.", e.id)
 	}
-	out := map[string]any{}
-	for _, el := range list {
+	for j, el := range list {
+		i := slow[j]
 		m, ok := el.(map[string]any)
 		if !ok {
-			return nil, p.errf(it.line, "Parameters are '- key: value' lines. Write notes as prose or as '* ' bullets.",
-				"'%s' is not a valid parameter. Use * for documentation bullets.", it.first)
+			return nil, p.errf(e.items[i].line, "Parameters are '- key: value' lines. Write notes as prose or as '* ' bullets.",
+				"'%s' is not a valid parameter. Use * for documentation bullets.", e.items[i].first)
 		}
-		for k, v := range m {
-			out[k] = v
-		}
+		out[i] = m
 	}
 	return out, nil
 }

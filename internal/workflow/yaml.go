@@ -109,7 +109,7 @@ func yamlKey(k *yaml.Node) (string, error) {
 	if k.Kind != yaml.ScalarNode {
 		return "", fmt.Errorf("line %d: mapping keys must be plain names, not lists or mappings", k.Line)
 	}
-	if k.ShortTag() == "!!null" {
+	if k.Value == "" && k.ShortTag() == "!!null" {
 		return "null", nil
 	}
 	return k.Value, nil
@@ -166,4 +166,51 @@ func yamlErrorText(err error, toFile func(int) int) string {
 		}
 		return "line " + strconv.Itoa(toFile(n))
 	})
+}
+
+var (
+	fastKeyRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+	fastValueRe = regexp.MustCompile(`^[A-Za-z$/_][A-Za-z0-9 ${}./@_+=,-]*$`)
+	fastIntRe   = regexp.MustCompile(`^(0|[1-9][0-9]{0,17})$`)
+)
+
+// fastItem parses the common one-line item "- key: value" without the YAML
+// parser when the value is a plain scalar whose meaning is unambiguous: a
+// small decimal integer, true/false, null, or text made of characters that
+// cannot change how YAML reads it. Anything else returns ok=false and goes
+// through the YAML parser (FuzzFastItem checks the two agree).
+func fastItem(line string) (key string, val any, ok bool) {
+	rest, found := strings.CutPrefix(line, "- ")
+	if !found {
+		return "", nil, false
+	}
+	key, v, found := strings.Cut(rest, ": ")
+	if !found || len(key) > 128 || !fastKeyRe.MatchString(key) {
+		return "", nil, false
+	}
+	v = strings.TrimLeft(v, " ")
+	v = strings.TrimRight(v, " ")
+	if v == "" {
+		return "", nil, false
+	}
+	if fastIntRe.MatchString(v) {
+		i, err := strconv.ParseInt(v, 10, 64)
+		return key, i, err == nil
+	}
+	if !fastValueRe.MatchString(v) {
+		return "", nil, false
+	}
+	switch v {
+	case "true", "True", "TRUE":
+		return key, true, true
+	case "false", "False", "FALSE":
+		return key, false, true
+	case "null", "Null", "NULL":
+		return key, nil, true
+	}
+	switch strings.ToLower(v) {
+	case ".inf", ".nan", "-.inf", "+.inf":
+		return "", nil, false
+	}
+	return key, v, true
 }
