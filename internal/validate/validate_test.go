@@ -818,3 +818,24 @@ func TestBadBatchConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorBranchReadsFailedStep(t *testing.T) {
+	w := wf(nd("a", "http", map[string]any{"url": "u"}), nd("b", "shell", map[string]any{"command": "echo ${a.status_code}"}))
+	r := nd("rescue", "shell", map[string]any{"command": "echo ${a.error}"})
+	r.Line = 30
+	w.Nodes = append(w.Nodes, r)
+	w.Edges = append(w.Edges, workflow.Edge{From: "a", To: "rescue", Action: "error"})
+	errs, warns := run(t, w)
+	if len(errs)+len(warns) != 0 {
+		t.Fatalf("an error branch may read the failed step's error:\n%s%s", dump(errs), dump(warns))
+	}
+}
+
+func TestShellGuardUsesInputTypes(t *testing.T) {
+	w := wf(nd("sh", "shell", map[string]any{"command": "echo ${cfg}"}))
+	in := input("cfg", 3)
+	in.Type = "object"
+	w.Inputs = workflow.Inputs{in}
+	errs, _ := run(t, w)
+	find(t, errs, "Shell node 'sh': cannot use ${cfg} (type: dict) in command parameter.")
+}
