@@ -113,6 +113,7 @@ type mdParser struct {
 	title     bool
 	titleText string
 	warnings  []string
+	stepTypo  string // "Line N has '## Step' …" for the missing-steps error
 	desc      []string
 
 	stepsLine int
@@ -440,6 +441,9 @@ func (p *mdParser) onHeading(h *headingEv) error {
 		default:
 			p.section = secOther
 			typo := map[string]string{"input": "Inputs", "step": "Steps", "output": "Outputs"}[name]
+			if typo == "Steps" && p.stepTypo == "" {
+				p.stepTypo = fmt.Sprintf("Line %d has '## %s' — did you mean '## Steps'?", h.line, h.text)
+			}
 			if typo != "" {
 				p.warn(fmt.Sprintf("Line %d: '## %s' looks like a typo — did you mean '## %s'?", h.line, h.text, typo))
 			}
@@ -836,7 +840,11 @@ func sortedKeys(m map[string]any) []string {
 // finish runs the after-scan checks and builds edges and mappings.
 func (p *mdParser) finish() error {
 	if p.stepsLine == 0 {
-		return p.errf(0, missingStepsSuggestion, "Missing '## Steps' section.")
+		sug := missingStepsSuggestion
+		if p.stepTypo != "" {
+			sug = p.stepTypo + "\n\n" + sug
+		}
+		return p.errf(0, sug, "Missing '## Steps' section.")
 	}
 	if len(p.w.Nodes) == 0 {
 		return p.errf(p.stepsLine, "Add at least one step: a '### step-id' heading, a line of description, and '- type: ...'.", "The '## Steps' section has no nodes.")

@@ -51,7 +51,7 @@ func TestInvalidExamples(t *testing.T) {
 		{"duplicate-ids", 14, "Duplicate entity ID 'fetch'.", "An entity with ID 'fetch' was already defined at line 7."},
 		{"duplicate-param", 14, "Parameter 'command' is defined both inline and as a code block.", "Remove either the inline '- command: ...' or the code block. Each parameter should be defined only once."},
 		{"missing-description", 7, "Entity 'fetch' (line 7) is missing a description.", "Add a line of prose under the heading"},
-		{"missing-steps", 0, "Missing '## Steps' section.", "Add a '## Steps' section"},
+		{"missing-steps", 0, "Missing '## Steps' section.", "Line 5 has '## Step' — did you mean '## Steps'?\n\nAdd a '## Steps' section"},
 		{"missing-type", 7, "Node 'fetch' is missing a 'type' parameter.", "Add the node type under the heading"},
 		{"unclosed-fence", 13, "Unclosed code block.", "Add a closing fence (```) to match the opening fence at line 13."},
 		{"yaml-syntax-error", 7, "YAML syntax error in parameters for 'process': line 10: did not find expected ',' or ']'", "Each '- key: value' line must be valid YAML."},
