@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"sort"
@@ -488,6 +489,14 @@ func orderedKeys(m map[string]any, order []string) []string {
 
 func (d *decoder) node(path string, m map[string]any) *Node {
 	n := &Node{}
+	if v, ok := m["parameters"]; ok {
+		if _, both := m["params"]; !both {
+			// normalize_ir renames the legacy "parameters" key to "params".
+			m = maps.Clone(m)
+			delete(m, "parameters")
+			m["params"] = v
+		}
+	}
 	d.unknown(path, m, "id", "type", "purpose", "params", "batch", "_source_lines")
 	if v, ok := m["id"]; ok {
 		n.ID = d.str(path+".id", v)

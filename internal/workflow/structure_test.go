@@ -49,10 +49,10 @@ func TestCheckStructure(t *testing.T) {
 		},
 		{
 			name: "unknown properties everywhere",
-			json: `{"nodes":[{"id":"a","type":"t","parameters":{}}],"edges":[{"from":"a","to":"a","source":"a"}],"extra":1,"inputs":{"i":{"typ":"string"}}}`,
+			json: `{"nodes":[{"id":"a","type":"t","params":{},"parameters":{},"inputs":{}}],"edges":[{"from":"a","to":"a","source":"a"}],"extra":1,"inputs":{"i":{"typ":"string"}}}`,
 			want: []StructureError{
 				{"root", "Additional properties are not allowed ('extra' was unexpected)", "Remove unknown properties or check field names"},
-				{"nodes[0]", "Additional properties are not allowed ('parameters' was unexpected)", "Remove unknown properties or check field names"},
+				{"nodes[0]", "Additional properties are not allowed ('inputs', 'parameters' were unexpected)", "Remove unknown properties or check field names"},
 				{"edges[0]", "Additional properties are not allowed ('source' was unexpected)", "Remove unknown properties or check field names"},
 				{"inputs.i", "Additional properties are not allowed ('typ' was unexpected)", "Remove unknown properties or check field names"},
 			},
@@ -186,5 +186,16 @@ func TestLineOf(t *testing.T) {
 		if got := w.LineOf(path); got != want {
 			t.Errorf("LineOf(%q) = %d, want %d", path, got, want)
 		}
+	}
+}
+
+func TestLegacyParametersKey(t *testing.T) {
+	t.Parallel()
+	w, err := ParseJSON([]byte(`{"nodes":[{"id":"a","type":"shell","parameters":{"command":"echo"}}]}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := w.CheckStructure(); len(errs) != 0 || w.Nodes[0].Params["command"] != "echo" {
+		t.Fatalf("params=%v errs=%v", w.Nodes[0].Params, errs)
 	}
 }
