@@ -63,7 +63,7 @@ var iface = node.Interface{
 	Params: []node.Field{
 		{Key: "url", Type: "str", Required: true, Description: "URL to request (http:// or https://)."},
 		{Key: "method", Type: "str", Enum: methodEnum, Description: "HTTP method; POST when a body is given, GET otherwise."},
-		{Key: "body", Type: "dict|list|str", Description: "Request body: a dict or list is sent as JSON (Content-Type: application/json unless a Content-Type header is set); a string is sent as-is."},
+		{Key: "body", Type: "dict|list|str", Description: "Request body: a dict or list is sent as JSON (Content-Type: application/json unless a Content-Type header is set); a string is sent as-is (labelled application/json when it holds a JSON object or array)."},
 		{Key: "headers", Type: "dict", Description: "Request headers (name: value)."},
 		{Key: "params", Type: "dict", Description: "Query-string parameters (name: value; a list value repeats the name), added to any query already in the URL."},
 		{Key: "timeout", Type: "int", Default: int64(30), Description: "Seconds the whole request may take, including reading the response (fractions and durations such as \"1m\" are accepted)."},
@@ -256,6 +256,12 @@ func parse(p map[string]any) (*request, error) {
 		switch x := b.(type) {
 		case string:
 			r.body = []byte(x)
+			// A string holding a JSON object or array (e.g. the output of
+			// an earlier step) is labelled as JSON; a Content-Type header
+			// given in headers still wins.
+			if _, isJSON := value.TryParseContainer(x); isJSON {
+				r.contentType = "application/json"
+			}
 		case map[string]any, []any:
 			data, err := value.MarshalJSON(x)
 			if err != nil {

@@ -127,6 +127,26 @@ func TestHTTPRequests(t *testing.T) {
 			},
 		},
 		{
+			name:    "JSON text body is labelled as JSON",
+			handler: reply(200, "", ""),
+			params:  map[string]any{"url": "/", "body": `{"from":"a previous step"}`},
+			check: func(t *testing.T, got seen) {
+				if got.Method != "POST" || got.Content != "application/json" || got.Body != `{"from":"a previous step"}` {
+					t.Errorf("server saw %+v", got)
+				}
+			},
+		},
+		{
+			name:    "plain text body has no JSON content type",
+			handler: reply(200, "", ""),
+			params:  map[string]any{"url": "/", "body": "hello"},
+			check: func(t *testing.T, got seen) {
+				if got.Content == "application/json" || got.Body != "hello" {
+					t.Errorf("server saw %+v", got)
+				}
+			},
+		},
+		{
 			name:    "explicit content type wins over JSON default",
 			handler: reply(200, "", ""),
 			params:  map[string]any{"url": "/", "body": map[string]any{"a": int64(1)}, "headers": map[string]any{"content-type": "application/vnd.api+json"}},

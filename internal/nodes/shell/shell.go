@@ -182,8 +182,15 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 	if sig, ok := proc.Signal(cmd); ok {
 		return node.Fail(fmt.Sprintf("Command was killed by signal %d (%s)%s", sig, syscall.Signal(sig), tailSuffix(errText, errBinary, outText, outBinary)), out), nil
 	}
-	return node.Fail(fmt.Sprintf("Command failed with exit code %d%s\nIf a non-zero exit is expected here, add '- ignore_errors: true' to the step.",
-		code, tailSuffix(errText, errBinary, outText, outBinary)), out), nil
+	hint := "If a non-zero exit is expected here, add '- ignore_errors: true' to the step."
+	switch code {
+	case 127:
+		hint = "Exit code 127 means the shell could not find a command: check that it is installed and on PATH (or use its full path)."
+	case 126:
+		hint = "Exit code 126 means a command was found but could not be run: check that it is executable (chmod +x)."
+	}
+	return node.Fail(fmt.Sprintf("Command failed with exit code %d%s\n%s",
+		code, tailSuffix(errText, errBinary, outText, outBinary), hint), out), nil
 }
 
 // tailSuffix quotes the end of stderr (or, when stderr is empty, of stdout)

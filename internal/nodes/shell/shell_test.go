@@ -1,3 +1,5 @@
+//go:build unix
+
 package shell
 
 import (
@@ -114,6 +116,13 @@ func TestShell(t *testing.T) {
 			params: map[string]any{"command": "grep zzz /dev/null; false"},
 			action: "error",
 			want:   map[string]any{"exit_code": int64(1)},
+		},
+		{
+			name:   "command not found explains exit code 127",
+			params: map[string]any{"command": "pflow-no-such-tool --x"},
+			action: "error",
+			want:   map[string]any{"exit_code": int64(127)},
+			errHas: []string{"exit code 127", "pflow-no-such-tool", "installed and on PATH"},
 		},
 		{
 			name:   "exit 1 of another command fails",
