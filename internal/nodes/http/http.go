@@ -66,7 +66,7 @@ var iface = node.Interface{
 		{Key: "body", Type: "dict|list|str", Description: "Request body: a dict or list is sent as JSON (Content-Type: application/json unless a Content-Type header is set); a string is sent as-is (labelled application/json when it holds a JSON object or array)."},
 		{Key: "headers", Type: "dict", Description: "Request headers (name: value)."},
 		{Key: "params", Type: "dict", Description: "Query-string parameters (name: value; a list value repeats the name), added to any query already in the URL."},
-		{Key: "timeout", Type: "int", Default: int64(30), Description: "Seconds the whole request may take, including reading the response (fractions and durations such as \"1m\" are accepted)."},
+		{Key: "timeout", Type: "float", Default: int64(30), Description: "Seconds (e.g. 30 or 0.5) the whole request may take, including reading the response."},
 		{Key: "auth_token", Type: "str", Description: "Bearer token, sent as 'Authorization: Bearer <token>'. Cannot be combined with api_key."},
 		{Key: "api_key", Type: "str", Description: "API key, sent in the api_key_header header. Cannot be combined with auth_token."},
 		{Key: "api_key_header", Type: "str", Default: "X-API-Key", Description: "Header that carries api_key."},

@@ -62,7 +62,7 @@ var iface = node.Interface{
 		{Key: "stdin", Type: "any", Description: "Data written to the command's standard input: a string as-is, a dict or list as JSON, a bool as true/false, a number as text. Omit for no input."},
 		{Key: "cwd", Type: "str", Description: "Working directory; ~ is expanded and a relative path resolves against the workflow file's directory (the current directory when there is none). Must exist."},
 		{Key: "env", Type: "dict", Description: "Environment variables set for the command, merged over pflow's own environment."},
-		{Key: "timeout", Type: "int", Default: int64(30), Description: "Seconds before the command and every process it started are stopped (SIGTERM, then SIGKILL after 2 s) and the step fails. Fractions (0.5) and durations (\"1m30s\") are accepted."},
+		{Key: "timeout", Type: "float", Default: int64(30), Description: "Seconds (e.g. 30 or 0.5) before the command and every process it started are stopped (SIGTERM, then SIGKILL after 2 s) and the step fails."},
 		{Key: "ignore_errors", Type: "bool", Default: false, Description: "Continue (action 'default') even when the command exits with a non-zero code. A timeout still fails."},
 		{Key: "strip_newline", Type: "bool", Default: true, Description: "Remove trailing newlines from stdout (stderr is never changed)."},
 		{Key: "max_output", Type: "int", Default: int64(DefaultMaxOutput), Description: "Most bytes kept of each of stdout and stderr (default 10 MiB); the rest is read and dropped, and stdout_truncated / stderr_truncated are set."},
@@ -76,7 +76,7 @@ var iface = node.Interface{
 		{Key: "stdout_is_binary", Type: "bool", Description: "True when stdout was not valid UTF-8 and is base64-encoded."},
 		{Key: "stderr_is_binary", Type: "bool", Description: "True when stderr was not valid UTF-8 and is base64-encoded."},
 		{Key: "command", Type: "str", Description: "The command that was run."},
-		{Key: "error", Type: "str", Description: "Why the step failed (non-zero exit with the end of stderr, timeout); only set on failure."},
+		{Key: "error", Type: "str", Description: "Why the step failed (non-zero exit with the end of stderr, timeout). Set on failure; with ignore_errors always set (empty when the exit code was 0)."},
 	},
 	Actions: []string{"default", "error"},
 }
@@ -170,17 +170,25 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 	}
 	code := proc.ExitCode(cmd)
 	out["exit_code"] = int64(code)
-	if code == 0 {
-		return node.Ok(out), nil
-	}
 	if ignoreErrors {
+		// The step continues either way; error says what went wrong (or is
+		// empty), so ${step.error} always resolves after such a step.
+		out["error"] = ""
+		if code != 0 {
+			out["error"] = failureMessage(cmd, code, errText, errBinary, outText, outBinary)
+		}
 		return node.Ok(out), nil
 	}
-	if code == 1 && isNoMatchCommand(command) {
+	if code == 0 || code == 1 && isNoMatchCommand(command) {
 		return node.Ok(out), nil
 	}
+	return node.Fail(failureMessage(cmd, code, errText, errBinary, outText, outBinary), out), nil
+}
+
+// failureMessage says why the command failed, quoting the end of its output.
+func failureMessage(cmd *exec.Cmd, code int, errText string, errBinary bool, outText string, outBinary bool) string {
 	if sig, ok := proc.Signal(cmd); ok {
-		return node.Fail(fmt.Sprintf("Command was killed by signal %d (%s)%s", sig, syscall.Signal(sig), tailSuffix(errText, errBinary, outText, outBinary)), out), nil
+		return fmt.Sprintf("Command was killed by signal %d (%s)%s", sig, syscall.Signal(sig), tailSuffix(errText, errBinary, outText, outBinary))
 	}
 	hint := "If a non-zero exit is expected here, add '- ignore_errors: true' to the step."
 	switch code {
@@ -189,8 +197,7 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 	case 126:
 		hint = "Exit code 126 means a command was found but could not be run: check that it is executable (chmod +x)."
 	}
-	return node.Fail(fmt.Sprintf("Command failed with exit code %d%s\n%s",
-		code, tailSuffix(errText, errBinary, outText, outBinary), hint), out), nil
+	return fmt.Sprintf("Command failed with exit code %d%s\n%s", code, tailSuffix(errText, errBinary, outText, outBinary), hint)
 }
 
 // tailSuffix quotes the end of stderr (or, when stderr is empty, of stdout)

@@ -85,12 +85,22 @@ func TestShell(t *testing.T) {
 			errHas: []string{"Command failed with exit code 4", "end of stdout: useful hint"},
 		},
 		{
-			name:   "ignore_errors continues",
+			name:   "ignore_errors continues and says what failed",
 			params: map[string]any{"command": "echo boom >&2; exit 3", "ignore_errors": true},
 			want:   map[string]any{"exit_code": int64(3), "stderr": "boom\n"},
+			errHas: []string{"Command failed with exit code 3: boom"},
+		},
+		{
+			name:   "ignore_errors with success has an empty error",
+			params: map[string]any{"command": "true", "ignore_errors": true},
+			want:   map[string]any{"exit_code": int64(0), "error": ""},
+		},
+		{
+			name:   "plain success writes no error",
+			params: map[string]any{"command": "true"},
 			checkFor: func(t *testing.T, out map[string]any) {
 				if _, ok := out["error"]; ok {
-					t.Error("ignore_errors: error output set")
+					t.Error("error output set on success")
 				}
 			},
 		},
