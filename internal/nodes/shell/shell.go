@@ -175,29 +175,33 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 		// empty), so ${step.error} always resolves after such a step.
 		out["error"] = ""
 		if code != 0 {
-			out["error"] = failureMessage(cmd, code, errText, errBinary, outText, outBinary)
+			out["error"] = failureMessage(cmd, code, errText, errBinary, outText, outBinary, false)
 		}
 		return node.Ok(out), nil
 	}
 	if code == 0 || code == 1 && isNoMatchCommand(command) {
 		return node.Ok(out), nil
 	}
-	return node.Fail(failureMessage(cmd, code, errText, errBinary, outText, outBinary), out), nil
+	return node.Fail(failureMessage(cmd, code, errText, errBinary, outText, outBinary, true), out), nil
 }
 
 // failureMessage says why the command failed, quoting the end of its output.
-func failureMessage(cmd *exec.Cmd, code int, errText string, errBinary bool, outText string, outBinary bool) string {
+// suggestIgnore adds the hint about ignore_errors (pointless when it is set).
+func failureMessage(cmd *exec.Cmd, code int, errText string, errBinary bool, outText string, outBinary bool, suggestIgnore bool) string {
 	if sig, ok := proc.Signal(cmd); ok {
 		return fmt.Sprintf("Command was killed by signal %d (%s)%s", sig, syscall.Signal(sig), tailSuffix(errText, errBinary, outText, outBinary))
 	}
-	hint := "If a non-zero exit is expected here, add '- ignore_errors: true' to the step."
+	hint := ""
+	if suggestIgnore {
+		hint = "\nIf a non-zero exit is expected here, add '- ignore_errors: true' to the step."
+	}
 	switch code {
 	case 127:
-		hint = "Exit code 127 means the shell could not find a command: check that it is installed and on PATH (or use its full path)."
+		hint = "\nExit code 127 means the shell could not find a command: check that it is installed and on PATH (or use its full path)."
 	case 126:
-		hint = "Exit code 126 means a command was found but could not be run: check that it is executable (chmod +x)."
+		hint = "\nExit code 126 means a command was found but could not be run: check that it is executable (chmod +x)."
 	}
-	return fmt.Sprintf("Command failed with exit code %d%s\n%s", code, tailSuffix(errText, errBinary, outText, outBinary), hint)
+	return fmt.Sprintf("Command failed with exit code %d%s%s", code, tailSuffix(errText, errBinary, outText, outBinary), hint)
 }
 
 // tailSuffix quotes the end of stderr (or, when stderr is empty, of stdout)

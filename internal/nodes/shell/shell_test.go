@@ -89,6 +89,11 @@ func TestShell(t *testing.T) {
 			params: map[string]any{"command": "echo boom >&2; exit 3", "ignore_errors": true},
 			want:   map[string]any{"exit_code": int64(3), "stderr": "boom\n"},
 			errHas: []string{"Command failed with exit code 3: boom"},
+			checkFor: func(t *testing.T, out map[string]any) {
+				if strings.Contains(out["error"].(string), "ignore_errors") {
+					t.Error("suggests ignore_errors although it is set")
+				}
+			},
 		},
 		{
 			name:   "ignore_errors with success has an empty error",
