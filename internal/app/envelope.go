@@ -19,17 +19,18 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 		meta["action"] = "reused"
 	}
 	switch {
-	case len(o.InputErrors) > 0:
-		var errs []any
-		for _, e := range o.InputErrors {
-			errs = append(errs, map[string]any{"message": e.Message, "path": e.Path, "input": e.Input})
-		}
-		return map[string]any{"success": false, "error": "Input validation failed", "validation_errors": errs,
-			"missing_inputs": missingInputs(o.InputErrors), "workflow": meta}
 	case len(o.ValidationErrors) > 0:
-		return map[string]any{"success": false, "error": "Workflow validation failed",
+		env := map[string]any{"success": false, "error": "Workflow validation failed",
 			"validation_errors": diagMessages(o.ValidationErrors), "diagnostics": Diagnostics(o.ValidationErrors),
 			"warnings": diagMessages(o.Warnings), "workflow": meta}
+		if len(o.InputErrors) > 0 {
+			env["input_errors"] = inputErrors(o.InputErrors)
+			env["missing_inputs"] = missingInputs(o.InputErrors)
+		}
+		return env
+	case len(o.InputErrors) > 0:
+		return map[string]any{"success": false, "error": "Input validation failed", "validation_errors": inputErrors(o.InputErrors),
+			"missing_inputs": missingInputs(o.InputErrors), "workflow": meta}
 	case o.Result == nil:
 		return map[string]any{"success": true, "message": "Workflow is valid", "warnings": diagMessages(o.Warnings), "workflow": meta}
 	}
@@ -128,6 +129,14 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 		env["checkpoint"] = map[string]any{"completed_nodes": completed, "failed_node": fl.NodeID}
 	}
 	return red.Value(env).(map[string]any)
+}
+
+func inputErrors(errs []runtime.InputError) []any {
+	out := make([]any, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, map[string]any{"message": e.Message, "path": e.Path, "input": e.Input})
+	}
+	return out
 }
 
 func missingInputs(errs []runtime.InputError) []any {

@@ -118,19 +118,20 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	out := &RunOutcome{Redactor: red}
 	env := runtime.EnvLookup{Process: a.LookupProcessEnv, Settings: st.LookupEnv}
 
+	// Inputs are prepared first; when some are missing or malformed the static
+	// checks still run (as in --validate-only) so every problem is reported at once.
 	var provided map[string]any
 	if !req.ValidateOnly {
 		prepared, ierrs := runtime.PrepareInputs(w, req.Params, env)
-		if len(ierrs) > 0 {
-			out.InputErrors = ierrs
-			return out, nil
+		out.InputErrors = ierrs
+		if len(ierrs) == 0 {
+			provided = prepared.Values
+			req.Params = prepared.Values
 		}
-		provided = prepared.Values
-		req.Params = prepared.Values
 	}
 	errs, warns := validate.Validate(w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
 	out.ValidationErrors, out.Warnings = errs, warns
-	if len(errs) > 0 || req.ValidateOnly {
+	if len(errs) > 0 || len(out.InputErrors) > 0 || req.ValidateOnly {
 		return out, nil
 	}
 

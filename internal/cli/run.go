@@ -224,14 +224,18 @@ func renderJSONError(w io.Writer, err error) error {
 func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOutcome) error {
 	errw := ios.ErrOut
 	red := out.Redactor
-	switch {
-	case len(out.InputErrors) > 0:
+	if len(out.InputErrors) > 0 {
 		fmt.Fprintln(errw, "❌ Input validation failed:")
 		for _, e := range out.InputErrors {
 			fmt.Fprintf(errw, "  • %s\n", red.String(e.Message))
 		}
 		fmt.Fprintf(errw, "\nPass inputs as key=value, e.g. pflow %s %s=<value>  (see: pflow %s --help)\n", t.Name, out.InputErrors[0].Input, t.Name)
-		return silentExit(pferr.ExitFailure)
+		if len(out.ValidationErrors) == 0 {
+			return silentExit(pferr.ExitFailure)
+		}
+		fmt.Fprintln(errw)
+	}
+	switch {
 	case len(out.ValidationErrors) > 0:
 		fmt.Fprintln(errw, "✗ Static validation failed:")
 		for i, d := range out.ValidationErrors {

@@ -22,13 +22,23 @@ func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, r
 	failf := func(msg string) (map[string]any, *Failure) {
 		return map[string]any{"error": msg}, &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: CategoryException, Message: msg}
 	}
-	params := n.Params
+	// Resolve everything but the child's own definition: templates inside
+	// workflow_ir belong to the child and resolve against its inputs.
+	params := make(map[string]any, len(n.Params))
+	for k, v := range n.Params {
+		if k != "workflow_ir" {
+			params[k] = v
+		}
+	}
 	if template.HasTemplate(params) {
 		resolved, unresolved := template.Resolve(params, root)
 		if len(unresolved) > 0 && !e.opts.Permissive {
 			return failf(template.UnresolvedError("param_mapping", unresolved, root).Error())
 		}
 		params = resolved.(map[string]any)
+	}
+	if ir, ok := n.Params["workflow_ir"]; ok {
+		params["workflow_ir"] = ir
 	}
 	step.Params = params
 	child, label, err := e.loadChild(f, params)

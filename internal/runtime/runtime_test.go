@@ -420,3 +420,17 @@ func TestEndlessLoopIsBounded(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestNestedInlineIRKeepsItsOwnTemplates(t *testing.T) {
+	child := map[string]any{
+		"inputs":  map[string]any{"topic": map[string]any{"type": "string"}},
+		"nodes":   []any{map[string]any{"id": "say", "type": "echo", "params": map[string]any{"value": "about ${topic}"}}},
+		"outputs": map[string]any{"line": map[string]any{"source": "${say.out}"}},
+	}
+	w := chain(step("call", "workflow", map[string]any{"workflow_ir": child, "param_mapping": map[string]any{"topic": "${t}"}}))
+	w.Outputs = workflow.Outputs{{Name: "line", Source: "${call.line}"}}
+	res := Run(context.Background(), w, map[string]any{"t": "go"}, Options{Catalog: testCatalog(nil)})
+	if !res.Success() || res.Outputs["line"] != "about go" {
+		t.Fatalf("%s %+v %v", res.Status, res.Failure, res.Outputs)
+	}
+}
