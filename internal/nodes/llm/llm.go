@@ -1,0 +1,448 @@
+// Package llm implements the `llm` node and a small completion API for other
+// packages (discovery reranking).
+//
+// Providers. Models are named provider/model ("anthropic/claude-sonnet-4-5",
+// "openai/gpt-5.2", "ollama/llama3.2", "openrouter/<vendor>/<model>",
+// "openai-compatible/<model>"); bare names resolve by prefix (claude-* →
+// anthropic, gpt-*/o1*/o3*/o4*/chatgpt-* → openai, gemini-* → gemini), and
+// any other bare name goes to the OpenAI-compatible endpoint in the step's
+// base_url or OPENAI_BASE_URL. Anthropic is called through
+// github.com/anthropics/anthropic-sdk-go (POST /v1/messages); OpenAI and every
+// compatible server through github.com/openai/openai-go/v3's Chat Completions
+// API (POST <base>/chat/completions). Keys come from ANTHROPIC_API_KEY,
+// OPENAI_API_KEY, OPENROUTER_API_KEY, GEMINI_API_KEY (or GOOGLE_API_KEY),
+// VLLM_API_KEY, looked up through the request's Env (process env, then
+// settings env); endpoints from the matching *_BASE_URL variables.
+//
+// Structured output (output_schema): OpenAI gets response_format
+// {type: json_schema, json_schema: {name: "response", schema}} (non-strict,
+// so any schema is accepted); Anthropic is forced to call a single tool named
+// "structured_output" whose input_schema is the schema (tool_choice
+// {type: tool}), which works on every Claude model. A schema whose top level
+// is not an object is wrapped as {result: <schema>} and unwrapped again. The
+// answer is validated against the schema.
+//
+// Retries (D15: 3 attempts, 1 s apart) are the runtime's: the SDKs' own
+// retries are off. Rate limits (429), server errors (5xx), timeouts, network
+// errors and answers that do not match output_schema are returned as Go
+// errors (retried); a missing key, an authentication error, any other 4xx and
+// a malformed response body fail the step at once.
+package llm
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// DefaultTimeout bounds one call.
+const DefaultTimeout = 5 * time.Minute
+
+// MissingPrompt is the anchor's message for a step without a prompt.
+const MissingPrompt = `LLM node requires 'prompt' parameter. Use template syntax like "prompt": "${previous_node.output}" to wire data from other nodes.`
+
+// Usage is a call's token usage and cost, the llm_usage output. InputTokens
+// excludes cached input (CacheCreationInputTokens, CacheReadInputTokens);
+// TotalTokens is the sum of all four counts. CostUSD is nil when the model's
+// price is unknown.
+type Usage struct {
+	Model                    string   `json:"model"`
+	InputTokens              int64    `json:"input_tokens"`
+	OutputTokens             int64    `json:"output_tokens"`
+	TotalTokens              int64    `json:"total_tokens"`
+	CacheCreationInputTokens int64    `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64    `json:"cache_read_input_tokens"`
+	CostUSD                  *float64 `json:"cost_usd"`
+}
+
+// Map renders the usage as the llm_usage output value.
+func (u Usage) Map() map[string]any {
+	m := map[string]any{
+		"model":                       u.Model,
+		"input_tokens":                u.InputTokens,
+		"output_tokens":               u.OutputTokens,
+		"total_tokens":                u.TotalTokens,
+		"cache_creation_input_tokens": u.CacheCreationInputTokens,
+		"cache_read_input_tokens":     u.CacheReadInputTokens,
+		"cost_usd":                    nil,
+	}
+	if u.CostUSD != nil {
+		m["cost_usd"] = *u.CostUSD
+	}
+	return m
+}
+
+// CompletionRequest is a plain text completion.
+type CompletionRequest struct {
+	// Model is a provider/model id or bare name; "" auto-detects from the
+	// configured API keys (see DefaultModel).
+	Model       string
+	System      string
+	Prompt      string
+	MaxTokens   int
+	Temperature *float64
+}
+
+// Completion is a model's answer.
+type Completion struct {
+	// Text is the answer, with a single enclosing code fence stripped.
+	Text  string
+	Usage Usage
+}
+
+// Error is a failed LLM call. Message is user-facing and never contains an
+// API key. Retryable reports whether trying again may help (rate limit,
+// server error, network, timeout).
+type Error struct {
+	Model     string
+	Message   string
+	Retryable bool
+	Err       error
+}
+
+func (e *Error) Error() string {
+	if e.Model == "" {
+		return e.Message
+	}
+	return fmt.Sprintf("LLM call failed. Model: %s. Error: %s", e.Model, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+var errCallTimeout = errors.New("LLM call timed out")
+
+// Complete runs one completion. env looks up API keys and base URLs
+// (process env, then settings env). Errors are *Error.
+func Complete(ctx context.Context, req CompletionRequest, env func(string) (string, bool)) (*Completion, error) {
+	model := req.Model
+	if model == "" {
+		m, ok := DefaultModel(env)
+		if !ok {
+			return nil, &Error{Message: noModelMessage}
+		}
+		model = m
+	}
+	t, err := resolve(model, "", Env(env))
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(req.Prompt) == "" {
+		return nil, &Error{Message: "the prompt is empty"}
+	}
+	c := &call{t: t, system: req.System, prompt: req.Prompt, maxTokens: req.MaxTokens, temperature: req.Temperature}
+	ctx, cancel := context.WithTimeoutCause(ctx, DefaultTimeout, errCallTimeout)
+	defer cancel()
+	r, err := c.do(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Completion{Text: stripFence(r.text), Usage: r.usage}, nil
+}
+
+// Spec returns the `llm` node type. defaultModel is settings.llm.default_model
+// ("" when unset: the model is then auto-detected from the API keys).
+func Spec(defaultModel string) *node.Spec {
+	n := &llmNode{defaultModel: strings.TrimSpace(defaultModel)}
+	return &node.Spec{
+		Type:  "llm",
+		Group: "llm",
+		Interface: node.Interface{
+			Description: "Call a large language model (Anthropic, OpenAI, or any OpenAI-compatible server such as Ollama, vLLM, LM Studio, OpenRouter) with a prompt; optional system prompt, images and structured output.",
+			Params: []node.Field{
+				{Key: "prompt", Type: "str", Required: true, Description: "The prompt. Wire data in with templates: ${previous.output}."},
+				{Key: "system", Type: "str", Description: "System prompt."},
+				{Key: "model", Type: "str", Description: "provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5.2, ollama/llama3.2 (default: settings llm.default_model, else detected from API keys)."},
+				{Key: "temperature", Type: "float", Description: "Sampling temperature, 0–2 (Anthropic accepts up to 1)."},
+				{Key: "max_tokens", Type: "int", Description: "Maximum tokens in the answer (Anthropic default 8192)."},
+				{Key: "images", Type: "list", Description: "Image file paths or URLs (a single value is accepted). png, jpeg, gif, webp."},
+				{Key: "output_schema", Type: "dict", Description: "JSON Schema of a structured answer; response is then the parsed object."},
+				{Key: "base_url", Type: "str", Description: "URL of an OpenAI-compatible server (e.g. http://localhost:11434/v1)."},
+				{Key: "timeout", Type: "int", Default: int64(300), Description: "Seconds to wait for one answer."},
+			},
+			Outputs: []node.Field{
+				{Key: "response", Type: "any", Description: "The answer text (a single enclosing code fence stripped), or the parsed object when output_schema is set."},
+				{Key: "llm_usage", Type: "dict", Description: "Token usage and cost of the call.", Structure: []node.Field{
+					{Key: "model", Type: "str"},
+					{Key: "input_tokens", Type: "int"},
+					{Key: "output_tokens", Type: "int"},
+					{Key: "total_tokens", Type: "int"},
+					{Key: "cache_creation_input_tokens", Type: "int"},
+					{Key: "cache_read_input_tokens", Type: "int"},
+					{Key: "cost_usd", Type: "float", Description: "null when the model's price is unknown"},
+				}},
+				{Key: "error", Type: "str", Description: "Error message when the call failed."},
+			},
+			Actions: []string{"default", "error"},
+		},
+		Attempts:  3,
+		RetryWait: time.Second,
+		Node:      n,
+	}
+}
+
+type llmNode struct {
+	defaultModel string
+}
+
+func (n *llmNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
+	fail := func(msg string) (*node.Result, error) {
+		return node.Fail(msg, map[string]any{"response": "", "llm_usage": map[string]any{}}), nil
+	}
+	p := req.Params
+	prompt := node.String(p, "prompt", "")
+	if strings.TrimSpace(prompt) == "" {
+		return fail(MissingPrompt)
+	}
+	model := strings.TrimSpace(node.String(p, "model", ""))
+	if model == "" {
+		model = n.defaultModel
+	}
+	env := Env(req.Env)
+	if model == "" {
+		m, ok := DefaultModel(req.Env)
+		if !ok {
+			return fail(noModelMessage)
+		}
+		model = m
+	}
+	t, err := resolve(model, node.String(p, "base_url", ""), env)
+	if err != nil {
+		return fail(err.Error())
+	}
+	c := &call{t: t, prompt: prompt, system: node.String(p, "system", "")}
+	if v, ok := p["temperature"]; ok && v != nil {
+		f, err := node.Float(p, "temperature", 1)
+		if err != nil {
+			return fail(err.Error())
+		}
+		if f < 0 || f > 2 {
+			return fail(fmt.Sprintf("parameter 'temperature': must be between 0 and 2, got %s", value.FormatFloat(f)))
+		}
+		if t.provider.wire == wireAnthropic && f > 1 {
+			fmt.Fprintf(logOf(req), "warning: step '%s': Anthropic accepts temperature up to 1; using 1 instead of %s\n", req.NodeID, value.FormatFloat(f))
+			f = 1
+		}
+		c.temperature = &f
+	}
+	if c.maxTokens, err = node.Int(p, "max_tokens", 0); err != nil {
+		return fail(err.Error())
+	}
+	if c.maxTokens < 0 {
+		return fail("parameter 'max_tokens': must be a positive number")
+	}
+	if c.images, err = loadImages(p["images"], req.WorkflowDir); err != nil {
+		return fail(err.Error())
+	}
+	schema, err := node.Map(p, "output_schema")
+	if err != nil {
+		return fail(err.Error())
+	}
+	var validator *jsonschema.Resolved
+	if schema != nil {
+		if validator, err = compileSchema(schema); err != nil {
+			return fail("parameter 'output_schema': not a valid JSON Schema: " + err.Error())
+		}
+		c.schema, c.wrapped = objectSchema(schema)
+	}
+	timeout, err := node.Duration(p, "timeout", DefaultTimeout)
+	if err != nil {
+		return fail(err.Error())
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+	defer cancel()
+	r, err := c.do(cctx)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && !e.Retryable {
+			if e.Err != nil && ctx.Err() != nil {
+				return nil, err // cancelled: the runtime reports the interruption
+			}
+			return fail(e.Error())
+		}
+		return nil, err
+	}
+
+	outputs := map[string]any{"llm_usage": r.usage.Map()}
+	if c.schema != nil {
+		v := r.structured
+		if c.wrapped {
+			m, _ := v.(map[string]any)
+			v = m["result"]
+		}
+		if err := validate(validator, v); err != nil {
+			return nil, &Error{Model: t.id, Retryable: true, Message: "the model's structured answer does not match output_schema: " + err.Error()}
+		}
+		outputs["response"] = v
+	} else {
+		text := stripFence(r.text)
+		outputs["response"] = text
+		if strings.Contains(strings.ToLower(prompt), "json") {
+			if s := strings.TrimSpace(text); !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "[") {
+				fmt.Fprintf(logOf(req), "warning: step '%s': the prompt asks for JSON but the answer is not a JSON object or array. Use output_schema, or a stronger model.\n", req.NodeID)
+			}
+		}
+	}
+	return node.Ok(outputs), nil
+}
+
+func logOf(req *node.Request) io.Writer {
+	if req.Log == nil {
+		return io.Discard
+	}
+	return req.Log
+}
+
+// stripFence removes a single code fence enclosing the whole answer.
+func stripFence(s string) string {
+	t := strings.TrimSpace(s)
+	if len(t) < 7 || !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") {
+		return s
+	}
+	nl := strings.IndexByte(t, '\n')
+	if nl < 0 || strings.Contains(t[3:nl], "`") {
+		return s
+	}
+	body := t[nl+1 : len(t)-3]
+	if strings.Contains(body, "\n```") || strings.HasPrefix(body, "```") {
+		return s
+	}
+	return strings.TrimSuffix(body, "\n")
+}
+
+var imageMimes = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+	".gif": "image/gif", ".webp": "image/webp",
+}
+
+// loadImages reads the images param: a list or a single value of URLs
+// (http, https, data:) and file paths (~ expanded; relative paths are tried
+// against the working directory, then the workflow's directory).
+func loadImages(v any, workflowDir string) ([]image, error) {
+	var items []any
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		items = x
+	case string:
+		if strings.TrimSpace(x) == "" {
+			return nil, nil
+		}
+		if parsed, ok := value.TryParseContainer(x); ok {
+			if l, ok := parsed.([]any); ok {
+				items = l
+				break
+			}
+		}
+		items = []any{x}
+	default:
+		return nil, &node.ParamError{Param: "images", Message: fmt.Sprintf("expects a list of file paths or URLs, got %s", value.TypeName(v))}
+	}
+	var out []image
+	for _, it := range items {
+		s, ok := it.(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return nil, &node.ParamError{Param: "images", Message: fmt.Sprintf("each image must be a file path or URL, got %s", value.TypeName(it))}
+		}
+		s = strings.TrimSpace(s)
+		lower := strings.ToLower(s)
+		if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "data:") {
+			out = append(out, image{url: s})
+			continue
+		}
+		path, err := findImage(s, workflowDir)
+		if err != nil {
+			return nil, err
+		}
+		mime, ok := imageMimes[strings.ToLower(filepath.Ext(path))]
+		if !ok {
+			return nil, fmt.Errorf("Unsupported image type %q for %s: use png, jpeg, gif or webp", filepath.Ext(path), s)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("Cannot read image file %s: %v", path, err)
+		}
+		out = append(out, image{mime: mime, data: base64.StdEncoding.EncodeToString(b)})
+	}
+	return out, nil
+}
+
+func findImage(p, workflowDir string) (string, error) {
+	if strings.HasPrefix(p, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(h, p[2:])
+		}
+	}
+	cands := []string{p}
+	if !filepath.IsAbs(p) && workflowDir != "" {
+		cands = append(cands, filepath.Join(workflowDir, p))
+	}
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("Image file not found: %s", p)
+}
+
+// objectSchema returns the schema to send: object schemas as they are,
+// anything else wrapped under a "result" property.
+func objectSchema(s map[string]any) (map[string]any, bool) {
+	if t, _ := s["type"].(string); t == "object" {
+		return s, false
+	}
+	if _, hasProps := s["properties"]; hasProps && s["type"] == nil {
+		c := value.Clone(s).(map[string]any)
+		c["type"] = "object"
+		return c, false
+	}
+	return map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"result": s},
+		"required":   []any{"result"},
+	}, true
+}
+
+func compileSchema(s map[string]any) (*jsonschema.Resolved, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var js jsonschema.Schema
+	if err := json.Unmarshal(b, &js); err != nil {
+		return nil, err
+	}
+	return js.Resolve(nil)
+}
+
+func validate(r *jsonschema.Resolved, v any) error {
+	if r == nil {
+		return nil
+	}
+	// The validator wants encoding/json's shapes (float64 numbers).
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var inst any
+	if err := json.Unmarshal(b, &inst); err != nil {
+		return err
+	}
+	return r.Validate(inst)
+}
