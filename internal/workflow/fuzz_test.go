@@ -35,11 +35,45 @@ func FuzzParseMarkdown(f *testing.F) {
 				t.Fatalf("node %q line %d outside the file", n.ID, n.Line)
 			}
 		}
-		_ = w.CheckStructure()
 		if _, err := json.Marshal(w); err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
+		if len(w.CheckStructure()) == 0 {
+			formatProperty(t, w)
+		}
 	})
+}
+
+// formatProperty: a structurally valid workflow that FormatMarkdown accepts
+// parses back to the same IR (prose aside, which may be escaped).
+func formatProperty(t *testing.T, w *Workflow) {
+	md, err := FormatMarkdown(w)
+	if err != nil {
+		return
+	}
+	back, err := ParseMarkdown(md, "")
+	if err != nil {
+		t.Fatalf("formatted markdown does not parse: %v\n%s", err, md)
+	}
+	got, want := noProse(irOnly(back)), noProse(irOnly(w))
+	if !reflect.DeepEqual(got, want) {
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		t.Fatalf("format round trip differs:\n got  %s\n want %s\nmarkdown:\n%s", gb, wb, md)
+	}
+}
+
+func noProse(w *Workflow) *Workflow {
+	for _, in := range w.Inputs {
+		in.Description = ""
+	}
+	for _, o := range w.Outputs {
+		o.Description = ""
+	}
+	for _, n := range w.Nodes {
+		n.Purpose = ""
+	}
+	return w
 }
 
 func FuzzParseJSON(f *testing.F) {
@@ -53,7 +87,9 @@ func FuzzParseJSON(f *testing.F) {
 			}
 			return
 		}
-		_ = w.CheckStructure()
+		if len(w.CheckStructure()) == 0 {
+			formatProperty(t, w)
+		}
 		b, err := json.Marshal(w)
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
