@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
@@ -32,7 +33,11 @@ func (a *App) EnvLookup(s *settings.Settings) func(string) (string, bool) {
 }
 
 // RegistryStore returns the registry.json store, warning on a.Log.
-func (a *App) RegistryStore() *registry.Store { return registry.Open(a.Paths.Registry, a.Log) }
+func (a *App) RegistryStore() *registry.Store {
+	s := registry.Open(a.Paths.Registry, a.Log)
+	s.CachePath = filepath.Join(a.Paths.Cache, "registry.gob")
+	return s
+}
 
 // NodeCandidates returns the names allow/deny patterns match for a spec
 // (shared by the registry filter and 'pflow settings check').
@@ -61,7 +66,7 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 	}
 	core := builtin.Specs(builtin.Config{LLMDefaultModel: st.LLM.DefaultModel})
 	store := a.RegistryStore()
-	f, err := store.Load()
+	f, err := store.LoadWithoutSchemas()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -62,6 +62,9 @@ type File struct {
 type Store struct {
 	Path string
 	Log  io.Writer // warnings
+	// CachePath optionally names a binary snapshot used by
+	// LoadWithoutSchemas (e.g. $PFLOW_HOME/cache/registry.gob).
+	CachePath string
 }
 
 // Open returns a store for path. log receives warnings (nil discards them).
@@ -201,4 +204,67 @@ func (s *Store) Update(ctx context.Context, fn func(f *File) error) error {
 			WithHint("Check that the directory is writable and the disk is not full.")
 	}
 	return nil
+}
+
+// liteFile mirrors File but skips the MCP schemas, which the catalog does not
+// need (the MCP node gets them from the live session). Skipping them avoids
+// building thousands of maps on every command.
+type liteFile struct {
+	Version string                `json:"version"`
+	Nodes   map[string]*liteEntry `json:"nodes"`
+}
+
+type liteEntry struct {
+	ClassName string         `json:"class_name"`
+	FilePath  string         `json:"file_path,omitempty"`
+	Type      string         `json:"type"`
+	Kind      string         `json:"kind,omitempty"`
+	Group     string         `json:"group,omitempty"`
+	Interface node.Interface `json:"interface"`
+	MCP       *liteMCP       `json:"mcp,omitempty"`
+}
+
+type liteMCP struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+}
+
+// LoadWithoutSchemas is Load without the MCP input/output schemas
+// (MCPInfo.InputSchema and OutputSchema are nil): the fast path for building
+// the catalog. Corruption is handled as in Load.
+func (s *Store) LoadWithoutSchemas() (*File, error) {
+	st, err := os.Stat(s.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{Version: FormatVersion, Nodes: map[string]*Entry{}}, nil
+	}
+	if err != nil {
+		return s.Load()
+	}
+	size, mtime, ino := st.Size(), st.ModTime().UnixNano(), inode(st)
+	if f, ok := s.cached(size, mtime, ino); ok {
+		return f, nil
+	}
+	data, err := os.ReadFile(s.Path)
+	if err != nil {
+		return s.Load()
+	}
+	var lf liteFile
+	if len(bytes.TrimSpace(data)) == 0 || json.Unmarshal(data, &lf) != nil {
+		return s.Load() // corrupt: Load restores from the backup or explains
+	}
+	f := &File{Version: lf.Version, Nodes: make(map[string]*Entry, len(lf.Nodes))}
+	for k, e := range lf.Nodes {
+		if e == nil {
+			continue
+		}
+		ne := &Entry{ClassName: e.ClassName, FilePath: e.FilePath, Type: e.Type, Kind: e.Kind, Group: e.Group, Interface: e.Interface}
+		if e.MCP != nil {
+			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+		}
+		f.Nodes[k] = ne
+	}
+	if int64(len(data)) == size {
+		s.writeCache(size, mtime, ino, f)
+	}
+	return f, nil
 }

@@ -8,9 +8,10 @@ import (
 
 // Candidates returns the names a node is matched by in allow/deny patterns:
 //   - its type ("git-log", "mcp-github-create-issue");
-//   - for a node in a group: "<group>.<type>" and the module-style
-//     "pflow.nodes.<group>.<type>" (so the anchor's default deny
-//     "pflow.nodes.git.*" keeps working);
+//   - for a built-in or user node in a group: "<group>.<type>" and the
+//     module-style "pflow.nodes.<group>.<type>" (so the anchor's default deny
+//     "pflow.nodes.git.*" keeps working; MCP tools never get these, so a
+//     server named "github" is not caught by "pflow.nodes.github.*");
 //   - for an MCP tool: "<server>.<tool>" with the original and the sanitised
 //     tool name, and "mcp.<server>.<tool>".
 //
@@ -26,7 +27,7 @@ func Candidates(nodeType, group, mcpServer, mcpTool string) []string {
 		}
 		c = append(c, s)
 	}
-	if group != "" {
+	if group != "" && mcpServer == "" {
 		add(group + "." + nodeType)
 		add("pflow.nodes." + group + "." + nodeType)
 	}
@@ -90,7 +91,7 @@ func (f NodeFilter) Matches(candidates ...string) []PatternMatch {
 	scan := func(pats []string, deny bool) {
 		for _, p := range pats {
 			for _, c := range candidates {
-				if ok, _ := path.Match(p, c); ok {
+				if globMatch(p, c) {
 					out = append(out, PatternMatch{Pattern: p, Deny: deny, Candidate: c, Specificity: specificity(p)})
 					break
 				}
@@ -167,4 +168,19 @@ func quoteAll(ss []string) []string {
 func (s *Settings) NodeAllowed(candidates ...string) (bool, string) {
 	ok, reason, _ := s.Registry.Nodes.Decide(candidates...)
 	return ok, reason
+}
+
+// globMatch is path.Match with fast paths for the common shapes ("*",
+// exact names, "prefix*").
+func globMatch(p, c string) bool {
+	switch i := strings.IndexAny(p, "*?[\\"); {
+	case p == "*":
+		return true
+	case i < 0:
+		return p == c
+	case i == len(p)-1 && p[i] == '*':
+		return strings.HasPrefix(c, p[:i])
+	}
+	ok, _ := path.Match(p, c)
+	return ok
 }

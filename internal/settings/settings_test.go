@@ -153,6 +153,7 @@ func TestNodeFilterPrecedence(t *testing.T) {
 		{"mcp server.tool allow", []string{"github.create_issue"}, []string{"mcp-*"}, gh, true, "github.create_issue"},
 		{"mcp sanitised server.tool", []string{"github.create-issue"}, nil, gh, true, "github.create-issue"},
 		{"group form", []string{"*"}, []string{"git.*"}, gitLog, false, "git.*"},
+		{"default deny spares an MCP server named github", []string{"*"}, DefaultDeny, Candidates("mcp-github-create-issue", "github", "github", "create_issue"), true, "allow pattern '*'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
