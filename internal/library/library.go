@@ -344,9 +344,9 @@ func (l *Library) Save(ctx context.Context, content []byte, name string, opts Sa
 	body = strings.TrimLeft(body, "\r\n")
 
 	path := l.Path(name)
-	lk, err := fsutil.LockFile(ctx, path, 30*time.Second)
+	lk, err := l.lock(ctx, name)
 	if err != nil {
-		return nil, pferr.Newf(pferr.Config, "%v", err).WithWhere(path)
+		return nil, err
 	}
 	defer lk.Unlock()
 
@@ -382,6 +382,18 @@ func (l *Library) Save(ctx context.Context, content []byte, name string, opts Sa
 		s.Description = meta.Description
 	}
 	return s, nil
+}
+
+// lock takes the per-workflow lock. Lock files live in a hidden .locks
+// directory (never deleted: removing a lock file others wait on breaks the
+// lock), so the library directory only holds workflows.
+func (l *Library) lock(ctx context.Context, name string) (*fsutil.Lock, error) {
+	p := filepath.Join(l.Dir, ".locks", name)
+	lk, err := fsutil.LockFile(ctx, p, 30*time.Second)
+	if err != nil {
+		return nil, pferr.Newf(pferr.Config, "%v", err).WithWhere(l.Path(name))
+	}
+	return lk, nil
 }
 
 // IsDraft reports whether path is a regular file (not a symlink) directly
@@ -429,9 +441,9 @@ func (l *Library) Delete(name string) error {
 		return err
 	}
 	path := l.Path(name)
-	lk, err := fsutil.LockFile(context.Background(), path, 30*time.Second)
+	lk, err := l.lock(context.Background(), name)
 	if err != nil {
-		return pferr.Newf(pferr.Config, "%v", err).WithWhere(path)
+		return err
 	}
 	defer lk.Unlock()
 	if err := os.Remove(path); err != nil {
@@ -440,7 +452,6 @@ func (l *Library) Delete(name string) error {
 		}
 		return pferr.Newf(pferr.Config, "cannot delete workflow '%s': %v", name, err).WithWhere(path)
 	}
-	os.Remove(path + ".lock")
 	return nil
 }
 
@@ -456,9 +467,9 @@ func (l *Library) RecordRun(ctx context.Context, name string, success bool, d ti
 		return err
 	}
 	path := l.Path(name)
-	lk, err := fsutil.LockFile(ctx, path, 30*time.Second)
+	lk, err := l.lock(ctx, name)
 	if err != nil {
-		return pferr.Newf(pferr.Config, "%v", err).WithWhere(path)
+		return err
 	}
 	defer lk.Unlock()
 	data, err := os.ReadFile(path)

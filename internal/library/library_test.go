@@ -96,6 +96,13 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if got.Meta.Version != "1.0.0" || got.Meta.CreatedAt == "" || got.Meta.ExecutionCount != 0 {
 		t.Fatalf("meta = %+v", got.Meta)
 	}
+	// The library directory holds only workflows (locks live in .locks).
+	ents, _ := os.ReadDir(l.Dir)
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), Ext) && e.Name() != ".locks" {
+			t.Errorf("stray file in the library: %s", e.Name())
+		}
+	}
 }
 
 func TestSaveRefusesOverwriteWithoutForce(t *testing.T) {
