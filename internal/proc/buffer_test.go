@@ -119,3 +119,31 @@ func TestTailBufferConcurrent(t *testing.T) {
 		t.Fatalf("kept %d lines, want 5", got)
 	}
 }
+
+func FuzzTailBuffer(f *testing.F) {
+	f.Add([]byte("a\nb\nc"), 2, 10)
+	f.Add([]byte("\r\n\n\n"), 1, 1)
+	f.Fuzz(func(t *testing.T, data []byte, lines, maxBytes int) {
+		if lines > 1000 || maxBytes > 1<<16 {
+			return
+		}
+		tb := NewTailBuffer(lines, maxBytes)
+		// Write in two chunks to exercise partial lines.
+		half := len(data) / 2
+		tb.Write(data[:half])
+		tb.Write(data[half:])
+		got := tb.Lines()
+		wantLines := lines
+		if wantLines <= 0 {
+			wantLines = 20
+		}
+		if len(got) > wantLines {
+			t.Fatalf("%d lines kept, limit %d", len(got), wantLines)
+		}
+		for _, l := range got {
+			if strings.Contains(l, "\n") {
+				t.Fatalf("line %q contains a newline", l)
+			}
+		}
+	})
+}

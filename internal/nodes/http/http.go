@@ -27,11 +27,13 @@ import (
 const (
 	// DefaultTimeout bounds one request (connect, send, and reading the body).
 	DefaultTimeout = 30 * time.Second
-	// MaxResponseBytes is the largest response body the node reads.
-	MaxResponseBytes = 64 << 20
 	// errorBodyChars is how much of a non-2xx body the error message quotes.
 	errorBodyChars = 300
 )
+
+// MaxResponseBytes is the largest response body the node reads (a var so
+// tests can lower it).
+var MaxResponseBytes = 64 << 20
 
 // Methods are the accepted HTTP methods.
 var Methods = []string{"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}
@@ -135,13 +137,14 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		return nil, n.networkError(ctx, rctx, shown, r.timeout, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	limit := MaxResponseBytes
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	elapsed := time.Since(start).Seconds()
 	if err != nil {
 		return nil, n.networkError(ctx, rctx, shown, r.timeout, err)
 	}
-	if len(data) > MaxResponseBytes {
-		return node.Fail(fmt.Sprintf("Response from %s is larger than %d MiB; pflow does not load bodies that large. Download it with a shell step (curl -o file) instead.", shown, MaxResponseBytes>>20), map[string]any{
+	if len(data) > limit {
+		return node.Fail(fmt.Sprintf("Response from %s is larger than %s; pflow does not load bodies that large. Download it with a shell step (curl -o file) instead.", shown, sizeText(limit)), map[string]any{
 			"status_code": int64(resp.StatusCode),
 		}), nil
 	}
@@ -399,4 +402,11 @@ func bodySnippet(data []byte, binary bool) string {
 	}
 	r := []rune(s)
 	return string(r[:errorBodyChars]) + "…"
+}
+
+func sizeText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

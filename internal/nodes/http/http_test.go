@@ -209,6 +209,12 @@ func TestHTTPRequests(t *testing.T) {
 			want:    map[string]any{"response": "{not json", "response_is_binary": false},
 		},
 		{
+			name:    "non-UTF-8 text is base64",
+			handler: reply(200, "text/plain", "caf\xe9"),
+			params:  map[string]any{"url": "/"},
+			want:    map[string]any{"response": "Y2Fm6Q==", "response_is_binary": true},
+		},
+		{
 			name:    "text response",
 			handler: reply(200, "text/html", "<p>hi</p>"),
 			params:  map[string]any{"url": "/"},
@@ -430,5 +436,20 @@ func TestHTTPSpec(t *testing.T) {
 	}
 	if p, _ := s.Interface.Param("url"); !p.Required {
 		t.Error("url must be required")
+	}
+}
+
+func TestHTTPResponseTooLarge(t *testing.T) {
+	old := MaxResponseBytes
+	MaxResponseBytes = 1000
+	defer func() { MaxResponseBytes = old }()
+	srv := newServer(t, reply(200, "text/plain", strings.Repeat("x", 1001)))
+	res, err := run(t, context.Background(), map[string]any{"url": srv.URL + "/big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Response from " + srv.URL + "/big is larger than 1000 bytes; pflow does not load bodies that large."
+	if res.Action != "error" || !strings.HasPrefix(res.Outputs["error"].(string), want) {
+		t.Fatalf("res = %+v", res)
 	}
 }

@@ -450,3 +450,31 @@ func TestIsNoMatchCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestShellOutputFloodStaysCapped(t *testing.T) {
+	res, err := run(t, context.Background(), &node.Request{Params: map[string]any{
+		"command":    "head -c 30000000 /dev/zero; head -c 30000000 /dev/zero >&2",
+		"max_output": int64(1024),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Action != "" || res.Outputs["stdout_truncated"] != true || res.Outputs["stderr_truncated"] != true {
+		t.Fatalf("outputs %v", res.Outputs)
+	}
+	if n := len(res.Outputs["stderr"].(string)); n != 1024 {
+		t.Fatalf("stderr kept %d bytes, want 1024", n)
+	}
+}
+
+func FuzzIsNoMatchCommand(f *testing.F) {
+	for _, s := range []string{"grep x", "a | rg y", "echo 'a|b' \\\n| grep c # x", `"grep" x`, "(grep", "x=1 grep"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		got := isNoMatchCommand(script)
+		if got && !strings.Contains(script, "grep") && !strings.Contains(script, "rg") {
+			t.Fatalf("%q classified as grep-like", script)
+		}
+	})
+}
