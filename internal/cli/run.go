@@ -301,7 +301,7 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 		}
 		if r.Status == runtime.RunDegraded && !opts.verbose {
 			for _, w := range r.Warnings {
-				fmt.Fprintf(errw, "  ⚠ %s\n", red.String(w.Message))
+				fmt.Fprintf(errw, "  ⚠ %s\n", indentRest(red.String(w.Message), "    "))
 			}
 		}
 		if c := app.Metrics(r)["total"].(map[string]any)["cost_usd"]; c != nil {

@@ -715,6 +715,9 @@ func (e *executor) resolveOutputs(f *frame) {
 			src = "${" + strings.TrimPrefix(src, "$") + "}"
 		}
 		v, unresolved := template.Resolve(src, f.shared)
+		if len(unresolved) > 0 && f.fromSkippedStep(unresolved) {
+			continue // its step was on a branch that did not run
+		}
 		if len(unresolved) > 0 {
 			f.res.Warnings = append(f.res.Warnings, Warning{Type: "output_unresolved",
 				Message: fmt.Sprintf("output '%s' could not be resolved: %s is not available after the run", o.Name, strings.Join(unresolved, ", "))})
@@ -727,6 +730,25 @@ func (e *executor) resolveOutputs(f *frame) {
 		f.res.OutputOrder = append(f.res.OutputOrder, o.Name)
 		f.shared[o.Name] = v
 	}
+}
+
+// fromSkippedStep reports whether an unresolved reference points into a
+// step that exists but did not run.
+func (f *frame) fromSkippedStep(unresolved []string) bool {
+	for _, u := range unresolved {
+		path := strings.TrimSuffix(strings.TrimPrefix(u, "${"), "}")
+		head, _, _ := strings.Cut(path, ".")
+		if i := strings.IndexByte(head, '['); i >= 0 {
+			head = head[:i]
+		}
+		if f.w.Node(head) == nil {
+			return false
+		}
+		if _, ran := f.shared[head]; ran {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrInterrupted reports a cancelled run.
