@@ -296,3 +296,34 @@ func TestKillGroupMissingGroupIsNotAnError(t *testing.T) {
 		t.Fatal("KillGroup(0) must refuse: it would signal our own group")
 	}
 }
+
+func TestRunEscapedDescendantCannotBlock(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	var out CappedBuffer
+	// The descendant leaves the process group (setsid) but keeps stdout.
+	// The pid file is written after setsid, and the shell waits for it.
+	cmd := exec.Command("/bin/sh", "-c", "setsid sh -c 'echo $$ > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; exec sleep 300' & "+
+		"while [ ! -s "+pidFile+" ]; do sleep 0.01; done; echo hi")
+	cmd.Stdout = &out
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), cmd, Options{WaitDelay: 300 * time.Millisecond}) }()
+	pid := readPid(t, pidFile)
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(bound):
+		t.Fatal("Run blocked on a descendant that escaped the group")
+	}
+	if !Alive(pid) {
+		t.Fatal("the escaped descendant should still be running (it left the group)")
+	}
+	if out.String() != "hi\n" {
+		t.Fatalf("stdout = %q", out.String())
+	}
+}
