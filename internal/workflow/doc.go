@@ -9,6 +9,9 @@
 //     a JSON object fails here; schema problems are kept for CheckStructure.
 //   - ParseFile(path): by extension — ".pflow.md" (any case) is markdown,
 //     ".json" is JSON IR, any other ".md" is refused with "Rename to: X.pflow.md".
+//   - FormatMarkdown(w): IR → .pflow.md text that parses back to the same IR
+//     (refuses, saying why, what markdown cannot express).
+//   - (*Workflow).LineOf(path): the heading line a StructureError path points into.
 //   - (*Workflow).CheckStructure(): every IR-schema and structural problem
 //     (unknown properties, wrong types, enums, patterns, batch limits, edge
 //     endpoints, start_node, mapping targets, duplicate node ids), each with
