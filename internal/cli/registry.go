@@ -15,6 +15,7 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
+	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -302,7 +303,7 @@ func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) err
 	if err != nil {
 		return err
 	}
-	cat, _, err := f.App.Catalog(ctx)
+	cat, st, err := f.App.Catalog(ctx)
 	if err != nil {
 		return err
 	}
@@ -331,21 +332,30 @@ func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) err
 		return writeJSON(f.IO.Out, map[string]any{"success": true, "node_type": tr.NodeType, "outputs": tr.Outputs,
 			"paths": tr.Paths, "execution_time_ms": d.Milliseconds()})
 	}
+	// settings registry.output_mode: smart (values cut short, the default),
+	// structure (paths and types only), full (whole values).
+	mode := st.Registry.OutputMode
 	w := f.IO.Out
 	fmt.Fprintln(w, "✓ Node executed successfully")
-	fmt.Fprintln(w, "\nOutput:")
-	keys := make([]string, 0, len(tr.Outputs))
-	for k := range tr.Outputs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %s = %s\n", k, preview(tr.Outputs[k], 200))
+	if mode != settings.OutputStructure {
+		fmt.Fprintln(w, "\nOutput:")
+		keys := make([]string, 0, len(tr.Outputs))
+		for k := range tr.Outputs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		limit := 200
+		if mode == settings.OutputFull {
+			limit = 1 << 30
+		}
+		for _, k := range keys {
+			fmt.Fprintf(w, "  %s = %s\n", k, preview(tr.Outputs[k], limit))
+		}
 	}
 	fmt.Fprintln(w, "\nTemplate paths:")
 	for _, p := range tr.Paths {
 		fmt.Fprintf(w, "  ${%s.%s} (%s)", tr.NodeType, p.Path, p.Type)
-		if p.Example != nil {
+		if p.Example != nil && mode != settings.OutputStructure {
 			fmt.Fprintf(w, " = %s", preview(p.Example, 60))
 		}
 		fmt.Fprintln(w)
