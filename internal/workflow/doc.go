@@ -64,9 +64,12 @@
 // targets, or next together with a different on.default, is an error.
 //
 // Edges. Steps form a chain in document order, so a plain file reads as a
-// linear pipeline. A step that is the target of any non-default action edge
-// is a "branch step" (e.g. a recovery step) and is skipped by the chain: the
-// step before it links to the next non-branch step after it. A branch step's
+// linear pipeline. A step that is the target of a non-default action edge
+// from an earlier step is a "branch step" (e.g. a recovery step) and is
+// skipped by the chain: the step before it links to the next non-branch step
+// after it. An action edge back to an earlier step or to the step itself is a
+// loop and does not take its target out of the chain (otherwise
+// "- on: {retry: fetch}" on a later step would cut fetch off from the rest). A branch step's
 // own default successor is only what its "- next:" says; without one the
 // flow ends after it. "- next:" on any step replaces its chain link. Edges
 // are emitted per step in document order: the default edge first, then the

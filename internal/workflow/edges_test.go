@@ -29,6 +29,10 @@ func TestMarkdownEdges(t *testing.T) {
 			[]Edge{{From: "check", To: "done"}, {From: "check", To: "report", Action: "error"}, {From: "check", To: "fix", Action: "retry"}, {From: "fix", To: "check"}}},
 		{"next overrides the chain", step("a", "- next: c") + step("b", "") + step("c", ""),
 			[]Edge{{From: "a", To: "c"}, {From: "b", To: "c"}}},
+		{"loop back to an earlier step keeps the chain", step("fetch", "") + step("check", "- on: {retry: fetch}") + step("done", ""),
+			[]Edge{{From: "fetch", To: "check"}, {From: "check", To: "done"}, {From: "check", To: "fetch", Action: "retry"}}},
+		{"self loop keeps the chain", step("poll", "- on: {wait: poll}") + step("done", ""),
+			[]Edge{{From: "poll", To: "done"}, {From: "poll", To: "poll", Action: "wait"}}},
 		{"on_error and on.error agree", step("a", "- on_error: b\n- on:\n    error: b") + step("b", ""),
 			[]Edge{{From: "a", To: "b", Action: "error"}}},
 	}

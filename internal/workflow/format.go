@@ -173,6 +173,12 @@ func edgePlan(w *Workflow) (map[string]*stepPlan, error) {
 			plan[n.ID] = &stepPlan{actions: map[string]string{}}
 		}
 	}
+	pos := map[string]int{}
+	for i, n := range w.Nodes {
+		if n != nil {
+			pos[n.ID] = i
+		}
+	}
 	branch := map[string]bool{}
 	for _, e := range w.Edges {
 		sp := plan[e.From]
@@ -191,7 +197,9 @@ func edgePlan(w *Workflow) (map[string]*stepPlan, error) {
 			return nil, fmt.Errorf("cannot write markdown: node '%s' has two '%s' edges (to '%s' and '%s')", e.From, a, prev, e.To)
 		}
 		sp.actions[a] = e.To
-		branch[e.To] = true
+		if pos[e.To] > pos[e.From] {
+			branch[e.To] = true
+		}
 	}
 	for i, n := range w.Nodes {
 		chain := ""

@@ -690,8 +690,11 @@ func (p *mdParser) parseItems(e *entity) ([]map[string]any, error) {
 			it := e.items[idx]
 			if _, ierr := parseYAML(strings.Join(it.lines, "\n") + "\n"); ierr != nil {
 				last := it.line + len(it.lines) - 1
-				return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id,
-					yamlErrorText(ierr, func(n int) int { return min(max(it.line+n-1, it.line), last) }))
+				msg := yamlErrorText(ierr, func(n int) int { return min(max(it.line+n-1, it.line), last) })
+				if !yamlLineRe.MatchString(msg) {
+					msg = fmt.Sprintf("line %d: %s", it.line, msg)
+				}
+				return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id, msg)
 			}
 		}
 		return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id, yamlErrorText(err, toFile))
@@ -862,6 +865,10 @@ func (p *mdParser) finish() error {
 		}
 		return p.errf(line, sug, "Unknown step '%s' in '%s' of step '%s'.", to, key, from)
 	}
+	pos := map[string]int{}
+	for i, n := range p.w.Nodes {
+		pos[n.ID] = i
+	}
 	branch := map[string]bool{}
 	for _, si := range p.steps {
 		if si.next != "" && !known[si.next] {
@@ -876,7 +883,11 @@ func (p *mdParser) finish() error {
 				}
 				return unknown(si.actLine[a], key, si.node.ID, to)
 			}
-			branch[to] = true
+			// Only forward targets are branch steps: an action edge back to
+			// an earlier step (or to itself) is a loop, not a side branch.
+			if pos[to] > pos[si.node.ID] {
+				branch[to] = true
+			}
 		}
 	}
 	edges := []Edge{}

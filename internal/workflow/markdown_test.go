@@ -356,3 +356,17 @@ func TestBlankLineEndingItemWarns(t *testing.T) {
 		t.Errorf("warnings = %q", w.Source.Warnings)
 	}
 }
+
+func TestYAMLItemErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ steps, msg string }{
+		{"### a\nA.\n- type: shell\n- headers:\n    A: 1\n    A: 2\n", "YAML syntax error in parameters for 'a': line 12: mapping key \"A\" already defined at line 11"},
+		{"### a\nA.\n- type: shell\n- command: echo '{\"x\": 1}'\n", "YAML syntax error in parameters for 'a': line 10: mapping values are not allowed in this context"},
+	}
+	for _, tt := range tests {
+		pe := parseErr(t, wrap(tt.steps))
+		if pe.Line != 7 || pe.Message != tt.msg {
+			t.Errorf("got Line %d: %s\nwant Line 7: %s", pe.Line, pe.Message, tt.msg)
+		}
+	}
+}

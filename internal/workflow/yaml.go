@@ -56,6 +56,7 @@ func yamlValue(n *yaml.Node, budget *int, depth int) (any, error) {
 		return out, nil
 	case yaml.MappingNode:
 		out := make(map[string]any, len(n.Content)/2)
+		keyLine := make(map[string]int, len(n.Content)/2)
 		var merges []*yaml.Node
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
@@ -67,6 +68,10 @@ func yamlValue(n *yaml.Node, budget *int, depth int) (any, error) {
 			if err != nil {
 				return nil, err
 			}
+			if prev, dup := keyLine[key]; dup {
+				return nil, fmt.Errorf("line %d: mapping key %q already defined at line %d", k.Line, key, prev)
+			}
+			keyLine[key] = k.Line
 			val, err := yamlValue(v, budget, depth+1)
 			if err != nil {
 				return nil, err
