@@ -1,6 +1,20 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/value"
+)
 
 // newMCPCmd is the 'pflow mcp' command group.
 func newMCPCmd(f *Factory) *cobra.Command {
@@ -8,6 +22,429 @@ func newMCPCmd(f *Factory) *cobra.Command {
 		Use:   "mcp",
 		Short: "Manage MCP servers whose tools become workflow nodes, or serve pflow over MCP",
 	}
+	cmd.AddCommand(
+		newMCPAddCmd(f),
+		newMCPListCmd(f),
+		newMCPRemoveCmd(f),
+		newMCPSyncCmd(f),
+		newMCPToolsCmd(f),
+		newMCPInfoCmd(f),
+	)
 	addMCPServeCmd(cmd, f)
+	return cmd
+}
+
+func writeMCPJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+func newMCPAddCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "add <config-file|json>...",
+		Short: "Add or update MCP servers from config files or inline JSON (the mcpServers format of Claude Desktop, Claude Code and Cursor)",
+		Example: `  pflow mcp add ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  pflow mcp add .cursor/mcp.json
+  pflow mcp add '{"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}}'
+  pflow mcp add '{"remote": {"type": "http", "url": "https://example.com/mcp", "auth": {"type": "bearer", "token": "${API_TOKEN}"}}}'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := f.App.AddMCPServers(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			out := f.IO.Out
+			total := 0
+			for _, r := range res {
+				for _, n := range r.Notes {
+					fmt.Fprintf(f.IO.ErrOut, "Note: %s\n", n)
+				}
+				if len(r.Servers) == 0 {
+					fmt.Fprintf(out, "⚠ No servers found in %s\n", r.Source)
+					continue
+				}
+				fmt.Fprintf(out, "✓ Added/updated %d server(s) from %s:\n", len(r.Servers), r.Source)
+				for _, s := range r.Servers {
+					fmt.Fprintf(out, "  - %s\n", s)
+				}
+				total += len(r.Servers)
+			}
+			if total == 0 {
+				fmt.Fprintln(out, "No servers were added.")
+				return nil
+			}
+			fmt.Fprintf(out, "\nSuccessfully configured %d MCP server(s).\n", total)
+			fmt.Fprintln(out, "Run 'pflow mcp sync --all' to discover available tools from all servers.")
+			return nil
+		},
+	}
+}
+
+func newMCPListCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List configured MCP servers (secrets masked)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			servers, err := f.App.MCPServers()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeMCPJSON(f.IO.Out, servers)
+			}
+			out := f.IO.Out
+			if len(servers) == 0 {
+				fmt.Fprintln(out, "No MCP servers configured.")
+				fmt.Fprintln(out, `Add one with: pflow mcp add '{"name": {"command": "npx", "args": ["-y", "package"]}}'`)
+				return nil
+			}
+			fmt.Fprintln(out, "Configured MCP servers:")
+			for _, name := range value.SortedKeys(servers) {
+				c := servers[name]
+				fmt.Fprintf(out, "\n  %s:\n", name)
+				tr, _ := c["type"].(string)
+				if tr == "" {
+					tr = "stdio"
+				}
+				fmt.Fprintf(out, "    Transport: %s\n", tr)
+				if tr == "stdio" {
+					parts := []string{value.Stringify(c["command"])}
+					if a, ok := c["args"].([]any); ok {
+						for _, x := range a {
+							parts = append(parts, value.Stringify(x))
+						}
+					}
+					fmt.Fprintf(out, "    Command: %s\n", strings.TrimRight(strings.Join(parts, " "), " "))
+				} else {
+					fmt.Fprintf(out, "    URL: %s\n", value.Stringify(c["url"]))
+					if a, ok := c["auth"].(map[string]any); ok {
+						fmt.Fprintf(out, "    Auth Type: %s\n", value.Stringify(a["type"]))
+					}
+					if h, ok := c["headers"].(map[string]any); ok && len(h) > 0 {
+						fmt.Fprintf(out, "    Headers: %s\n", kvList(h))
+					}
+				}
+				if t, ok := c["timeout"]; ok {
+					fmt.Fprintf(out, "    Timeout: %ss\n", value.Stringify(t))
+				}
+				if e, ok := c["env"].(map[string]any); ok && len(e) > 0 {
+					fmt.Fprintf(out, "    Environment: %s\n", kvList(e))
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func kvList(m map[string]any) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range value.SortedKeys(m) {
+		parts = append(parts, k+"="+value.Stringify(m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func newMCPRemoveCmd(f *Factory) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "remove <name>",
+		Short: "Remove an MCP server and exactly its registered tools",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			servers, err := f.App.MCPServers()
+			if err != nil {
+				return err
+			}
+			if _, ok := servers[name]; !ok {
+				names := value.SortedKeys(servers)
+				avail := strings.Join(names, ", ")
+				if avail == "" {
+					avail = "none"
+				}
+				return pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + avail)
+			}
+			if !force {
+				tools, _ := f.App.MCPTools(name)
+				prompt := fmt.Sprintf("Remove server '%s'?", name)
+				if len(tools) > 0 {
+					prompt += fmt.Sprintf(" This will also remove %d registered tools.", len(tools))
+				}
+				fmt.Fprintf(f.IO.ErrOut, "%s [y/N]: ", prompt)
+				line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+				if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+					fmt.Fprintln(f.IO.Out, "Cancelled.")
+					return nil
+				}
+			}
+			n, err := f.App.RemoveMCPServer(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				fmt.Fprintf(f.IO.Out, "  Removed %d tools from registry\n", n)
+			}
+			fmt.Fprintf(f.IO.Out, "✓ Removed MCP server '%s'\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
+	return cmd
+}
+
+func newMCPSyncCmd(f *Factory) *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sync [name...] [--all]",
+		Short: "Discover the tools of MCP servers and register each as a node mcp-<server>-<tool>",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := f.IO.Out
+			progress := func(ev app.MCPSyncEvent) {
+				if asJSON {
+					return
+				}
+				if !ev.Done {
+					if len(args) == 1 && !all {
+						fmt.Fprintf(out, "Syncing server '%s'...\n", ev.Server)
+					} else if f.IO.ErrTTY {
+						fmt.Fprintf(f.IO.ErrOut, "  [%d/%d] %s...\r", ev.Index+1, ev.Total, ev.Server)
+					}
+					return
+				}
+				if f.IO.ErrTTY && (all || len(args) > 1) {
+					fmt.Fprintf(f.IO.ErrOut, "\r\033[K")
+				}
+				r := ev.Result
+				if len(args) == 1 && !all {
+					return
+				}
+				if r.Error != "" {
+					fmt.Fprintf(f.IO.ErrOut, "  ✗ %s: %s\n", r.Server, r.Error)
+				} else {
+					fmt.Fprintf(out, "  ✓ %s: %d discovered, %d registered\n", r.Server, r.Discovered, r.Registered)
+				}
+			}
+			if all || len(args) > 1 {
+				if !asJSON {
+					n := len(args)
+					if all {
+						servers, err := f.App.MCPServers()
+						if err != nil {
+							return err
+						}
+						n = len(servers)
+					}
+					if n > 0 {
+						fmt.Fprintf(out, "Syncing %d servers...\n", n)
+					}
+				}
+			}
+			res, err := f.App.SyncMCP(cmd.Context(), args, all, progress)
+			if asJSON && res != nil {
+				if werr := writeMCPJSON(out, map[string]any{"servers": res}); werr != nil {
+					return werr
+				}
+				if err != nil {
+					return silentExit(1)
+				}
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 && !all {
+				r := res[0]
+				fmt.Fprintf(out, "✓ Discovered %d tools\n", r.Discovered)
+				fmt.Fprintf(out, "✓ Registered %d tools in pflow registry\n", r.Registered)
+				if r.Removed > 0 {
+					fmt.Fprintf(out, "✓ Removed %d tools the server no longer has\n", r.Removed)
+				}
+				if len(r.Nodes) > 0 {
+					fmt.Fprintln(out, "\nRegistered tools:")
+					for i, n := range r.Nodes {
+						if i == 10 {
+							fmt.Fprintf(out, "  ... and %d more\n", len(r.Nodes)-10)
+							break
+						}
+						fmt.Fprintf(out, "  - %s\n", n)
+					}
+				}
+				return nil
+			}
+			d, r := 0, 0
+			failed := 0
+			for _, x := range res {
+				d += x.Discovered
+				r += x.Registered
+				if x.Error != "" {
+					failed++
+				}
+			}
+			fmt.Fprintf(out, "\nTotal: %d tools discovered, %d registered\n", d, r)
+			if failed > 0 {
+				return silentExit(1)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "sync every configured server")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+func paramKeys(fields []node.Field) string {
+	keys := make([]string, 0, len(fields))
+	for _, p := range fields {
+		keys = append(keys, p.Key)
+	}
+	return strings.Join(keys, ", ")
+}
+
+func newMCPToolsCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tools [server]",
+		Short: "List the registered tools of one or every MCP server",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			server := ""
+			if len(args) == 1 {
+				server = args[0]
+			}
+			tools, err := f.App.MCPTools(server)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if tools == nil {
+					tools = []app.MCPTool{}
+				}
+				return writeMCPJSON(f.IO.Out, tools)
+			}
+			out := f.IO.Out
+			if server != "" {
+				if len(tools) == 0 {
+					fmt.Fprintf(out, "No tools registered for server '%s'\n", server)
+					fmt.Fprintf(out, "Run 'pflow mcp sync %s' to discover tools\n", server)
+					return nil
+				}
+				fmt.Fprintf(out, "Registered tools for '%s':\n", server)
+				for _, t := range tools {
+					fmt.Fprintf(out, "\n  %s:\n    %s\n", t.Node, t.Description)
+					if len(t.Params) > 0 {
+						fmt.Fprintf(out, "    Parameters: %s\n", paramKeys(t.Params))
+					}
+				}
+				return nil
+			}
+			if len(tools) == 0 {
+				fmt.Fprintln(out, "No MCP tools registered")
+				fmt.Fprintln(out, "Run 'pflow mcp sync --all' to discover tools")
+				return nil
+			}
+			by := map[string][]app.MCPTool{}
+			for _, t := range tools {
+				by[t.Server] = append(by[t.Server], t)
+			}
+			servers := make([]string, 0, len(by))
+			for s := range by {
+				servers = append(servers, s)
+			}
+			sort.Strings(servers)
+			fmt.Fprintln(out, "Registered MCP tools:")
+			for _, s := range servers {
+				fmt.Fprintf(out, "\n  %s (%d tools):\n", s, len(by[s]))
+				for i, t := range by[s] {
+					if i == 5 {
+						fmt.Fprintf(out, "    ... and %d more (pflow mcp tools %s)\n", len(by[s])-5, s)
+						break
+					}
+					fmt.Fprintf(out, "    - %s: %s\n", t.Node, truncate(t.Description, 60))
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newMCPInfoCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info <node-type>",
+		Short: "Describe a registered MCP tool: params, outputs and how to use it in a workflow",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := f.App.MCPToolInfo(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeMCPJSON(f.IO.Out, t)
+			}
+			out := f.IO.Out
+			fmt.Fprintf(out, "Tool: %s\nServer: %s\nTool Name: %s\nDescription: %s\n", t.Node, t.Server, t.Tool, t.Description)
+			if len(t.Params) == 0 {
+				fmt.Fprintln(out, "\nParameters: None")
+			} else {
+				fmt.Fprintln(out, "\nParameters:")
+				for _, p := range t.Params {
+					line := fmt.Sprintf("  - %s: %s", p.Key, p.Type)
+					if p.Required {
+						line += " (required)"
+					}
+					if p.Description != "" {
+						line += " - " + p.Description
+					}
+					if len(p.Enum) > 0 {
+						opts := make([]string, len(p.Enum))
+						for i, e := range p.Enum {
+							opts[i] = value.Stringify(e)
+						}
+						line += " [one of: " + strings.Join(opts, ", ") + "]"
+					}
+					fmt.Fprintln(out, line)
+				}
+			}
+			fmt.Fprintln(out, "\nOutputs:")
+			for _, o := range t.Outputs {
+				line := fmt.Sprintf("  - %s: %s", o.Key, o.Type)
+				if o.Description != "" {
+					line += " - " + o.Description
+				}
+				fmt.Fprintln(out, line)
+			}
+			fmt.Fprint(out, "\nUsage in .pflow.md:\n\n    ### step-name\n\n    Describe what this step does and why.\n\n")
+			fmt.Fprintf(out, "    - type: %s\n", t.Node)
+			for i, p := range t.Params {
+				if i == 3 {
+					break
+				}
+				v := "value"
+				if i > 0 {
+					switch p.Type {
+					case "int", "float":
+						v = "0"
+					case "bool":
+						v = "true"
+					default:
+						v = "${previous-step.response}"
+					}
+				}
+				fmt.Fprintf(out, "    - %s: %s\n", p.Key, v)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

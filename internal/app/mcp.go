@@ -1,0 +1,561 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/registry"
+	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// ---- add / list / remove ----
+
+// MCPAddSource is what one 'pflow mcp add' argument contributed.
+type MCPAddSource struct {
+	Source  string   `json:"source"` // "JSON input" or the file's base name
+	Servers []string `json:"servers"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// AddMCPServers parses every source (inline JSON or config files in the
+// mcpServers format, including Claude Desktop, Claude Code and Cursor
+// files), validates every entry and saves them in one locked, atomic write.
+// Nothing is saved when any source is invalid. Existing names are updated.
+func (a *App) AddMCPServers(ctx context.Context, sources []string) ([]MCPAddSource, error) {
+	if len(sources) == 0 {
+		return nil, pferr.New(pferr.Usage, "Give at least one config file or JSON string").
+			WithHint(`Example: pflow mcp add '{"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}}'`)
+	}
+	var parsed []*client.Source
+	for _, src := range sources {
+		s, err := client.ParseSource(src)
+		if err != nil {
+			return nil, err
+		}
+		parsed = append(parsed, s)
+	}
+	err := client.Update(ctx, a.Paths.MCPServers, func(f *client.File) error {
+		for _, s := range parsed {
+			for _, srv := range s.Servers {
+				f.Servers[srv.Name] = srv.Config
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MCPAddSource, 0, len(parsed))
+	for _, s := range parsed {
+		r := MCPAddSource{Source: s.Label, Notes: s.Notes, Servers: []string{}}
+		for _, srv := range s.Servers {
+			r.Servers = append(r.Servers, srv.Name)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// MCPServers returns the configured servers with secrets masked: literal
+// values of secret-looking env keys, headers and auth credentials (${VAR}
+// references are shown as written, they hold no secret).
+func (a *App) MCPServers() (map[string]map[string]any, error) {
+	f, err := client.LoadFile(a.Paths.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]any{}
+	for name, cfg := range f.Servers {
+		out[name] = maskEntry(cfg)
+	}
+	return out, nil
+}
+
+func maskValue(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	if strings.HasPrefix(strings.TrimSpace(s), "${") && strings.HasSuffix(strings.TrimSpace(s), "}") {
+		return s
+	}
+	if strings.HasPrefix(s, "Bearer ") {
+		rest := s[len("Bearer "):]
+		if strings.HasPrefix(rest, "${") {
+			return s
+		}
+		return "Bearer " + settings.Mask(rest)
+	}
+	return settings.Mask(s)
+}
+
+func maskEntry(cfg map[string]any) map[string]any {
+	out := value.Clone(cfg).(map[string]any)
+	if env, ok := out["env"].(map[string]any); ok {
+		for k, v := range env {
+			if settings.IsSecretKey(k) {
+				env[k] = maskValue(v)
+			}
+		}
+	}
+	if h, ok := out["headers"].(map[string]any); ok {
+		for k, v := range h {
+			if settings.IsSecretKey(k) {
+				h[k] = maskValue(v)
+			}
+		}
+	}
+	if auth, ok := out["auth"].(map[string]any); ok {
+		for _, k := range []string{"token", "key", "password"} {
+			if v, has := auth[k]; has {
+				auth[k] = maskValue(v)
+			}
+		}
+	}
+	for _, k := range []string{"token", "apiKey", "password"} {
+		if v, has := out[k]; has {
+			out[k] = maskValue(v)
+		}
+	}
+	if args, ok := out["args"].([]any); ok {
+		for i, x := range args {
+			if s, ok := x.(string); ok {
+				if k, v, found := strings.Cut(s, "="); found && settings.IsSecretKey(strings.TrimLeft(k, "-")) {
+					args[i] = k + "=" + value.Stringify(maskValue(v))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// RemoveMCPServer removes a server from the config and exactly its tools
+// from the registry (not those of a server whose name extends it). It
+// returns the number of tools removed.
+func (a *App) RemoveMCPServer(ctx context.Context, name string) (int, error) {
+	err := client.Update(ctx, a.Paths.MCPServers, func(f *client.File) error {
+		if _, ok := f.Servers[name]; !ok {
+			avail := strings.Join(f.Names(), ", ")
+			if avail == "" {
+				avail = "none"
+			}
+			return pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + avail)
+		}
+		delete(f.Servers, name)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	err = a.RegistryStore().Update(ctx, func(f *registry.File) error {
+		for k, e := range f.Nodes {
+			if e.MCP != nil && e.MCP.Server == name {
+				delete(f.Nodes, k)
+				removed++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	a.updateSyncState(ctx, func(st *mcpSyncState) { delete(st.Servers, name) })
+	return removed, nil
+}
+
+// ---- sync ----
+
+// MCPSyncResult is the outcome of syncing one server.
+type MCPSyncResult struct {
+	Server     string   `json:"server"`
+	Discovered int      `json:"tools_discovered"`
+	Registered int      `json:"tools_registered"`
+	Removed    int      `json:"tools_removed"`
+	Nodes      []string `json:"nodes"`
+	Warnings   []string `json:"warnings,omitempty"`
+	Error      string   `json:"error,omitempty"`
+}
+
+// MCPSyncEvent reports progress: Done is false when a server starts.
+type MCPSyncEvent struct {
+	Server string
+	Index  int
+	Total  int
+	Done   bool
+	Result *MCPSyncResult
+}
+
+// SyncMCP discovers the tools of the named servers (every server when
+// names is empty and all is set) and registers each as mcp-<server>-<tool>.
+// Tools a server no longer has are removed; a server that fails keeps its
+// previous tools. The registry is backed up before it is modified. One
+// server's failure does not stop the others; the error is reported in its
+// result and in the returned error when every server failed.
+func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress func(MCPSyncEvent)) ([]MCPSyncResult, error) {
+	f, err := client.LoadFile(a.Paths.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(names) == 0 && !all:
+		return nil, pferr.New(pferr.Usage, "Specify a server name or use --all")
+	case len(names) > 0 && all:
+		return nil, pferr.New(pferr.Usage, "Cannot specify both server name and --all")
+	case all:
+		names = f.Names()
+		if len(names) == 0 {
+			return nil, pferr.New(pferr.NotFound, "No MCP servers configured.").
+				WithHint(`Add one with: pflow mcp add '{"name": {"command": "...", "args": [...]}}'`)
+		}
+	}
+	for _, n := range names {
+		if _, ok := f.Servers[n]; !ok {
+			avail := strings.Join(f.Names(), ", ")
+			if avail == "" {
+				avail = "none"
+			}
+			return nil, pferr.Newf(pferr.NotFound, "Server '%s' not found", n).WithHint("Configured MCP servers: " + avail + ". Add it with 'pflow mcp add'.")
+		}
+	}
+	lookup, err := a.mcpLookup()
+	if err != nil {
+		return nil, err
+	}
+	results := make([]MCPSyncResult, 0, len(names))
+	failed := 0
+	hashes := map[string]string{}
+	for i, name := range names {
+		if progress != nil {
+			progress(MCPSyncEvent{Server: name, Index: i, Total: len(names)})
+		}
+		r := a.syncOne(ctx, name, f.Servers[name], lookup)
+		if r.Error != "" {
+			failed++
+		}
+		hashes[name] = entryHash(f.Servers[name])
+		results = append(results, r)
+		if progress != nil {
+			progress(MCPSyncEvent{Server: name, Index: i, Total: len(names), Done: true, Result: &results[len(results)-1]})
+		}
+	}
+	a.updateSyncState(ctx, func(st *mcpSyncState) {
+		for k, v := range hashes {
+			st.Servers[k] = v
+		}
+	})
+	if failed == len(names) && failed > 0 {
+		if len(names) == 1 {
+			return results, pferr.Newf(pferr.Execution, "Tool discovery failed for %s: %s", names[0], results[0].Error)
+		}
+		return results, pferr.Newf(pferr.Execution, "Tool discovery failed for every server (%d)", failed)
+	}
+	return results, nil
+}
+
+func (a *App) mcpLookup() (func(string) (string, bool), error) {
+	st, err := a.Settings()
+	if err != nil {
+		return nil, err
+	}
+	return a.EnvLookup(st), nil
+}
+
+func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, lookup func(string) (string, bool)) MCPSyncResult {
+	r := MCPSyncResult{Server: name, Nodes: []string{}}
+	srv, err := client.Resolve(name, raw, lookup, a.Log)
+	if err != nil {
+		r.Error = client.ErrorText(err)
+		return r
+	}
+	tools, err := client.Discover(ctx, srv, a.Log)
+	if err != nil {
+		r.Error = client.ErrorText(err)
+		return r
+	}
+	r.Discovered = len(tools)
+	entries, warnings := BuildMCPEntries(name, tools)
+	r.Warnings = append(r.Warnings, warnings...)
+	err = a.RegistryStore().Update(ctx, func(f *registry.File) error {
+		if f.Nodes == nil {
+			f.Nodes = map[string]*registry.Entry{}
+		}
+		for k, e := range f.Nodes {
+			if e.MCP != nil && e.MCP.Server == name {
+				if _, still := entries[k]; !still {
+					delete(f.Nodes, k)
+					r.Removed++
+				}
+			}
+		}
+		for k, e := range entries {
+			if old, ok := f.Nodes[k]; ok && !sameEntry(old, e) {
+				w := fmt.Sprintf("registry entry %s already existed and was overwritten", k)
+				if old.MCP == nil || old.MCP.Server != name {
+					w = fmt.Sprintf("registry entry %s already existed (type %q) and was overwritten by the tool %q of MCP server '%s'", k, old.Type, e.MCP.Tool, name)
+				}
+				r.Warnings = append(r.Warnings, w)
+			}
+			f.Nodes[k] = e
+		}
+		return nil
+	})
+	if err != nil {
+		r.Error = client.ErrorText(err)
+		return r
+	}
+	r.Registered = len(entries)
+	r.Nodes = registry.SortedKeys(entries)
+	for _, w := range r.Warnings {
+		fmt.Fprintf(a.Log, "Warning: %s\n", w)
+	}
+	return r
+}
+
+func sameEntry(a, b *registry.Entry) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// BuildMCPEntries turns discovered tools into registry entries (D4), keyed
+// by node type. Tools whose sanitised names collide get a numeric suffix
+// and a warning.
+func BuildMCPEntries(server string, tools []*mcp.Tool) (map[string]*registry.Entry, []string) {
+	out := map[string]*registry.Entry{}
+	var warnings []string
+	sorted := append([]*mcp.Tool(nil), tools...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, t := range sorted {
+		if t == nil || t.Name == "" {
+			continue
+		}
+		base := client.NodeType(server, t.Name)
+		if client.SanitizeToolName(t.Name) == "" {
+			warnings = append(warnings, fmt.Sprintf("tool %q of server '%s' has no usable characters in its name; skipped", t.Name, server))
+			continue
+		}
+		key := base
+		for i := 2; out[key] != nil; i++ {
+			key = fmt.Sprintf("%s-%d", base, i)
+		}
+		if key != base {
+			warnings = append(warnings, fmt.Sprintf("tools %q and %q of server '%s' both become %s; the second is registered as %s", out[base].MCP.Tool, t.Name, server, base, key))
+		}
+		desc := t.Description
+		if strings.TrimSpace(desc) == "" {
+			desc = "MCP tool from " + server
+		}
+		in := schemaMap(t.InputSchema)
+		if in == nil {
+			in = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		params := client.SchemaFields(in)
+		if params == nil {
+			params = []node.Field{}
+		}
+		out[key] = &registry.Entry{
+			ClassName: "MCPNode",
+			FilePath:  "virtual://mcp",
+			Type:      registry.TypeMCP,
+			Kind:      "mcp",
+			Group:     "mcp-" + server,
+			Interface: node.Interface{
+				Description: desc,
+				Params:      params,
+				Outputs:     client.OutputFields(t.OutputSchema),
+				Actions:     []string{"default", "error"},
+			},
+			MCP: &registry.MCPInfo{Server: server, Tool: t.Name, InputSchema: in, OutputSchema: schemaMap(t.OutputSchema)},
+		}
+	}
+	return out, warnings
+}
+
+func schemaMap(s any) map[string]any {
+	if s == nil {
+		return nil
+	}
+	if m, ok := s.(map[string]any); ok {
+		return value.Normalize(m).(map[string]any)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	v, err := value.DecodeJSON(b)
+	if err != nil {
+		return nil
+	}
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// ---- auto re-sync before runs ----
+
+type mcpSyncState struct {
+	Servers map[string]string `json:"servers"` // server → hash of its config entry at the last sync
+}
+
+func (a *App) syncStatePath() string { return filepath.Join(a.Paths.Cache, "mcp-sync.json") }
+
+func (a *App) loadSyncState() *mcpSyncState {
+	st := &mcpSyncState{Servers: map[string]string{}}
+	data, err := os.ReadFile(a.syncStatePath())
+	if err == nil {
+		if json.Unmarshal(data, st) != nil || st.Servers == nil {
+			st.Servers = map[string]string{}
+		}
+	}
+	return st
+}
+
+// updateSyncState is a locked read-modify-write of the sync state.
+func (a *App) updateSyncState(ctx context.Context, fn func(st *mcpSyncState)) {
+	lock, err := fsutil.LockFile(ctx, a.syncStatePath(), 10*time.Second)
+	if err != nil {
+		return
+	}
+	defer lock.Unlock()
+	st := a.loadSyncState()
+	fn(st)
+	b, _ := json.MarshalIndent(st, "", "  ")
+	_ = fsutil.WriteFileAtomic(a.syncStatePath(), append(b, '\n'), 0o600)
+}
+
+func entryHash(cfg map[string]any) string {
+	b, _ := json.Marshal(cfg) // map keys are sorted: a canonical form
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// EnsureMCPSynced re-syncs, before a run, every server used by nodeTypes
+// whose configuration changed since its last sync (or that was never
+// synced). A server that fails keeps its previous tools, with a warning on
+// a.Log. It never fails the run itself: validation reports missing tools.
+func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
+	var mcpTypes []string
+	for _, t := range nodeTypes {
+		if strings.HasPrefix(t, "mcp-") {
+			mcpTypes = append(mcpTypes, t)
+		}
+	}
+	if len(mcpTypes) == 0 {
+		return nil
+	}
+	f, err := client.LoadFile(a.Paths.MCPServers)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	st := a.loadSyncState()
+	need := map[string]bool{}
+	for _, t := range mcpTypes {
+		server, _, err := client.ParseNodeType(t, f.Names())
+		if err != nil {
+			continue
+		}
+		if st.Servers[server] != entryHash(f.Servers[server]) {
+			need[server] = true
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	names := registry.SortedKeys(need)
+	fmt.Fprintf(a.Log, "MCP config changed, syncing %s...\n", strings.Join(names, ", "))
+	results, _ := a.SyncMCP(ctx, names, false, nil)
+	for _, r := range results {
+		if r.Error != "" {
+			fmt.Fprintf(a.Log, "Warning: could not sync MCP server '%s'; keeping its previously registered tools. Run 'pflow mcp sync %s' to retry.\n%s\n", r.Server, r.Server, r.Error)
+		}
+	}
+	return nil
+}
+
+// ---- tools / info ----
+
+// MCPTool describes one registered MCP tool.
+type MCPTool struct {
+	Node        string       `json:"node_name"`
+	Server      string       `json:"server"`
+	Tool        string       `json:"tool"`
+	Description string       `json:"description"`
+	Params      []node.Field `json:"params"`
+	Outputs     []node.Field `json:"outputs"`
+}
+
+// MCPTools lists registered MCP tools, of one server (exact name) or all.
+func (a *App) MCPTools(server string) ([]MCPTool, error) {
+	f, err := a.RegistryStore().Load()
+	if err != nil {
+		return nil, err
+	}
+	var out []MCPTool
+	for _, k := range registry.SortedKeys(f.Nodes) {
+		e := f.Nodes[k]
+		if e.MCP == nil || (server != "" && e.MCP.Server != server) {
+			continue
+		}
+		out = append(out, MCPTool{Node: k, Server: e.MCP.Server, Tool: e.MCP.Tool, Description: e.Interface.Description, Params: e.Interface.Params, Outputs: e.Interface.Outputs})
+	}
+	return out, nil
+}
+
+// MCPToolInfo returns one registered tool, or a not-found error with
+// suggestions.
+func (a *App) MCPToolInfo(nodeType string) (*MCPTool, error) {
+	tools, err := a.MCPTools("")
+	if err != nil {
+		return nil, err
+	}
+	var similar []string
+	for i := range tools {
+		if tools[i].Node == nodeType {
+			return &tools[i], nil
+		}
+		if strings.Contains(tools[i].Node, nodeType) || strings.Contains(nodeType, tools[i].Node) {
+			similar = append(similar, tools[i].Node)
+		}
+	}
+	e := pferr.Newf(pferr.NotFound, "Tool '%s' not found", nodeType)
+	switch {
+	case len(tools) == 0:
+		e.Hint = "No MCP tools are registered. Run 'pflow mcp sync --all' to discover them."
+	case len(similar) > 0:
+		if len(similar) > 5 {
+			similar = similar[:5]
+		}
+		e.Suggestions = similar
+		e.Hint = "Did you mean one of these tools?\n  - " + strings.Join(similar, "\n  - ")
+	default:
+		names := make([]string, 0, 10)
+		for i := 0; i < len(tools) && i < 10; i++ {
+			names = append(names, tools[i].Node)
+		}
+		e.Hint = "Available tools:\n  - " + strings.Join(names, "\n  - ")
+		if len(tools) > 10 {
+			e.Hint += fmt.Sprintf("\n  ... and %d more (pflow mcp tools)", len(tools)-10)
+		}
+	}
+	return nil, e
+}

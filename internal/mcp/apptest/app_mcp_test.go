@@ -1,0 +1,348 @@
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/registry"
+)
+
+func TestMain(m *testing.M) {
+	faketest.MaybeRun()
+	client.StopGrace = 300 * time.Millisecond
+	os.Exit(m.Run())
+}
+
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *syncLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+func (l *syncLog) Reset()                      { l.mu.Lock(); defer l.mu.Unlock(); l.b.Reset() }
+
+func newApp(t *testing.T) (*app.App, *syncLog) {
+	t.Helper()
+	home := t.TempDir()
+	log := &syncLog{}
+	a := app.New([]string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH"), "HOME=" + home}, log)
+	return a, log
+}
+
+func addFake(t *testing.T, a *app.App, name string, modes ...string) string {
+	t.Helper()
+	id := faketest.NewID()
+	entry := faketest.Entry(id, "", modes...)
+	b, _ := json.Marshal(map[string]any{name: entry})
+	if _, err := a.AddMCPServers(context.Background(), []string{string(b)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(3 * time.Second)
+		for len(faketest.Leftovers(id)) > 0 {
+			if time.Now().After(deadline) {
+				t.Errorf("server processes left behind: %v", faketest.Leftovers(id))
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	return id
+}
+
+func registryNodes(t *testing.T, a *app.App) map[string]*registry.Entry {
+	t.Helper()
+	f, err := a.RegistryStore().Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Nodes
+}
+
+func mcpKeys(nodes map[string]*registry.Entry) []string {
+	var out []string
+	for _, k := range registry.SortedKeys(nodes) {
+		if nodes[k].MCP != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Seed 000 criterion 3: syncing a server with 3 tools creates 3 entries.
+func TestCriterion03SyncThreeTools(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake", "tools=3")
+	res, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Discovered != 3 || res[0].Registered != 3 {
+		t.Fatalf("result %+v", res[0])
+	}
+	nodes := registryNodes(t, a)
+	keys := mcpKeys(nodes)
+	if strings.Join(keys, ",") != "mcp-fake-tool-1,mcp-fake-tool-2,mcp-fake-tool-3" {
+		t.Fatalf("keys %v", keys)
+	}
+	e := nodes["mcp-fake-tool-1"]
+	if e.ClassName != "MCPNode" || e.FilePath != "virtual://mcp" || e.Kind != "mcp" || e.Type != "mcp" || e.MCP.Server != "fake" || e.MCP.Tool != "tool-1" || e.Interface.Description != "Generated tool 1" {
+		t.Fatalf("entry %+v", e)
+	}
+	if strings.Join(e.Interface.Actions, ",") != "default,error" || e.Interface.Outputs[0].Key != "result" {
+		t.Fatalf("interface %+v", e.Interface)
+	}
+}
+
+// Seed 000 criterion 4: an empty tools/list registers zero nodes.
+func TestCriterion04EmptyToolsList(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake", "notools")
+	res, err := a.SyncMCP(context.Background(), nil, true, nil)
+	if err != nil || res[0].Discovered != 0 || res[0].Registered != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if keys := mcpKeys(registryNodes(t, a)); len(keys) != 0 {
+		t.Fatalf("keys %v", keys)
+	}
+}
+
+// Seed 000 criterion 11: an existing entry is overwritten, with a warning.
+func TestCriterion11DuplicateEntryOverwritten(t *testing.T) {
+	a, log := newApp(t)
+	addFake(t, a, "fake", "tools=1")
+	err := a.RegistryStore().Update(context.Background(), func(f *registry.File) error {
+		f.Nodes["mcp-fake-tool-1"] = &registry.Entry{ClassName: "Old", Type: "user"}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := registryNodes(t, a)["mcp-fake-tool-1"]; e.ClassName != "MCPNode" {
+		t.Fatalf("not overwritten: %+v", e)
+	}
+	if len(res[0].Warnings) != 1 || !strings.Contains(log.String(), "mcp-fake-tool-1 already existed") {
+		t.Fatalf("warnings %v log %q", res[0].Warnings, log.String())
+	}
+	if _, err := os.Stat(a.Paths.Registry + ".bak"); err != nil {
+		t.Fatalf("no backup: %v", err)
+	}
+}
+
+func TestSyncDetailsAndPaging(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake", "paged")
+	res, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Discovered != 9 {
+		t.Fatalf("paged discovery found %d tools, want 9", res[0].Discovered)
+	}
+	nodes := registryNodes(t, a)
+	ci := nodes["mcp-fake-create-issue"]
+	if ci == nil || ci.MCP.Tool != "Create Issue" {
+		t.Fatalf("sanitised tool: %+v", ci)
+	}
+	p, _ := ci.Interface.Param("priority")
+	if p.Type != "str" || len(p.Enum) != 2 {
+		t.Fatalf("priority %+v", p)
+	}
+	if title, _ := ci.Interface.Param("title"); !title.Required {
+		t.Fatalf("title not required")
+	}
+	if c, _ := ci.Interface.Param("count"); c.Type != "int" {
+		t.Fatalf("count %+v", c)
+	}
+	st := nodes["mcp-fake-struct"]
+	if _, ok := st.Interface.Output("temperature"); !ok || st.MCP.OutputSchema == nil {
+		t.Fatalf("outputs %+v", st.Interface.Outputs)
+	}
+}
+
+func TestSyncRemovesVanishedToolsAndFailureKeepsThem(t *testing.T) {
+	a, log := newApp(t)
+	addFake(t, a, "fake", "tools=3")
+	ctx := context.Background()
+	if _, err := a.SyncMCP(ctx, []string{"fake"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	addFake(t, a, "fake", "tools=2")
+	res, err := a.SyncMCP(ctx, []string{"fake"}, false, nil)
+	if err != nil || res[0].Removed != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if keys := mcpKeys(registryNodes(t, a)); len(keys) != 2 {
+		t.Fatalf("keys %v", keys)
+	}
+	addFake(t, a, "fake", "crash-before-init")
+	_, err = a.SyncMCP(ctx, []string{"fake"}, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "Tool discovery failed for fake: MCP server process terminated unexpectedly") {
+		t.Fatalf("err = %v", err)
+	}
+	if keys := mcpKeys(registryNodes(t, a)); len(keys) != 2 {
+		t.Fatalf("a failed sync must keep the previous tools: %v", keys)
+	}
+	_ = log
+}
+
+func TestSyncAllContinuesPastFailures(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "bad", "hang-connect")
+	addFake(t, a, "good", "tools=2")
+	cfg, _ := client.LoadFile(a.Paths.MCPServers)
+	_ = cfg
+	err := client.Update(context.Background(), a.Paths.MCPServers, func(f *client.File) error {
+		f.Servers["bad"]["startup_timeout"] = int64(1)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	res, err := a.SyncMCP(context.Background(), nil, true, func(ev app.MCPSyncEvent) {
+		if ev.Done {
+			events = append(events, ev.Server+":done")
+		} else {
+			events = append(events, ev.Server+":start")
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res[0].Error, "did not answer initialize within 1 seconds") || res[1].Registered != 2 {
+		t.Fatalf("results %+v", res)
+	}
+	if strings.Join(events, " ") != "bad:start bad:done good:start good:done" {
+		t.Fatalf("events %v", events)
+	}
+}
+
+func TestRemoveExactServerOnly(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "slack", "tools=2")
+	addFake(t, a, "slack-composio", "tools=3")
+	ctx := context.Background()
+	if _, err := a.SyncMCP(ctx, nil, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	n, err := a.RemoveMCPServer(ctx, "slack")
+	if err != nil || n != 2 {
+		t.Fatalf("removed %d, %v", n, err)
+	}
+	keys := mcpKeys(registryNodes(t, a))
+	if strings.Join(keys, ",") != "mcp-slack-composio-tool-1,mcp-slack-composio-tool-2,mcp-slack-composio-tool-3" {
+		t.Fatalf("keys %v", keys)
+	}
+	if _, err := a.RemoveMCPServer(ctx, "slack"); err == nil || !strings.Contains(err.Error(), "Server 'slack' not found") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestEnsureMCPSyncedOnConfigChange(t *testing.T) {
+	a, log := newApp(t)
+	ctx := context.Background()
+	addFake(t, a, "fake", "tools=1")
+	if err := a.EnsureMCPSynced(ctx, []string{"shell", "mcp-fake-tool-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "MCP config changed, syncing fake") || len(mcpKeys(registryNodes(t, a))) != 1 {
+		t.Fatalf("no auto-sync: %q", log.String())
+	}
+	log.Reset()
+	a.EnsureMCPSynced(ctx, []string{"mcp-fake-tool-1"})
+	if strings.Contains(log.String(), "syncing") {
+		t.Fatalf("re-synced although nothing changed: %q", log.String())
+	}
+	// No MCP node types: nothing happens.
+	addFake(t, a, "fake", "tools=2")
+	a.EnsureMCPSynced(ctx, []string{"shell"})
+	if strings.Contains(log.String(), "syncing") {
+		t.Fatal("synced for a workflow without MCP nodes")
+	}
+	a.EnsureMCPSynced(ctx, []string{"mcp-fake-tool-2"})
+	if len(mcpKeys(registryNodes(t, a))) != 2 {
+		t.Fatalf("config change not picked up: %q", log.String())
+	}
+	// A failing server keeps its tools and warns.
+	addFake(t, a, "fake", "crash-before-init")
+	log.Reset()
+	a.EnsureMCPSynced(ctx, []string{"mcp-fake-tool-2"})
+	if len(mcpKeys(registryNodes(t, a))) != 2 || !strings.Contains(log.String(), "keeping its previously registered tools") {
+		t.Fatalf("log %q", log.String())
+	}
+}
+
+func TestAddListMasksSecrets(t *testing.T) {
+	a, _ := newApp(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "claude_desktop_config.json")
+	os.WriteFile(p, []byte(`{"mcpServers":{"GitHub":{"command":"npx","args":["-y","srv"],"env":{"GITHUB_TOKEN":"ghp_supersecretvalue","REF":"${GITHUB_TOKEN}","DEBUG":"1"}},"api":{"type":"http","url":"https://h/mcp","headers":{"Authorization":"Bearer abcdefghijk"},"auth":{"type":"basic","username":"u","password":"hunter2hunter2"}}}}`), 0o644)
+	res, err := a.AddMCPServers(ctx, []string{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Source != "claude_desktop_config.json" || strings.Join(res[0].Servers, ",") != "api,github" || len(res[0].Notes) == 0 {
+		t.Fatalf("%+v", res)
+	}
+	st, _ := os.Stat(a.Paths.MCPServers)
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", st.Mode())
+	}
+	list, err := a.MCPServers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(list)
+	for _, secret := range []string{"ghp_supersecretvalue", "abcdefghijk", "hunter2hunter2"} {
+		if strings.Contains(string(out), secret) {
+			t.Fatalf("secret %q shown: %s", secret, out)
+		}
+	}
+	if !strings.Contains(string(out), "${GITHUB_TOKEN}") || !strings.Contains(string(out), `"DEBUG":"1"`) {
+		t.Fatalf("list %s", out)
+	}
+	// An invalid source saves nothing.
+	if _, err := a.AddMCPServers(ctx, []string{`{"ok": {"command": "x"}}`, `{"bad": {"type": "http"}}`}); err == nil {
+		t.Fatal("invalid source accepted")
+	}
+	if list, _ := a.MCPServers(); list["ok"] != nil {
+		t.Fatal("partial add saved")
+	}
+}
+
+func TestToolsAndInfo(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake")
+	if _, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := a.MCPTools("fake")
+	if err != nil || len(tools) != 9 {
+		t.Fatalf("%d tools, %v", len(tools), err)
+	}
+	info, err := a.MCPToolInfo("mcp-fake-echo")
+	if err != nil || info.Tool != "echo" || info.Params[0].Key != "message" {
+		t.Fatalf("%+v %v", info, err)
+	}
+	_, err = a.MCPToolInfo("echo")
+	if err == nil || !strings.Contains(err.Error(), "Tool 'echo' not found") {
+		t.Fatalf("err %v", err)
+	}
+}
