@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
@@ -113,7 +114,18 @@ func (a *App) CheckNode(ctx context.Context, name string) (*NodeCheck, error) {
 		c.Node, c.Known = spec.Type, true
 		c.Candidates = NodeCandidates(spec)
 	} else {
-		c.Candidates = []string{name}
+		// Not installed: evaluate the names it would have, taking the group
+		// from the name's first part (git-log → git), so the answer is what
+		// the filter would decide if it were.
+		group, mcpServer := "", ""
+		if rest, ok := strings.CutPrefix(name, "mcp-"); ok {
+			mcpServer, _, _ = strings.Cut(rest, "-")
+		} else if i := strings.IndexByte(name, '-'); i > 0 {
+			group = name[:i]
+		} else {
+			group = name
+		}
+		c.Candidates = settings.Candidates(name, group, mcpServer, "")
 	}
 	c.Allowed, c.Reason, c.Matches = st.Registry.Nodes.Decide(c.Candidates...)
 	if c.Matches == nil {
