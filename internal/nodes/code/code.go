@@ -135,9 +135,9 @@ func run(ctx context.Context, req *node.Request) (*node.Result, error) {
 		loc.file = filepath.Base(f)
 	}
 
-	python, ok := findPython(req.Env)
-	if !ok {
-		return node.Fail(PythonNotFound, nil), nil
+	python, problem := findPython(req.Env)
+	if problem != "" {
+		return node.Fail(problem, nil), nil
 	}
 
 	body, err := encodeRequest(code, inputs)
@@ -145,30 +145,11 @@ func run(ctx context.Context, req *node.Request) (*node.Result, error) {
 		return node.Fail("code node: cannot pass inputs to Python: "+err.Error(), nil), nil
 	}
 
-	replyR, replyW, err := os.Pipe()
+	ex, err := execute(ctx, python, body, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("code node: cannot create a pipe for python3: %w", err)
+		return nil, err
 	}
-	defer replyR.Close()
-	var replyBuf bytes.Buffer
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		_, _ = io.Copy(&replyBuf, io.LimitReader(replyR, 256<<20))
-		_, _ = io.Copy(io.Discard, replyR)
-	}()
-
-	stdout := proc.NewCappedBuffer(OutputLimit)
-	stderr := proc.NewCappedBuffer(OutputLimit)
-	cmd := exec.Command(python, "-u", "-X", "utf8", "-c", driver)
-	cmd.Stdin = bytes.NewReader(body)
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.ExtraFiles = []*os.File{replyW}
-	cmd.Env = append(os.Environ(), "PFLOW_CODE_REPLY_FD=3", "PYTHONDONTWRITEBYTECODE=1")
-	runErr := proc.Run(ctx, cmd, proc.Options{Timeout: timeout, Grace: 500 * time.Millisecond})
-	replyW.Close()
-	<-readDone
+	stdout, stderr, cmd, runErr, replyBuf := ex.stdout, ex.stderr, ex.cmd, ex.runErr, ex.reply
 
 	outputs := map[string]any{
 		"stdout": capped(stdout),
@@ -187,7 +168,7 @@ func run(ctx context.Context, req *node.Request) (*node.Result, error) {
 	}
 
 	var rep reply
-	if err := json.Unmarshal(replyBuf.Bytes(), &rep); err != nil || (!rep.OK && rep.Error == nil) {
+	if err := json.Unmarshal(replyBuf, &rep); err != nil || (!rep.OK && rep.Error == nil) {
 		msg := fmt.Sprintf("Python process exited without a result (exit code %d)", proc.ExitCode(cmd))
 		if sig, ok := proc.Signal(cmd); ok {
 			msg = fmt.Sprintf("Python process was killed by signal %d", sig)
@@ -209,6 +190,96 @@ func run(ctx context.Context, req *node.Request) (*node.Result, error) {
 	}
 	outputs["result"] = result
 	return node.Ok(outputs), nil
+}
+
+// execution is one run of the driver.
+type execution struct {
+	stdout, stderr *proc.CappedBuffer
+	cmd            *exec.Cmd
+	runErr         error
+	reply          []byte
+}
+
+// execute runs the driver with body on stdin in its own process group and
+// collects stdout, stderr and the reply written on fd 3.
+func execute(ctx context.Context, python string, body []byte, timeout time.Duration) (*execution, error) {
+	replyR, replyW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("code node: cannot create a pipe for python3: %w", err)
+	}
+	defer replyR.Close()
+	var replyBuf bytes.Buffer
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		_, _ = io.Copy(&replyBuf, io.LimitReader(replyR, 256<<20))
+		_, _ = io.Copy(io.Discard, replyR)
+	}()
+
+	ex := &execution{stdout: proc.NewCappedBuffer(OutputLimit), stderr: proc.NewCappedBuffer(OutputLimit)}
+	ex.cmd = exec.Command(python, "-u", "-X", "utf8", "-c", driver)
+	ex.cmd.Stdin = bytes.NewReader(body)
+	ex.cmd.Stdout = ex.stdout
+	ex.cmd.Stderr = ex.stderr
+	ex.cmd.ExtraFiles = []*os.File{replyW}
+	ex.cmd.Env = append(os.Environ(), "PFLOW_CODE_REPLY_FD=3", "PYTHONDONTWRITEBYTECODE=1")
+	ex.runErr = proc.Run(ctx, ex.cmd, proc.Options{Timeout: timeout, Grace: 500 * time.Millisecond})
+	// Our copy of the write end goes only now: the reader sees EOF once the
+	// child (and anything that inherited the fd) is gone.
+	replyW.Close()
+	<-readDone
+	ex.reply = replyBuf.Bytes()
+	return ex, nil
+}
+
+// SyntaxError is a Python syntax error found by CheckSyntax. Line is 1-based
+// within the code block.
+type SyntaxError struct {
+	Line    int
+	Message string
+	// Source is the offending line of code (trimmed), "" when unknown.
+	Source string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d of the code block: Python syntax error: %s", e.Line, e.Message)
+}
+
+// CheckSyntax parses code with python3 without running it, for static
+// validation ("Line N: Python syntax error in code block: <msg>" with
+// N = the block's first file line + e.Line - 1). It returns nil when the code
+// parses, a *SyntaxError when it does not, and another error when python3
+// cannot be run (not installed: the message is PythonNotFound). env is the
+// configuration lookup (PFLOW_PYTHON, PATH); nil means the process env.
+func CheckSyntax(ctx context.Context, code string, env func(string) (string, bool)) error {
+	python, problem := findPython(env)
+	if problem != "" {
+		return errors.New(problem)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"check_only":true,"code":`)
+	if err := writeJSON(&b, code); err != nil {
+		return err
+	}
+	b.WriteString("}")
+	ex, err := execute(ctx, python, b.Bytes(), DefaultTimeout)
+	if err != nil {
+		return err
+	}
+	if ex.runErr != nil && (proc.IsCanceled(ex.runErr) || proc.IsTimeout(ex.runErr)) {
+		return fmt.Errorf("python3 syntax check stopped: %w", ex.runErr)
+	}
+	var rep reply
+	if err := json.Unmarshal(ex.reply, &rep); err != nil {
+		return fmt.Errorf("python3 syntax check failed (exit code %d): %s", proc.ExitCode(ex.cmd), lastLines(ex.stderr.String(), 5))
+	}
+	if rep.OK {
+		return nil
+	}
+	if rep.Error == nil || rep.Error.Phase != "syntax" {
+		return fmt.Errorf("python3 syntax check failed: unexpected reply")
+	}
+	return &SyntaxError{Line: rep.Error.Line, Message: rep.Error.Message, Source: locator{code: code}.sourceLine(rep.Error.Line)}
 }
 
 // locator maps code-block lines to the workflow file.
@@ -262,24 +333,34 @@ func (l locator) sourceLine(line int) string {
 }
 
 // findPython looks the interpreter up: PFLOW_PYTHON, else python3 on PATH
-// (both read through env so tests and settings can set them).
-func findPython(env func(string) (string, bool)) (string, bool) {
+// (both read through env first, so tests and settings can set them). The
+// message says what to fix when none is found.
+func findPython(env func(string) (string, bool)) (path, problem string) {
+	// A lookup that does not know the variable falls back to the process
+	// environment.
 	get := func(k string) string {
 		if env != nil {
 			if v, ok := env(k); ok {
 				return v
 			}
-			return ""
 		}
 		return os.Getenv(k)
 	}
-	if p := get("PFLOW_PYTHON"); p != "" {
-		if strings.ContainsRune(p, os.PathSeparator) {
-			return p, isExecutable(p)
+	if p := strings.TrimSpace(get("PFLOW_PYTHON")); p != "" {
+		if strings.ContainsRune(p, os.PathSeparator) && isExecutable(p) {
+			return p, ""
 		}
-		return lookPath(p, get("PATH"))
+		if !strings.ContainsRune(p, os.PathSeparator) {
+			if found, ok := lookPath(p, get("PATH")); ok {
+				return found, ""
+			}
+		}
+		return "", fmt.Sprintf("PFLOW_PYTHON is set to %q, which is not an executable Python interpreter. Point it at python3 (e.g. /usr/bin/python3) or unset it.", p)
 	}
-	return lookPath("python3", get("PATH"))
+	if found, ok := lookPath("python3", get("PATH")); ok {
+		return found, ""
+	}
+	return "", PythonNotFound
 }
 
 func lookPath(name, path string) (string, bool) {

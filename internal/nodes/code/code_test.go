@@ -2,6 +2,7 @@ package code
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,18 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/proc"
 )
+
+// TestMain resolves python3 once to the real interpreter (PATH entries such
+// as pyenv shims are scripts that cost a second per start on a busy machine)
+// and hands it to the node through PFLOW_PYTHON.
+func TestMain(m *testing.M) {
+	if os.Getenv("PFLOW_PYTHON") == "" {
+		if out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output(); err == nil {
+			os.Setenv("PFLOW_PYTHON", strings.TrimSpace(string(out)))
+		}
+	}
+	os.Exit(m.Run())
+}
 
 func requirePython(t *testing.T) {
 	t.Helper()
@@ -139,6 +152,7 @@ func TestResultTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			res := runCode(t, context.Background(), map[string]any{"code": tt.code}, nil)
 			if res.Action == "error" {
 				t.Fatalf("unexpected failure: %v", res.Outputs["error"])
@@ -187,6 +201,7 @@ func TestContractFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			wantError(t, runCode(t, context.Background(), tt.params, nil), tt.want...)
 		})
 	}
@@ -300,9 +315,9 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 	requirePython(t)
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	res := runCode(t, context.Background(), map[string]any{
-		"code": "pidfile: str\n" + sleeper, "inputs": map[string]any{"pidfile": pidfile}, "timeout": int64(1),
+		"code": "pidfile: str\n" + sleeper, "inputs": map[string]any{"pidfile": pidfile}, "timeout": int64(3),
 	}, nil)
-	wantError(t, res, "Python code execution timed out after 1 seconds", "'timeout'")
+	wantError(t, res, "Python code execution timed out after 3 seconds", "'timeout'")
 	waitDead(t, pidsFromFile(t, pidfile))
 }
 
@@ -338,7 +353,7 @@ func TestCancellationKillsProcessGroup(t *testing.T) {
 }
 
 func TestPython3Missing(t *testing.T) {
-	res := runCode(t, context.Background(), map[string]any{"code": "result: int = 1"}, map[string]string{"PATH": t.TempDir()})
+	res := runCode(t, context.Background(), map[string]any{"code": "result: int = 1"}, map[string]string{"PATH": t.TempDir(), "PFLOW_PYTHON": ""})
 	wantError(t, res, PythonNotFound)
 	if res.Outputs["error"] != PythonNotFound {
 		t.Errorf("error = %q", res.Outputs["error"])
@@ -355,7 +370,7 @@ func TestPFLOWPythonOverride(t *testing.T) {
 	}
 	res = runCode(t, context.Background(), map[string]any{"code": "result: int = 1"},
 		map[string]string{"PFLOW_PYTHON": filepath.Join(t.TempDir(), "nope")})
-	wantError(t, res, "python3 not found")
+	wantError(t, res, "PFLOW_PYTHON is set to", "not an executable Python interpreter")
 }
 
 func TestEncodeRequestKeepsFloats(t *testing.T) {
@@ -366,5 +381,27 @@ func TestEncodeRequestKeepsFloats(t *testing.T) {
 	want := `{"code":"x","inputs":{"a":3.0,"b":1e+21,"c":3,"d":[0.5,"s"]}}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
+
+func TestCheckSyntax(t *testing.T) {
+	requirePython(t)
+	if err := CheckSyntax(context.Background(), "x: int\nresult: int = x + 1", nil); err != nil {
+		t.Fatalf("valid code: %v", err)
+	}
+	// Checking never runs the code.
+	if err := CheckSyntax(context.Background(), "raise SystemExit(3)", nil); err != nil {
+		t.Fatalf("valid code that would fail at run time: %v", err)
+	}
+	err := CheckSyntax(context.Background(), "a = 1\nif a == 1\n    pass", nil)
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Line != 2 || se.Source != "if a == 1" || se.Message == "" {
+		t.Fatalf("err = %#v", err)
+	}
+	err = CheckSyntax(context.Background(), "x = 1", func(k string) (string, bool) {
+		return map[string]string{"PATH": t.TempDir(), "PFLOW_PYTHON": ""}[k], true
+	})
+	if err == nil || err.Error() != PythonNotFound {
+		t.Errorf("err = %v, want the python3-missing message", err)
 	}
 }

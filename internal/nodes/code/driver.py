@@ -1,7 +1,7 @@
 # pflow code-node driver. Run by pflow as `python3 -u -X utf8 -c <this file>`.
 #
 # Protocol: pflow writes one JSON request on stdin:
-#   {"code": str, "inputs": {name: value}}
+#   {"code": str, "inputs": {name: value}, "check_only": bool}
 # and reads one JSON reply from file descriptor 3 (so that the user's prints
 # on stdout/stderr never corrupt it):
 #   {"ok": true, "result": value}
@@ -201,6 +201,8 @@ def run(req):
     except SyntaxError as e:
         msg = e.msg or "invalid syntax"
         return fail("syntax", type(e).__name__, msg, e.lineno or 0)
+    if req.get("check_only"):
+        return {"ok": True, "result": None}
 
     annotations = {}
     for stmt in tree.body:
