@@ -76,10 +76,9 @@ var iface = node.Interface{
 	Outputs: []node.Field{
 		{Key: "response", Type: "any", Description: "Response body: parsed JSON (dict, list, ...) when the content type is JSON, text otherwise, base64 for binary content (see response_is_binary)."},
 		{Key: "status_code", Type: "int", Description: "HTTP status code."},
-		{Key: "response_headers", Type: "dict", Description: "Response headers by lower-case name (repeated headers joined with ', ').", Structure: []node.Field{
-			{Key: "content-type", Type: "str", Description: "Media type of the body."},
-			{Key: "content-length", Type: "str", Description: "Body size in bytes, when the server sent it."},
-		}},
+		// No Structure: headers are open-ended, and a partial list would make
+		// the validator warn about every other header (etag, link, ...).
+		{Key: "response_headers", Type: "dict", Description: "Response headers by lower-case name, e.g. ${step.response_headers.content-type} (repeated headers joined with ', ')."},
 		{Key: "response_time", Type: "float", Description: "Seconds from sending the request to reading the whole response."},
 		{Key: "response_is_binary", Type: "bool", Description: "True when response is base64-encoded binary content (images, PDF, archives, non-UTF-8 text)."},
 		{Key: "error", Type: "str", Description: "Why the step failed, e.g. 'HTTP 404 Not Found: <body>'; only set on failure."},
