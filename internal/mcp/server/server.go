@@ -16,6 +16,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -257,16 +258,28 @@ func (s *Server) render(a *app.App, env map[string]any) *mcp.CallToolResult {
 	if r, ok := red.Value(env).(map[string]any); ok {
 		env = r
 	}
-	b, err := json.Marshal(env)
+	b, err := marshal(env)
 	if err != nil {
 		env = errorEnvelope(pferr.Newf(pferr.Internal, "cannot encode the response: %v", err))
-		b, _ = json.Marshal(env)
+		b, _ = marshal(env)
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 		IsError:           env["success"] != true,
 	}
+}
+
+// marshal encodes v as compact JSON without HTML escaping (agents read
+// "<value>", not "\u003cvalue\u003e").
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // toJSONValue turns structs and typed slices into the canonical value model
