@@ -159,9 +159,11 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return node.Ok(out), nil
 	}
-	msg := "HTTP " + resp.Status
-	if resp.Status == "" || !strings.HasPrefix(resp.Status, fmt.Sprint(resp.StatusCode)) {
-		msg = fmt.Sprintf("HTTP %d %s", resp.StatusCode, nethttp.StatusText(resp.StatusCode))
+	// The standard reason phrase keeps messages predictable; a server's own
+	// phrase is used only for codes without one.
+	msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, nethttp.StatusText(resp.StatusCode))
+	if nethttp.StatusText(resp.StatusCode) == "" {
+		msg = "HTTP " + resp.Status
 	}
 	msg = strings.TrimSpace(msg)
 	if snippet := bodySnippet(data, binary); snippet != "" {

@@ -275,6 +275,7 @@ func TestHTTPNon2xx(t *testing.T) {
 		{503, "", "", "HTTP 503 Service Unavailable", true, ""},
 		{500, "text/plain", strings.Repeat("x", 1000), "HTTP 500 Internal Server Error: " + strings.Repeat("x", 300) + "…", true, strings.Repeat("x", 1000)},
 		{302, "", "", "HTTP 302 Found", false, ""},
+		{599, "", "x", "HTTP 599 status code 599: x", true, "x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg[:8], func(t *testing.T) {
