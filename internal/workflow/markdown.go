@@ -18,7 +18,6 @@ var (
 )
 
 const (
-	secNone    = ""
 	secInputs  = "inputs"
 	secSteps   = "steps"
 	secOutputs = "outputs"
@@ -54,7 +53,6 @@ const (
 type headingEv struct {
 	level int
 	text  string
-	raw   string // the heading line as written, trimmed
 	line  int
 }
 
@@ -77,7 +75,6 @@ type block struct {
 	param string
 	tag   string
 	line  int // fence line
-	raw   string
 	yaml  bool
 	value any
 }
@@ -325,9 +322,6 @@ func (p *mdParser) heading(n *ast.Heading) {
 		if n.Lines().Len() > 0 {
 			last = p.lineOf(n.Lines().At(n.Lines().Len()-1).Start) + 1
 		}
-		ev.raw = strings.TrimSpace(p.lines[line])
-	} else {
-		ev.raw = strings.TrimSpace(p.lines[line])
 	}
 	for l := line; l <= last && l < len(p.lines); l++ {
 		p.kinds[l] = lineHeading
@@ -542,7 +536,7 @@ func (p *mdParser) onFence(f *fenceEv) error {
 		}
 		return p.errf(f.line, noTagSuggestion, "Code block has no tag.")
 	}
-	b := &block{param: words[len(words)-1], tag: strings.Join(words, " "), line: f.line, raw: f.content}
+	b := &block{param: words[len(words)-1], tag: strings.Join(words, " "), line: f.line}
 	for _, prev := range e.blocks {
 		if prev.param == b.param {
 			return p.errf(f.line, fmt.Sprintf("A '%s' code block was already defined at line %d. Each parameter can only have one code block.", b.param, prev.line),
