@@ -434,7 +434,11 @@ func (p *mdParser) onHeading(h *headingEv) error {
 			}
 		default:
 			p.section = secOther
-			typo := map[string]string{"input": "Inputs", "step": "Steps", "output": "Outputs"}[name]
+			near := strings.TrimRight(name, ":. ")
+			typo := map[string]string{"input": "Inputs", "step": "Steps", "output": "Outputs", "nodes": "Steps"}[near]
+			if typo == "" && near != name {
+				typo = map[string]string{"inputs": "Inputs", "steps": "Steps", "outputs": "Outputs"}[near]
+			}
 			if typo == "Steps" && p.stepTypo == "" {
 				p.stepTypo = fmt.Sprintf("Line %d has '## %s' — did you mean '## Steps'?", h.line, h.text)
 			}

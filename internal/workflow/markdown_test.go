@@ -244,6 +244,14 @@ func TestSectionsAndHeadings(t *testing.T) {
 	if len(w.Nodes) != 1 || w.Nodes[0].Line != 16 {
 		t.Errorf("nodes = %+v", w.Nodes)
 	}
+	w = parseMD(t, "# T\n## Inputs:\n## Nodes\n## Steps\n### a\nA.\n- type: shell\n")
+	wantWarn = []string{
+		"Line 2: '## Inputs:' looks like a typo — did you mean '## Inputs'?",
+		"Line 3: '## Nodes' looks like a typo — did you mean '## Steps'?",
+	}
+	if !reflect.DeepEqual(w.Source.Warnings, wantWarn) {
+		t.Errorf("warnings = %q", w.Source.Warnings)
+	}
 	// H3 ids are checked in ignored sections too.
 	pe := parseErr(t, wrap("### a\nStep a.\n- type: shell\n\n## Notes\n\n### Some Note\ntext\n"))
 	if pe.Line != 13 || pe.Message != "Invalid entity ID 'Some Note'." {
