@@ -327,3 +327,11 @@ func TestRunEscapedDescendantCannotBlock(t *testing.T) {
 		t.Fatalf("stdout = %q", out.String())
 	}
 }
+
+func TestTerminateNeverStartedIsNoop(t *testing.T) {
+	Terminate(nil, time.Second)
+	Terminate(exec.Command("true"), time.Second) // never started: no process, no signal
+	if ExitCode(exec.Command("true")) != -1 {
+		t.Fatal("ExitCode of a command that never ran must be -1")
+	}
+}
