@@ -61,6 +61,8 @@ type fenceEv struct {
 	info     string
 	content  string
 	closed   bool
+	closer   int    // closing fence line when closed
+	stray    int    // a fence line that looked like the closer but opened a new block
 	fenceStr string // the opener's fence run, e.g. "```" or "~~~~"
 }
 
@@ -164,6 +166,7 @@ func (p *mdParser) run() error {
 	p.headings = map[int]*headingEv{}
 	p.fences = map[int]*fenceEv{}
 	p.structure()
+	p.checkClosers()
 	if err := p.scan(); err != nil {
 		return err
 	}
@@ -275,6 +278,18 @@ func (p *mdParser) structure() {
 	}
 }
 
+// checkClosers un-closes fences whose apparent closing line is really the
+// opener of another block (a fence in a list item whose closer is not
+// indented into the item).
+func (p *mdParser) checkClosers() {
+	for _, ev := range p.fences {
+		if ev.closed && p.fences[ev.closer] != nil {
+			ev.closed = false
+			ev.stray = ev.closer
+		}
+	}
+}
+
 func (p *mdParser) nestedFences(n ast.Node) {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch x := c.(type) {
@@ -359,6 +374,7 @@ func (p *mdParser) fence(n *ast.FencedCodeBlock) {
 	closer := last + 1
 	if closer < len(p.lines) && isClosingFence(p.lines[closer], ch, run) {
 		ev.closed = true
+		ev.closer = closer
 		last = closer
 	} else {
 		last = len(p.lines) - 1
@@ -522,6 +538,10 @@ func (p *mdParser) onLine(l int, line string) {
 func (p *mdParser) onFence(f *fenceEv) error {
 	nestedHint := p.ent != nil && p.ent.section != secOther && p.ent.lastTagged != nil && strings.TrimSpace(f.info) == ""
 	if !f.closed && !nestedHint {
+		if f.stray > 0 {
+			return p.errf(f.line, fmt.Sprintf("The fence at line %d does not close it: this block is inside a list item, so its closing fence must be indented like its opening fence. Indent the closing fence, or start the block at the beginning of the line (after a blank line).", f.stray),
+				"Unclosed code block.")
+		}
 		return p.errf(f.line, fmt.Sprintf("Add a closing fence (%s) to match the opening fence at line %d.", f.fenceStr, f.line), "Unclosed code block.")
 	}
 	e := p.ent

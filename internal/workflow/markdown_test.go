@@ -378,3 +378,15 @@ func TestYAMLItemErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestFenceInListItem(t *testing.T) {
+	t.Parallel()
+	w := parseMD(t, wrap("### a\nA.\n- type: shell\n  ```shell command\n  echo hi\n  ```\n- stdin: x\n"))
+	if w.Nodes[0].Params["command"] != "echo hi" || w.Nodes[0].Params["stdin"] != "x" {
+		t.Errorf("params = %v", w.Nodes[0].Params)
+	}
+	pe := parseErr(t, wrap("### a\nA.\n- type: shell\n  ```shell command\n  echo hi\n```\n"))
+	if pe.Line != 10 || pe.Message != "Unclosed code block." || !strings.HasPrefix(pe.Suggestion, "The fence at line 12 does not close it") {
+		t.Errorf("got %v", pe)
+	}
+}
