@@ -216,7 +216,7 @@ func (a *App) ensureMCP(ctx context.Context, w *workflow.Workflow) error {
 		return nil
 	}
 	sort.Strings(types)
-	return a.syncMCPForRun(ctx, types)
+	return a.EnsureMCPSynced(ctx, types)
 }
 
 // Redactor returns the secret filter for this process: values of settings
