@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,6 +46,17 @@ type Session struct {
 	dead error
 
 	closeOnce sync.Once
+	cancel    context.CancelFunc
+}
+
+// sessionTransport connects its inner transport with a session-long context.
+type sessionTransport struct {
+	inner mcp.Transport
+	ctx   context.Context
+}
+
+func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) {
+	return t.inner.Connect(t.ctx)
 }
 
 // Connect starts (stdio) or reaches (http, sse) the server and runs the
@@ -76,12 +88,26 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, srv.StartupTimeout)
 	defer cancel()
+	// The transport's own context lives as long as the session (an SSE
+	// stream opened during Connect must outlive the handshake's deadline);
+	// it is cancelled by Close, or here if the handshake does not finish in time.
+	sctx, scancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = scancel
+	var connected atomic.Bool
+	stopTimer := time.AfterFunc(srv.StartupTimeout, func() {
+		if !connected.Load() {
+			scancel()
+		}
+	})
+	defer stopTimer.Stop()
+	transport = sessionTransport{inner: transport, ctx: sctx}
 	client := mcp.NewClient(&mcp.Implementation{Name: "pflow", Version: ClientVersion}, &mcp.ClientOptions{
 		// Advertise nothing we do not serve: a server that asks for roots and
 		// gets no answer lingers after stdin closes (D8).
 		Capabilities: &mcp.ClientCapabilities{},
 	})
 	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	connected.Store(err == nil)
 	if err != nil {
 		mapped := s.classify(ctx, cctx, err, "initialize", "", srv.StartupTimeout)
 		s.shutdown()
@@ -246,6 +272,9 @@ func (s *Session) Close() error {
 }
 
 func (s *Session) shutdown() {
+	if s.cancel != nil {
+		defer s.cancel()
+	}
 	if s.proc != nil {
 		s.proc.stop()
 	}
@@ -304,6 +333,11 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 			return s.fail("Invalid JSON response from server", tool, "The server wrote a line to stdout that is not valid JSON-RPC. Servers must log to stderr, never stdout.")
 		}
 	}
+	if s.rt != nil {
+		if msg := s.rt.failure(s.Server.URL); msg != "" {
+			return s.fail(msg, tool, "")
+		}
+	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
 		return s.fail(rpcText(je), tool, "")
@@ -320,11 +354,6 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 	}
 	if s.proc != nil && !s.proc.stopping.Load() && s.proc.exited(time.Second) {
 		return s.fail("MCP server process terminated unexpectedly", tool, fmt.Sprintf("The server process ended (%s) during %s.", s.proc.exitStatus(), phase))
-	}
-	if s.rt != nil {
-		if msg := s.rt.failure(s.Server.URL); msg != "" {
-			return s.fail(msg, tool, "")
-		}
 	}
 	return s.fail(fmt.Sprintf("MCP %s failed: %s", phase, s.Server.Redact(err.Error())), tool, "")
 }
