@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 )
 
 func FuzzParseMarkdown(f *testing.F) {
@@ -38,7 +39,7 @@ func FuzzParseMarkdown(f *testing.F) {
 		if _, err := json.Marshal(w); err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
-		if len(w.CheckStructure()) == 0 {
+		if len(w.CheckStructure()) == 0 && utf8.Valid(src) {
 			formatProperty(t, w)
 		}
 	})
