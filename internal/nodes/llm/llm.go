@@ -166,7 +166,7 @@ func Spec(defaultModel string) *node.Spec {
 				{Key: "model", Type: "str", Description: "provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5.2, ollama/llama3.2 (default: settings llm.default_model, else detected from API keys)."},
 				{Key: "temperature", Type: "float", Description: "Sampling temperature, 0–2 (Anthropic accepts up to 1)."},
 				{Key: "max_tokens", Type: "int", Description: "Maximum tokens in the answer (Anthropic default 8192)."},
-				{Key: "images", Type: "list", Description: "Image file paths or URLs (a single value is accepted). png, jpeg, gif, webp."},
+				{Key: "images", Type: "list|str", Description: "Image file paths or URLs (a single value is accepted). png, jpeg, gif, webp."},
 				{Key: "output_schema", Type: "dict", Description: "JSON Schema of a structured answer; response is then the parsed object."},
 				{Key: "base_url", Type: "str", Description: "URL of an OpenAI-compatible server (e.g. http://localhost:11434/v1)."},
 				{Key: "timeout", Type: "int", Default: int64(300), Description: "Seconds to wait for one answer."},
