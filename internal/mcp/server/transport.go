@@ -21,6 +21,10 @@ import (
 // cancelled and awaited before it returns.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	defer s.Shutdown()
+	// A cancelled ctx (SIGINT/SIGTERM) cancels running calls at once, so the
+	// session can close without waiting for long workflows.
+	stop := context.AfterFunc(ctx, s.cancel)
+	defer stop()
 	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
 	s.logf("serving on stdio")
 	err := s.mcp.Run(ctx, t)
