@@ -128,5 +128,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newSettingsCmd(f),
 		newMCPCmd(f),
 	)
+	root.AddCommand(newInstructionsCmd(f))
+	addCompletions(root, f)
 	return root
 }
