@@ -132,6 +132,7 @@ func TestLoadWithoutSchemasUsesAndInvalidatesCache(t *testing.T) {
 	e := mcpEntry("a", "x")
 	e.MCP.InputSchema = map[string]any{"type": "object"}
 	e.Interface.Params = []node.Field{{Key: "n", Type: "int", Default: int64(3), Enum: []any{int64(3), "x"}}}
+	e.Interface.Outputs = []node.Field{{Key: "items", Type: "list[dict]", Description: "ünïcode", Structure: []node.Field{{Key: "id", Type: "int", Required: true}}}}
 	s.Update(ctx, func(f *File) error { f.Nodes["mcp-a-x"] = e; return nil })
 	f1, err := s.LoadWithoutSchemas()
 	if err != nil || len(f1.Nodes) != 1 {
@@ -152,6 +153,12 @@ func TestLoadWithoutSchemasUsesAndInvalidatesCache(t *testing.T) {
 	f3, _ := s.LoadWithoutSchemas()
 	if len(f3.Nodes) != 2 {
 		t.Fatalf("stale cache: %d nodes", len(f3.Nodes))
+	}
+	// A truncated cache is ignored.
+	good, _ := os.ReadFile(s.CachePath)
+	os.WriteFile(s.CachePath, good[:len(good)-3], 0o644)
+	if f, err := s.LoadWithoutSchemas(); err != nil || len(f.Nodes) != 2 {
+		t.Fatalf("truncated cache: %v %v", f, err)
 	}
 	// A garbage cache is ignored.
 	os.WriteFile(s.CachePath, []byte("junk"), 0o644)

@@ -18,7 +18,8 @@ import (
 // settings check and the registry filter both use this list, so check always
 // reports what the filter does.
 func Candidates(nodeType, group, mcpServer, mcpTool string) []string {
-	c := []string{nodeType}
+	c := make([]string, 1, 6)
+	c[0] = nodeType
 	add := func(s string) {
 		for _, x := range c {
 			if x == s {
