@@ -45,8 +45,9 @@
 // Block structure (headings, fenced blocks including ```` outer fences and
 // ~~~ fences, list items) comes from goldmark, a CommonMark parser, so what
 // GitHub renders is what runs: only top-level headings count (a "# comment"
-// inside an indented list-item continuation is not a heading), setext
-// headings count, HTML comments and thematic breaks are ignored. An unclosed
+// inside an indented list-item continuation is not a heading), HTML comments
+// and thematic breaks are ignored. Setext headings ("Text" underlined with
+// --- or ===) are read as text, as the anchor does, with a warning. An unclosed
 // fence, which CommonMark runs to the end of the file, is an error.
 //
 // # Step-level keys (pflow-go additions, D13)

@@ -51,9 +51,10 @@ const (
 )
 
 type headingEv struct {
-	level int
-	text  string
-	line  int
+	level     int
+	text      string
+	line      int
+	underline string // setext only
 }
 
 type fenceEv struct {
@@ -103,6 +104,7 @@ type mdParser struct {
 
 	kinds    []lineKind
 	headings map[int]*headingEv
+	setext   map[int]*headingEv
 	fences   map[int]*fenceEv
 
 	w         *Workflow
@@ -164,6 +166,7 @@ func (p *mdParser) run() error {
 	}
 	p.kinds = make([]lineKind, len(p.lines)+1)
 	p.headings = map[int]*headingEv{}
+	p.setext = map[int]*headingEv{}
 	p.fences = map[int]*fenceEv{}
 	p.structure()
 	p.checkClosers()
@@ -331,16 +334,22 @@ func (p *mdParser) heading(n *ast.Heading) {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
 	ev.text = strings.TrimSpace(strings.Join(parts, " "))
-	last := line
 	if !strings.HasPrefix(strings.TrimLeft(p.lines[line], " "), "#") {
-		// setext: content lines, then the underline
+		// A setext heading ("Text" underlined with --- or ===). The anchor
+		// reads these lines as text, and so do we (a library file with a
+		// second frontmatter block depends on it); the underline is ignored
+		// and a warning says how to write a heading or a rule.
 		if n.Lines().Len() > 0 {
-			last = p.lineOf(n.Lines().At(n.Lines().Len()-1).Start) + 1
+			under := p.lineOf(n.Lines().At(n.Lines().Len()-1).Start) + 1
+			if under < len(p.lines) {
+				p.kinds[under] = lineIgnored
+				ev.underline = strings.TrimSpace(p.lines[under])
+			}
 		}
+		p.setext[line] = ev
+		return
 	}
-	for l := line; l <= last && l < len(p.lines); l++ {
-		p.kinds[l] = lineHeading
-	}
+	p.kinds[line] = lineHeading
 	p.headings[line] = ev
 }
 
@@ -419,6 +428,15 @@ func (p *mdParser) scan() error {
 				p.ent.cur = nil
 			}
 		default:
+			if h := p.setext[l]; h != nil && (p.title || h.level == 1) {
+				u := h.underline
+				if len(u) > 3 {
+					u = u[:3]
+				}
+				want := strings.Repeat("#", h.level)
+				p.warn(fmt.Sprintf("Line %d: '%s' underlined with '%s' renders as a heading, but pflow reads it as text. Write '%s %s' for a heading, or put a blank line before '%s' for a horizontal rule.",
+					l, truncate(h.text, 40), u, want, truncate(h.text, 40), u))
+			}
 			p.onLine(l, p.lines[l])
 		}
 	}

@@ -390,3 +390,22 @@ func TestFenceInListItem(t *testing.T) {
 		t.Errorf("got %v", pe)
 	}
 }
+
+// A library file saved twice has a second frontmatter block before the H1;
+// it must not turn into sections (the description still parses), and a
+// setext heading after the H1 is text plus a warning.
+func TestSetextAndSecondFrontmatter(t *testing.T) {
+	t.Parallel()
+	src := "---\nname: x\n---\n---\ncreated_at: '2026'\nversion: 1.0.0\n---\n# T\nThe description.\n\n## Steps\n### a\nA.\nNot a heading\n---\n- type: shell\n"
+	w := parseMD(t, src)
+	if w.Source.Title != "T" || w.Source.Description != "The description." || w.Source.Metadata["name"] != "x" {
+		t.Errorf("source = %+v", w.Source)
+	}
+	if w.Nodes[0].Purpose != "A.\nNot a heading" {
+		t.Errorf("purpose = %q", w.Nodes[0].Purpose)
+	}
+	want := []string{"Line 13: 'A. Not a heading' underlined with '---' renders as a heading, but pflow reads it as text. Write '## A. Not a heading' for a heading, or put a blank line before '---' for a horizontal rule."}
+	if !reflect.DeepEqual(w.Source.Warnings, want) {
+		t.Errorf("warnings = %q", w.Source.Warnings)
+	}
+}
