@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"sort"
@@ -59,8 +60,9 @@ func newRegistryListCmd(f *Factory) *cobra.Command {
 				}
 				return writeJSON(f.IO.Out, map[string]any{"nodes": nodes})
 			}
-			renderGrouped(f.IO.Out, cat)
-			return nil
+			bw := bufio.NewWriter(f.IO.Out) // one write, not one per node
+			renderGrouped(bw, cat)
+			return bw.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
