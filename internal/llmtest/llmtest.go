@@ -65,6 +65,9 @@ type Response struct {
 	ErrorType, ErrorMessage string
 	// Header sets extra response headers.
 	Header map[string]string
+	// StopReason overrides Anthropic's stop_reason / OpenAI's finish_reason
+	// (e.g. "max_tokens" / "length" for a cut-off answer).
+	StopReason string
 }
 
 // Text replies with assistant text.
@@ -255,6 +258,9 @@ func (f *Fake) successBody(resp Response, req map[string]any) []byte {
 			content = []any{map[string]any{"type": "tool_use", "id": "toolu_fake_1", "name": name, "input": resp.Structured}}
 			stop = "tool_use"
 		}
+		if resp.StopReason != "" {
+			stop = resp.StopReason
+		}
 		v = map[string]any{
 			"id": "msg_fake_1", "type": "message", "role": "assistant", "model": model,
 			"content": content, "stop_reason": stop, "stop_sequence": nil,
@@ -269,11 +275,15 @@ func (f *Fake) successBody(resp Response, req map[string]any) []byte {
 			b, _ := json.Marshal(resp.Structured)
 			text = string(b)
 		}
+		finish := "stop"
+		if resp.StopReason != "" {
+			finish = resp.StopReason
+		}
 		prompt := u.Input + u.CacheRead
 		v = map[string]any{
 			"id": "chatcmpl-fake1", "object": "chat.completion", "created": 1700000000, "model": model,
 			"choices": []any{map[string]any{
-				"index": 0, "finish_reason": "stop", "logprobs": nil,
+				"index": 0, "finish_reason": finish, "logprobs": nil,
 				"message": map[string]any{"role": "assistant", "content": text, "refusal": nil},
 			}},
 			"usage": map[string]any{

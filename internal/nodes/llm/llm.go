@@ -278,6 +278,9 @@ func (n *llmNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		return nil, err
 	}
 
+	if r.truncated && c.schema == nil {
+		fmt.Fprintf(logOf(req), "warning: step '%s': the answer was cut off at max_tokens; raise the step's max_tokens for a complete answer\n", req.NodeID)
+	}
 	outputs := map[string]any{"llm_usage": r.usage.Map()}
 	if c.schema != nil {
 		v := r.structured

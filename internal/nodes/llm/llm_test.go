@@ -13,6 +13,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/llmtest"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 func envOf(maps ...map[string]string) func(string) (string, bool) {
@@ -695,5 +696,54 @@ func TestCancellationIsNotAFailureResult(t *testing.T) {
 	res, err := Spec("").Node.Run(ctx, &node.Request{Params: map[string]any{"prompt": "x", "model": "claude-sonnet-4-5"}, Env: envOf(fake.Env())})
 	if err == nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("res %#v err %v, want a context.Canceled error", res, err)
+	}
+}
+
+func TestTruncatedAnswers(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{"items": map[string]any{"type": "array"}}}
+	ant := llmtest.NewAnthropic(t)
+	ant.Enqueue(llmtest.Response{Text: "{\"items\": [1, 2", StopReason: "max_tokens"})
+	out, _ := runWithRetries(t, Spec(""), map[string]any{"prompt": "x", "model": "claude-sonnet-4-5", "max_tokens": int64(20), "output_schema": schema}, envOf(ant.Env()))
+	mustFail(t, out, "cut off at max_tokens (20)", "Raise the step's max_tokens")
+	if n := len(ant.Requests()); n != 1 {
+		t.Errorf("%d requests; a cut-off structured answer is not retried with the same limit", n)
+	}
+
+	oai := llmtest.NewOpenAI(t)
+	oai.Enqueue(llmtest.Response{Text: "{\"items\": [1, 2", StopReason: "length"})
+	mustFail(t, runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "max_tokens": int64(20), "output_schema": schema}, envOf(oai.Env())), "cut off at max_tokens (20)")
+
+	oai.Enqueue(llmtest.Response{Text: "The list is: one, two", StopReason: "length"})
+	res := runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "max_tokens": int64(5)}, envOf(oai.Env()))
+	if o := mustOK(t, res); o["response"] != "The list is: one, two" {
+		t.Errorf("response = %#v", o["response"])
+	}
+	if !strings.Contains(res.log, "cut off at max_tokens") {
+		t.Errorf("no warning for a cut-off answer: %q", res.log)
+	}
+}
+
+// No failure mode puts the API key in an error, an output or the log.
+func TestAPIKeyNeverLeaks(t *testing.T) {
+	const secret = "sk-ant-very-secret-key-123"
+	for _, r := range []llmtest.Response{llmtest.Unauthorized(), llmtest.RateLimited(), llmtest.Overloaded(), llmtest.Malformed(),
+		{Status: 400, ErrorType: "invalid_request_error", ErrorMessage: "bad key " + secret}} {
+		fake := llmtest.NewAnthropic(t)
+		fake.Enqueue(r)
+		out := runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "claude-sonnet-4-5"},
+			envOf(map[string]string{"ANTHROPIC_BASE_URL": fake.BaseURL, "ANTHROPIC_API_KEY": secret}))
+		all := out.log
+		if out.err != nil {
+			all += out.err.Error()
+		}
+		if out.res != nil {
+			all += value.Stringify(out.res.Outputs)
+		}
+		if strings.Contains(all, secret) {
+			t.Errorf("status %d: the API key leaked: %s", r.Status, all)
+		}
+		if got := fake.LastRequest().Header.Get("x-api-key"); got != secret {
+			t.Errorf("the key was not sent: %q", got)
+		}
 	}
 }

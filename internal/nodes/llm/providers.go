@@ -53,6 +53,8 @@ type reply struct {
 	text       string
 	structured any
 	usage      Usage
+	// truncated is set when the answer stopped at max_tokens.
+	truncated bool
 }
 
 // httpClient is shared by every call (connection reuse). Timeouts come from
@@ -175,7 +177,11 @@ func (c *call) anthropic(ctx context.Context) (*reply, error) {
 			}
 		}
 	}
+	r.truncated = msg.StopReason == anthropic.StopReasonMaxTokens
 	if c.schema != nil && r.structured == nil {
+		if r.truncated {
+			return nil, &truncatedError{maxTokens}
+		}
 		return nil, &outputError{fmt.Sprintf("the model did not return structured output (stop_reason %q)", msg.StopReason)}
 	}
 	if !found {
@@ -263,8 +269,12 @@ func (c *call) openai(ctx context.Context) (*reply, error) {
 		OutputTokens:         u.CompletionTokens,
 		CacheReadInputTokens: cached,
 	}}
+	r.truncated = resp.Choices[0].FinishReason == "length"
 	if c.schema != nil {
 		v, err := value.DecodeJSON([]byte(stripFence(m.Content)))
+		if err != nil && r.truncated {
+			return nil, &truncatedError{c.maxTokens}
+		}
 		if err != nil {
 			return nil, &outputError{"the model's answer is not valid JSON for output_schema: " + preview(m.Content)}
 		}
@@ -285,6 +295,17 @@ func (e *outputError) Error() string { return e.msg }
 
 type refusalError struct{ msg string }
 
+// truncatedError: a structured answer cut off at max_tokens (retrying with
+// the same limit cannot help).
+type truncatedError struct{ maxTokens int }
+
+func (e *truncatedError) Error() string {
+	if e.maxTokens > 0 {
+		return fmt.Sprintf("the answer was cut off at max_tokens (%d) before the structured output was complete. Raise the step's max_tokens", e.maxTokens)
+	}
+	return "the answer was cut off at the model's output limit before the structured output was complete. Set a larger max_tokens on the step"
+}
+
 func (e *refusalError) Error() string { return e.msg }
 
 // classify turns an SDK or transport error into an *Error that says what
@@ -294,13 +315,14 @@ func (c *call) classify(ctx context.Context, err error) *Error {
 	where := fmt.Sprintf("%s at %s", t.provider.name, t.baseURL)
 	e := &Error{Model: t.id}
 	var (
-		ae *anthropic.Error
-		oe *openai.Error
-		me *malformedError
-		xe *outputError
-		re *refusalError
-		se *json.SyntaxError
-		te *json.UnmarshalTypeError
+		ae  *anthropic.Error
+		oe  *openai.Error
+		me  *malformedError
+		xe  *outputError
+		re  *refusalError
+		tre *truncatedError
+		se  *json.SyntaxError
+		te  *json.UnmarshalTypeError
 	)
 	status, detail := 0, ""
 	switch {
@@ -333,6 +355,8 @@ func (c *call) classify(ctx context.Context, err error) *Error {
 		e.Message = fmt.Sprintf("%s rejected the request (HTTP %d)%s", where, status, suffix(detail))
 	case errors.As(err, &re):
 		e.Message = fmt.Sprintf("the model refused: %s", re.msg)
+	case errors.As(err, &tre):
+		e.Message = tre.Error()
 	case errors.As(err, &xe):
 		e.Retryable = true
 		e.Message = xe.msg
