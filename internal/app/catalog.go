@@ -35,7 +35,7 @@ func (a *App) EnvLookup(s *settings.Settings) func(string) (string, bool) {
 // RegistryStore returns the registry.json store, warning on a.Log.
 func (a *App) RegistryStore() *registry.Store {
 	s := registry.Open(a.Paths.Registry, a.Log)
-	s.CachePath = filepath.Join(a.Paths.Cache, "registry.gob")
+	s.CachePath = filepath.Join(a.Paths.Cache, "registry.cache")
 	return s
 }
 

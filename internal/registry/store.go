@@ -63,7 +63,7 @@ type Store struct {
 	Path string
 	Log  io.Writer // warnings
 	// CachePath optionally names a binary snapshot used by
-	// LoadWithoutSchemas (e.g. $PFLOW_HOME/cache/registry.gob).
+	// LoadWithoutSchemas (e.g. $PFLOW_HOME/cache/registry.cache).
 	CachePath string
 }
 
