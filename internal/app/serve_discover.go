@@ -35,29 +35,21 @@ type WorkflowDiscovery struct {
 
 // DiscoverSavedWorkflows ranks the saved workflows against a task
 // description with the local relevance model (D11): offline, instant,
-// deterministic.
+// deterministic. It uses RankSavedWorkflows (and its discovery index), then
+// loads only the matches to describe them.
 func (a *App) DiscoverSavedWorkflows(query string, limit int) (*WorkflowDiscovery, error) {
-	if strings.TrimSpace(query) == "" {
-		return nil, pferr.New(pferr.Validation, "the query is empty").WithHint("Describe the task, e.g. 'summarize the open pull requests of a repo'.")
-	}
-	if len(query) > discovery.MaxQueryLen {
-		return nil, pferr.Newf(pferr.Validation, "the query is too long (%d characters, max %d)", len(query), discovery.MaxQueryLen)
-	}
-	list, err := a.Library().List("")
+	ms, total, err := a.RankSavedWorkflows(query, limit)
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]int, len(list))
-	for i, s := range list {
-		byName[s.Name] = i
-	}
-	res := &WorkflowDiscovery{Total: len(list), Recommendation: "build"}
-	for _, m := range discovery.RankWorkflows(query, list, limit) {
-		i, ok := byName[m.Name]
-		if !ok {
+	res := &WorkflowDiscovery{Total: total, Recommendation: "build"}
+	lib := a.Library()
+	for _, m := range ms {
+		s, err := lib.Load(m.Name)
+		if err != nil {
 			continue
 		}
-		res.Matches = append(res.Matches, WorkflowMatch{Info: SavedInfoOf(list[i], false), Confidence: m.Confidence, Reasons: m.Reasons})
+		res.Matches = append(res.Matches, WorkflowMatch{Info: SavedInfoOf(s, false), Confidence: m.Confidence, Reasons: m.Reasons})
 	}
 	if len(res.Matches) > 0 {
 		switch c := res.Matches[0].Confidence; {

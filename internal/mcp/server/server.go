@@ -421,6 +421,8 @@ func agentHint(h string) string {
 		"Use --force to overwrite it", "Pass force: true to overwrite it",
 		"--force", "force: true",
 		"'pflow workflow list'", "workflow_list",
+		"Run 'pflow registry list' for descriptions.", "registry_list gives descriptions; registry_search finds by keyword.",
+		"'pflow registry list'", "registry_list",
 		"pflow workflow list", "workflow_list",
 	)
 	return r.Replace(h)

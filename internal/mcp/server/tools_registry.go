@@ -193,34 +193,21 @@ func firstPath(ps []app.OutputPath) string {
 
 func (s *Server) registryDescribe(ctx context.Context, c *call) (any, error) {
 	raw, _ := c.args["nodes"].([]any)
-	cat, _, err := c.app.Catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var nodes []any
-	var missing []string
-	sugg := []string{}
+	names := make([]string, 0, len(raw))
 	for _, r := range raw {
 		n, _ := r.(string)
 		if err := checkNodeName(n); err != nil {
 			return nil, err
 		}
-		sp, err := app.LookupNodeType(cat, n)
-		if err != nil {
-			if pferr.KindOf(err) != pferr.NotFound {
-				return nil, err
-			}
-			missing = append(missing, n)
-			sugg = append(sugg, pferr.As(err).Suggestions...)
-			continue
-		}
-		nodes = append(nodes, specData(sp, true))
+		names = append(names, n)
 	}
-	if len(missing) > 0 {
-		return nil, &pferr.Error{Kind: pferr.NotFound,
-			Message:     "node types not found: " + strings.Join(missing, ", "),
-			Details:     map[string]any{"missing": missing},
-			Suggestions: append(sugg, "registry_search or registry_discover find node types by what they do.")}
+	specs, err := c.app.DescribeNodes(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]any, 0, len(specs))
+	for _, sp := range specs {
+		nodes = append(nodes, specData(sp, true))
 	}
 	return map[string]any{"nodes": nodes}, nil
 }
