@@ -204,6 +204,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost || r.URL.Path != wantPath {
 		resp = Response{Status: 404, ErrorType: "not_found_error", ErrorMessage: fmt.Sprintf("fake %s API: no route for %s %s (want POST %s)", f.Provider, r.Method, r.URL.Path, wantPath)}
+	} else if problem := f.checkRequest(r, body); problem != nil {
+		resp = *problem
 	}
 
 	w.Header().Set("Content-Type", "application/json")
@@ -225,6 +227,38 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
+}
+
+// checkRequest rejects what the real API rejects: Anthropic needs x-api-key,
+// anthropic-version, model, max_tokens and messages; OpenAI needs model and
+// messages. The scripted reply is consumed either way.
+func (f *Fake) checkRequest(r *http.Request, body map[string]any) *Response {
+	bad := func(status int, typ, msg string) *Response {
+		return &Response{Status: status, ErrorType: typ, ErrorMessage: msg}
+	}
+	if body == nil {
+		return bad(400, "invalid_request_error", "request body is not a JSON object")
+	}
+	if f.Provider == Anthropic {
+		if r.Header.Get("x-api-key") == "" {
+			return bad(401, "authentication_error", "x-api-key header is required")
+		}
+		if r.Header.Get("anthropic-version") == "" {
+			return bad(400, "invalid_request_error", "anthropic-version: header is required")
+		}
+		for _, k := range []string{"model", "max_tokens", "messages"} {
+			if _, ok := body[k]; !ok {
+				return bad(400, "invalid_request_error", k+": Field required")
+			}
+		}
+		return nil
+	}
+	for _, k := range []string{"model", "messages"} {
+		if _, ok := body[k]; !ok {
+			return bad(400, "invalid_request_error", "Missing required parameter: '"+k+"'.")
+		}
+	}
+	return nil
 }
 
 func (f *Fake) errorBody(resp Response) []byte {

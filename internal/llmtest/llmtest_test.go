@@ -10,7 +10,11 @@ import (
 
 func post(t *testing.T, url, body string) (int, map[string]any, string) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("x-api-key", TestAPIKey)
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +39,7 @@ func TestFakeScriptsRepliesInOrderAndRecords(t *testing.T) {
 	if code != 200 || body["content"].([]any)[0].(map[string]any)["text"] != "second" || body["model"] != "m" {
 		t.Errorf("second reply %d %v", code, body)
 	}
-	code, body, _ = post(t, f.URL+"/v1/messages", `{}`)
+	code, body, _ = post(t, f.URL+"/v1/messages", `{"model":"m","max_tokens":5,"messages":[]}`)
 	if code != 200 || !strings.Contains(body["content"].([]any)[0].(map[string]any)["text"].(string), "fake anthropic") {
 		t.Errorf("default reply %d %v", code, body)
 	}
@@ -55,18 +59,42 @@ func TestFakeOpenAIShapes(t *testing.T) {
 		t.Fatalf("env = %v", f.Env())
 	}
 	f.Enqueue(Structured(map[string]any{"a": 1}), Response{Text: "t", Usage: &Usage{Input: 7, Output: 3, CacheRead: 2}}, Malformed())
-	_, body, _ := post(t, f.BaseURL+"/chat/completions", `{"model":"gpt"}`)
+	_, body, _ := post(t, f.BaseURL+"/chat/completions", `{"model":"gpt","messages":[]}`)
 	msg := body["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
 	if msg["content"] != `{"a":1}` {
 		t.Errorf("structured content = %v", msg["content"])
 	}
-	_, body, _ = post(t, f.BaseURL+"/chat/completions", `{"model":"gpt"}`)
+	_, body, _ = post(t, f.BaseURL+"/chat/completions", `{"model":"gpt","messages":[]}`)
 	u := body["usage"].(map[string]any)
 	if u["prompt_tokens"] != 9.0 || u["completion_tokens"] != 3.0 || u["total_tokens"] != 12.0 || u["prompt_tokens_details"].(map[string]any)["cached_tokens"] != 2.0 {
 		t.Errorf("usage = %v", u)
 	}
-	code, _, raw := post(t, f.BaseURL+"/chat/completions", `{}`)
+	code, _, raw := post(t, f.BaseURL+"/chat/completions", `{"model":"gpt","messages":[]}`)
 	if code != 200 || json.Valid([]byte(raw)) {
 		t.Errorf("malformed reply %d %q should be invalid JSON", code, raw)
+	}
+}
+
+func TestFakeRejectsWhatTheRealAPIRejects(t *testing.T) {
+	f := NewAnthropic(t)
+	req, _ := http.NewRequest("POST", f.URL+"/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("x-api-key", "k")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(raw), "max_tokens: Field required") {
+		t.Errorf("missing max_tokens: %d %s", resp.StatusCode, raw)
+	}
+	resp, err = http.Post(f.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","max_tokens":1,"messages":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("missing x-api-key: %d", resp.StatusCode)
 	}
 }
