@@ -187,6 +187,7 @@ func Update(ctx context.Context, path string, fn func(*Settings) error) error {
 	if err != nil {
 		return pferr.Newf(pferr.Internal, "encode settings: %v", err)
 	}
+	out = keepUnknownKeys(data, out)
 	if err := fsutil.WriteFileAtomic(path, out, 0o600); err != nil {
 		return pferr.Newf(pferr.Config, "save settings: %v", err).WithWhere(path)
 	}
@@ -323,4 +324,43 @@ func splitWords(name string) []string {
 	}
 	flush()
 	return words
+}
+
+// knownKeys are the top-level keys Settings manages.
+var knownKeys = map[string]bool{"version": true, "registry": true, "runtime": true, "llm": true, "env": true}
+
+// keepUnknownKeys carries top-level keys pflow does not manage (written by
+// another version or by hand) from the old file into the new one, so an
+// update never drops them.
+func keepUnknownKeys(old, updated []byte) []byte {
+	if len(old) == 0 {
+		return updated
+	}
+	var o map[string]json.RawMessage
+	if json.Unmarshal(old, &o) != nil {
+		return updated
+	}
+	extra := false
+	for k := range o {
+		if !knownKeys[k] {
+			extra = true
+		}
+	}
+	if !extra {
+		return updated
+	}
+	var n map[string]json.RawMessage
+	if json.Unmarshal(updated, &n) != nil {
+		return updated
+	}
+	for k, v := range o {
+		if !knownKeys[k] {
+			n[k] = v
+		}
+	}
+	b, err := json.MarshalIndent(n, "", "  ")
+	if err != nil {
+		return updated
+	}
+	return append(b, '\n')
 }

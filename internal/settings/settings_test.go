@@ -92,6 +92,21 @@ func TestUpdateWrites0600AndKeepsOtherKeys(t *testing.T) {
 	}
 }
 
+func TestUpdateKeepsUnknownTopLevelKeys(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(p, []byte(`{"version":"1.0.0","skills":{"dir":"x"},"env":{"A":"1"}}`), 0o600)
+	if err := Update(context.Background(), p, func(s *Settings) error { delete(s.Env, "A"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(p)
+	if !strings.Contains(string(data), `"skills"`) {
+		t.Fatalf("unknown key dropped:\n%s", data)
+	}
+	if strings.Contains(string(data), `"A"`) {
+		t.Fatalf("deleted env key resurrected:\n%s", data)
+	}
+}
+
 func TestLookupEnvCaseInsensitive(t *testing.T) {
 	s := Default()
 	s.Env["OpenAI_Api_Key"] = "sk-1"
