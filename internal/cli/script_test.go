@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,5 +43,42 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REPO", repo)
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"serve-api": serveAPI,
+		},
 	})
+}
+
+// serveAPI starts a small JSON API on 127.0.0.1 for the http examples and
+// sets $API to its URL. Routes:
+//
+//	GET /projects/<p>/releases?per_page=N → {"releases":[{"id":42,"version":"v2.1.0"}, ...]}
+//	GET /releases/42/notes               → {"text":"Faster batches."}
+//	anything else                        → 404 {"error":"not found"}
+func serveAPI(ts *testscript.TestScript, neg bool, args []string) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /projects/{p}/releases", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept") != "application/json" || r.URL.Query().Get("per_page") != "5" {
+			http.Error(w, `{"error":"expected Accept: application/json and per_page=5"}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"releases": []any{
+			map[string]any{"id": 42, "version": "v2.1.0"}, map[string]any{"id": 41, "version": "v2.0.0"}}})
+	})
+	mux.HandleFunc("GET /releases/42/notes", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"text":"Faster batches."}`))
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"error":"not found"}`))
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(l)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv("API", "http://"+l.Addr().String())
 }
