@@ -35,5 +35,10 @@ bench:
 fuzz:
 	./scripts/fuzz.sh
 
+# Regenerates docs/nodes.md and docs/cli.md from the code (a test fails when they are stale).
+.PHONY: docs
+docs:
+	$(GO) run ./internal/tools/gendocs
+
 clean:
 	rm -rf bin

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/nodes/builtin"
+)
+
+// TestCommittedDocsAreCurrent fails when docs/nodes.md or docs/cli.md differ
+// from what the generator produces from the code: a changed node interface or
+// command without regenerated docs.
+func TestCommittedDocsAreCurrent(t *testing.T) {
+	files, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nodes.md", "cli.md"} {
+		path := filepath.Join("..", "..", "..", "docs", name)
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("docs/%s: %v; run `go run ./internal/tools/gendocs` to generate it", name, err)
+			continue
+		}
+		if !bytes.Equal(got, files[name]) {
+			t.Errorf("docs/%s is out of date (first difference at line %d); run `go run ./internal/tools/gendocs` to refresh", name, firstDiffLine(got, files[name]))
+		}
+	}
+}
+
+func firstDiffLine(a, b []byte) int {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return i + 1
+		}
+	}
+	return min(len(al), len(bl)) + 1
+}
+
+// TestNodesDocCoversEveryBuiltin: every visible built-in appears with its
+// params, every nested output path and a usage snippet; hidden test nodes don't.
+func TestNodesDocCoversEveryBuiltin(t *testing.T) {
+	specs := builtin.Specs(builtin.Config{})
+	doc := NodesMarkdown(specs)
+	for _, s := range specs {
+		if s.Hidden {
+			if strings.Contains(doc, "### "+s.Type+"\n") {
+				t.Errorf("hidden node %s is documented", s.Type)
+			}
+			continue
+		}
+		if !strings.Contains(doc, "### "+s.Type+"\n") {
+			t.Errorf("node %s has no section", s.Type)
+		}
+		for _, p := range s.Interface.Params {
+			if !strings.Contains(doc, "| `"+p.Key+"` |") {
+				t.Errorf("%s: param %s missing", s.Type, p.Key)
+			}
+		}
+		if !strings.Contains(doc, "- type: "+s.Type+"\n") {
+			t.Errorf("%s: usage snippet missing", s.Type)
+		}
+	}
+}
+
+func TestNodesDocNestedOutputsAndEscaping(t *testing.T) {
+	spec := &node.Spec{Type: "fetch", Group: "demo", Attempts: 3, Interface: node.Interface{
+		Description: "Fetch things.",
+		Params:      []node.Field{{Key: "mode", Type: "str", Description: "a|b", Enum: []any{"a", "b"}, Default: "a"}},
+		Outputs: []node.Field{{Key: "items", Type: "list[dict]", Structure: []node.Field{
+			{Key: "id", Type: "int", Description: "Item id"},
+			{Key: "tags", Type: "list[str]"},
+		}}},
+		Actions: []string{"default", "error"},
+	}}
+	doc := NodesMarkdown([]*node.Spec{spec, {Type: "secret-test-node", Hidden: true}})
+	for _, want := range []string{
+		"| `${fetch.items}` | list[dict] |",
+		"| `${fetch.items[0].id}` | int | Item id |",
+		"| `${fetch.items[0].tags}` | list[str] |",
+		"| `mode` | str | no | `a` | a\\|b One of: `a`, `b`. |",
+		"**Attempts**: 3",
+		"**Actions**: `default`, `error`",
+		"- **demo**: [`fetch`](#fetch)",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("missing %q in:\n%s", want, doc)
+		}
+	}
+	if strings.Contains(doc, "secret-test-node") {
+		t.Error("hidden node documented")
+	}
+}
+
+func TestCLIDocListsEveryCommand(t *testing.T) {
+	files, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(files["cli.md"])
+	for _, want := range []string{
+		"## pflow workflow save\n", "## pflow mcp serve\n", "## pflow registry run\n",
+		"## pflow settings set-env\n", "## pflow instructions\n", "## pflow completion bash\n",
+		"--force", "pflow workflow save ./hello.pflow.md --name hello",
+		"--output-format string",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("cli.md lacks %q", want)
+		}
+	}
+	if strings.Contains(doc, "__complete") || strings.Contains(doc, "/nonexistent") {
+		t.Error("cli.md shows hidden commands or the generator's fake home")
+	}
+}
+
+func TestCheckModeReportsStaleFile(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run(dir, true, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "run `go run ./internal/tools/gendocs` to refresh") {
+		t.Fatalf("check on empty dir: code %d, stderr %q", code, errOut.String())
+	}
+	if code := run(dir, false, &out, &errOut); code != 0 {
+		t.Fatalf("write: code %d, stderr %q", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := run(dir, true, &out, &errOut); code != 0 {
+		t.Fatalf("check after write: code %d, stderr %q", code, errOut.String())
+	}
+}
