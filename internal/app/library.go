@@ -33,18 +33,15 @@ type SaveFileRequest struct {
 	DeleteDraft bool
 }
 
-// SaveFile validates a .pflow.md file with every static check a run does
-// and saves it to the library (atomic; refuses to overwrite without Force).
+// SaveFile validates a .pflow.md file (or a JSON IR file, stored as its
+// .pflow.md rendering) with every static check a run does and saves it to
+// the library (atomic; refuses to overwrite without Force).
 // Overwritten reports whether an existing workflow was replaced.
 func (a *App) SaveFile(ctx context.Context, req SaveFileRequest) (out *SaveOutcome, overwritten bool, err error) {
 	if err := library.ValidateName(req.Name); err != nil {
 		return nil, false, err
 	}
 	lib := a.Library()
-	if strings.HasSuffix(strings.ToLower(req.Path), ".json") {
-		return nil, false, pferr.Newf(pferr.Validation, "cannot save %s: the library stores .pflow.md files, not JSON IR", req.Path).
-			WithHint("Write the workflow as a .pflow.md file ('pflow registry describe <node>' prints step snippets) and save that.")
-	}
 	content, err := os.ReadFile(req.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, pferr.Newf(pferr.NotFound, "workflow file not found: %s", req.Path).
@@ -54,8 +51,27 @@ func (a *App) SaveFile(ctx context.Context, req SaveFileRequest) (out *SaveOutco
 		return nil, false, pferr.Newf(pferr.Config, "cannot read %s: %v", req.Path, err)
 	}
 	abs, _ := filepath.Abs(req.Path)
-	w, err := workflow.ParseMarkdown(content, abs)
-	if err != nil {
+	var w *workflow.Workflow
+	if strings.HasSuffix(strings.ToLower(req.Path), ".json") {
+		// JSON IR (D13): validated as JSON, stored as its .pflow.md rendering.
+		if w, err = workflow.ParseFile(req.Path); err != nil {
+			return nil, false, parseError(req.Path, err)
+		}
+		if errs := w.CheckStructure(); len(errs) > 0 {
+			var msgs []string
+			for _, e := range errs {
+				msgs = append(msgs, e.Error())
+			}
+			return nil, false, &pferr.Error{Kind: pferr.Validation, Where: req.Path,
+				Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", req.Name, strings.Join(msgs, "\n  "))}
+		}
+		md, ferr := workflow.FormatMarkdown(w)
+		if ferr != nil {
+			return nil, false, pferr.Newf(pferr.Validation, "cannot save %s to the library: %v", req.Path, ferr).
+				WithHint("The library stores .pflow.md files; this JSON workflow has no markdown form. Run it from its file instead: pflow " + req.Path)
+		}
+		content = md
+	} else if w, err = workflow.ParseMarkdown(content, abs); err != nil {
 		return nil, false, parseError(req.Path, err)
 	}
 	if !req.Force && lib.Exists(req.Name) {

@@ -175,7 +175,7 @@ func newWorkflowDescribeCmd(f *Factory) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeWorkflowNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := f.App.Library().Load(args[0])
+			s, err := f.App.Library().Load(strings.TrimSuffix(args[0], library.Ext))
 			if err != nil {
 				return err
 			}
@@ -283,14 +283,15 @@ func newWorkflowDeleteCmd(f *Factory) *cobra.Command {
 		ValidArgsFunction: completeWorkflowNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lib := f.App.Library()
-			path := lib.Path(args[0])
-			if err := lib.Delete(args[0]); err != nil {
+			name := strings.TrimSuffix(args[0], library.Ext)
+			path := lib.Path(name)
+			if err := lib.Delete(name); err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(f.IO.Out, map[string]any{"success": true, "name": args[0], "path": path})
+				return writeJSON(f.IO.Out, map[string]any{"success": true, "name": name, "path": path})
 			}
-			fmt.Fprintf(f.IO.Out, "✓ Deleted workflow '%s' (%s)\n", args[0], path)
+			fmt.Fprintf(f.IO.Out, "✓ Deleted workflow '%s' (%s)\n", name, path)
 			return nil
 		},
 	}
