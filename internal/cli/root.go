@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -130,5 +131,31 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	)
 	root.AddCommand(newInstructionsCmd(f))
 	addCompletions(root, f)
+	rejectUnknownSubcommands(root)
 	return root
+}
+
+// rejectUnknownSubcommands makes `pflow workflow frob` a usage error (exit 2)
+// instead of cobra's default of printing the group's help and succeeding.
+func rejectUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+	if c.HasParent() && c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			var names []string
+			for _, s := range cmd.Commands() {
+				if s.IsAvailableCommand() {
+					names = append(names, s.Name())
+				}
+			}
+			return &pferr.Error{Kind: pferr.Usage,
+				Message: fmt.Sprintf("unknown command '%s' for '%s'", args[0], cmd.CommandPath()),
+				Hint:    fmt.Sprintf("Available: %s. Run '%s --help' for usage.", strings.Join(names, ", "), cmd.CommandPath())}
+		}
+	}
 }
