@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -152,10 +153,14 @@ func Build(name string, w *workflow.Workflow, inputs map[string]any, res *runtim
 // Write builds the trace and writes it atomically into dir, returning its path.
 func Write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor) (string, error) {
 	f := Build(name, w, inputs, res, red)
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
 		return "", fmt.Errorf("encode trace: %w", err)
 	}
+	data := buf.Bytes()
 	path := filepath.Join(dir, FileName(name, res.Started))
 	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
 		return "", err
@@ -176,8 +181,8 @@ func publicInputs(in map[string]any) map[string]any {
 func publicParams(in map[string]any) map[string]any {
 	out := make(map[string]any, len(in))
 	for k, v := range in {
-		if strings.HasPrefix(k, "__") && strings.HasSuffix(k, "__") {
-			continue
+		if (strings.HasPrefix(k, "__") && strings.HasSuffix(k, "__")) || (strings.HasPrefix(k, "_") && strings.HasSuffix(k, "_source_line")) {
+			continue // injected by the engine, not written by the user
 		}
 		out[k] = v
 	}
