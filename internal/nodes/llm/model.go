@@ -96,7 +96,7 @@ func DefaultModel(env func(string) (string, bool)) (model string, ok bool) {
 // noModelMessage explains how to configure a model.
 const noModelMessage = "No LLM model configured and no API key found. Do one of:\n" +
 	"  - set an API key: pflow settings set-env ANTHROPIC_API_KEY=<your-key> (or OPENAI_API_KEY), or export it\n" +
-	"  - set a default model: pflow settings llm set-default anthropic/claude-sonnet-4-5\n" +
+	"  - set a default model: pflow settings llm set-default anthropic/claude-sonnet-4-5 (llm.default_model in settings.json)\n" +
 	"  - add '- model: ollama/llama3.2' (a local model) to the step"
 
 // resolve turns a model name into a target. baseURL is the step's base_url
