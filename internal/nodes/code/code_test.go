@@ -405,3 +405,32 @@ func TestCheckSyntax(t *testing.T) {
 		t.Errorf("err = %v, want the python3-missing message", err)
 	}
 }
+
+// Parallel batch items call one Spec concurrently; each gets its own process.
+func TestConcurrentRuns(t *testing.T) {
+	requirePython(t)
+	spec := Spec()
+	type out struct {
+		i   int64
+		res *node.Result
+		err error
+	}
+	ch := make(chan out, 8)
+	for i := int64(0); i < 8; i++ {
+		go func() {
+			res, err := spec.Node.Run(context.Background(), &node.Request{Params: map[string]any{
+				"code": "n: int\nprint(n)\nresult: int = n * n", "inputs": map[string]any{"n": i},
+			}})
+			ch <- out{i, res, err}
+		}()
+	}
+	for k := 0; k < 8; k++ {
+		o := <-ch
+		if o.err != nil || o.res.Action == "error" {
+			t.Fatalf("run %d: %v %#v", o.i, o.err, o.res)
+		}
+		if o.res.Outputs["result"] != o.i*o.i || o.res.Outputs["stdout"] != strconv.FormatInt(o.i, 10)+"\n" {
+			t.Errorf("run %d: outputs %#v", o.i, o.res.Outputs)
+		}
+	}
+}

@@ -747,3 +747,32 @@ func TestAPIKeyNeverLeaks(t *testing.T) {
 		}
 	}
 }
+
+// Parallel batch items call one Spec concurrently.
+func TestConcurrentCalls(t *testing.T) {
+	fake := llmtest.NewOpenAI(t)
+	spec := Spec("openai/gpt-5-mini")
+	env := envOf(fake.Env())
+	errs := make(chan string, 20)
+	for i := 0; i < 20; i++ {
+		go func() {
+			res, err := spec.Node.Run(context.Background(), &node.Request{Params: map[string]any{"prompt": "hi"}, Env: env})
+			switch {
+			case err != nil:
+				errs <- err.Error()
+			case res.Action == "error":
+				errs <- res.Outputs["error"].(string)
+			default:
+				errs <- ""
+			}
+		}()
+	}
+	for i := 0; i < 20; i++ {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	if n := len(fake.Requests()); n != 20 {
+		t.Errorf("%d requests, want 20", n)
+	}
+}
