@@ -25,7 +25,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	// session can close without waiting for long workflows.
 	stop := context.AfterFunc(ctx, s.cancel)
 	defer stop()
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	w := &lockedWriter{w: out}
+	t := &mcp.IOTransport{Reader: io.NopCloser(filterInput(in, w, s.logf)), Writer: nopWriteCloser{w}, MaxLineLength: maxLine + 1}
 	s.logf("serving on stdio")
 	err := s.mcp.Run(ctx, t)
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
