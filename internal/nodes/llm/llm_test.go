@@ -776,3 +776,13 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Errorf("%d requests, want 20", n)
 	}
 }
+
+func TestUnreachableLocalServerSaysHowToStartIt(t *testing.T) {
+	fake := llmtest.NewOpenAI(t)
+	base := fake.BaseURL
+	fake.Close()
+	out := runLLM(t, Spec(""), map[string]any{"prompt": "hi", "model": "ollama/llama3.2"}, envOf(map[string]string{"OLLAMA_BASE_URL": base}))
+	if out.err == nil || !strings.Contains(out.err.Error(), "could not reach ollama at "+base) || !strings.Contains(out.err.Error(), "ollama serve") {
+		t.Fatalf("err = %v", out.err)
+	}
+}

@@ -26,14 +26,16 @@ type provider struct {
 	keyRequired bool
 	// local providers run on the user's machine: cost is 0.
 	local bool
+	// unreachable is the hint when the endpoint cannot be reached.
+	unreachable string
 }
 
 var providers = map[string]provider{
 	"anthropic":         {name: "anthropic", wire: wireAnthropic, baseURL: "https://api.anthropic.com", baseEnv: "ANTHROPIC_BASE_URL", keyEnvs: []string{"ANTHROPIC_API_KEY"}, keyRequired: true},
 	"openai":            {name: "openai", wire: wireOpenAI, baseURL: "https://api.openai.com/v1", baseEnv: "OPENAI_BASE_URL", keyEnvs: []string{"OPENAI_API_KEY"}, keyRequired: true},
 	"openai-compatible": {name: "openai-compatible", wire: wireOpenAI, baseEnv: "OPENAI_BASE_URL", keyEnvs: []string{"OPENAI_API_KEY"}},
-	"ollama":            {name: "ollama", wire: wireOpenAI, baseURL: "http://localhost:11434/v1", baseEnv: "OLLAMA_BASE_URL", local: true},
-	"lmstudio":          {name: "lmstudio", wire: wireOpenAI, baseURL: "http://localhost:1234/v1", baseEnv: "LMSTUDIO_BASE_URL", local: true},
+	"ollama":            {name: "ollama", wire: wireOpenAI, baseURL: "http://localhost:11434/v1", baseEnv: "OLLAMA_BASE_URL", local: true, unreachable: "Is Ollama running? Start it with 'ollama serve' and pull the model with 'ollama pull <model>'"},
+	"lmstudio":          {name: "lmstudio", wire: wireOpenAI, baseURL: "http://localhost:1234/v1", baseEnv: "LMSTUDIO_BASE_URL", local: true, unreachable: "Is the LM Studio server running? Start it from LM Studio's Developer tab or with 'lms server start'"},
 	"vllm":              {name: "vllm", wire: wireOpenAI, baseURL: "http://localhost:8000/v1", baseEnv: "VLLM_BASE_URL", keyEnvs: []string{"VLLM_API_KEY"}},
 	"openrouter":        {name: "openrouter", wire: wireOpenAI, baseURL: "https://openrouter.ai/api/v1", baseEnv: "OPENROUTER_BASE_URL", keyEnvs: []string{"OPENROUTER_API_KEY"}, keyRequired: true},
 	"gemini":            {name: "gemini", wire: wireOpenAI, baseURL: "https://generativelanguage.googleapis.com/v1beta/openai/", baseEnv: "GEMINI_BASE_URL", keyEnvs: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, keyRequired: true},

@@ -366,7 +366,11 @@ func (c *call) classify(ctx context.Context, err error) *Error {
 		e.Message = fmt.Sprintf("invalid response from %s: the body is not valid %s API JSON (%v). Is the base URL pointing at the right server?", where, t.provider.wire, innermost(err))
 	case isNetErr(err):
 		e.Retryable = true
-		e.Message = fmt.Sprintf("could not reach %s: %v. Check the URL and that the service is running", where, innermost(err))
+		hint := t.provider.unreachable
+		if hint == "" {
+			hint = "Check the URL and that the service is running"
+		}
+		e.Message = fmt.Sprintf("could not reach %s: %v. %s", where, innermost(err), hint)
 	default:
 		e.Retryable = true
 		e.Message = fmt.Sprintf("request to %s failed: %v", where, err)
