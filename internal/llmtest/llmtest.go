@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -148,6 +149,16 @@ func (f *Fake) Env() map[string]string {
 		return map[string]string{"ANTHROPIC_BASE_URL": f.BaseURL, "ANTHROPIC_API_KEY": TestAPIKey}
 	}
 	return map[string]string{"OPENAI_BASE_URL": f.BaseURL, "OPENAI_API_KEY": TestAPIKey}
+}
+
+// EnvList returns Env as KEY=VALUE pairs (for exec.Cmd.Env or testscript).
+func (f *Fake) EnvList() []string {
+	var out []string
+	for k, v := range f.Env() {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Enqueue scripts the next replies, in order. When the queue is empty the

@@ -55,6 +55,9 @@ func TestFakeScriptsRepliesInOrderAndRecords(t *testing.T) {
 
 func TestFakeOpenAIShapes(t *testing.T) {
 	f := NewOpenAI(t)
+	if got := f.EnvList(); len(got) != 2 || got[0] != "OPENAI_API_KEY="+TestAPIKey || got[1] != "OPENAI_BASE_URL="+f.BaseURL {
+		t.Errorf("EnvList = %v", got)
+	}
 	if f.BaseURL != f.URL+"/v1" || f.Env()["OPENAI_BASE_URL"] != f.BaseURL || f.Env()["OPENAI_API_KEY"] != TestAPIKey {
 		t.Fatalf("env = %v", f.Env())
 	}
