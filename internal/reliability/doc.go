@@ -1,0 +1,33 @@
+// Package reliability holds pflow's reliability suite (DESIGN.md §5). It has
+// no production code: everything is in its tests, which drive a real pflow
+// binary (built once per run) and, for tight write loops and fake MCP
+// servers, the test binary re-run as a helper process.
+//
+//   - kill -9 mid-write (killwrite_test.go): registry.json,
+//     mcp-servers.json, settings.json and a saved workflow are written in a
+//     loop and SIGKILLed at random points; every file is always the old or
+//     the new version, never a broken one.
+//   - concurrency (concurrent_test.go): 20 concurrent `pflow mcp add`,
+//     `mcp sync`, `workflow save` and `settings set-env` processes lose
+//     nothing and leave valid files.
+//   - secret leaks (secrets_test.go): secrets in the process env,
+//     settings.json and MCP server headers never appear in stdout, stderr,
+//     traces, saved files or MCP responses.
+//   - hostile MCP client (hostile_test.go): malformed frames, unknown
+//     methods, a 10 MB argument, path-traversal names and 50 concurrent calls
+//     against `pflow mcp serve`; the server answers each and stays up.
+//
+// What a crash may leave behind: fsutil.WriteFileAtomic writes a temp file
+// named .<file>.<random>.tmp next to the target and renames it into place.
+// A process killed between the two leaves that temp file (at most one per
+// killed process, since writes are sequential within a process); nothing
+// reads them and a later write does not remove them. Lock files
+// (<file>.lock, workflows/.locks/<name>) stay too, by design: an flock is
+// released by the kernel when its holder dies, so a stale lock file never
+// blocks anyone.
+//
+// The default run bounds each kill loop to a few seconds. Longer runs:
+//
+//	go test ./internal/reliability -reliability.long
+//	PFLOW_LONG_TESTS=1 go test ./internal/reliability
+package reliability

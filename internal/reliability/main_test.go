@@ -1,0 +1,155 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
+)
+
+var longFlag = flag.Bool("reliability.long", false, "run the long variants (many more kill points)")
+
+// long reports whether the long variants were asked for.
+func long() bool { return *longFlag || os.Getenv("PFLOW_LONG_TESTS") == "1" }
+
+// budget is the wall-clock time a randomized loop may use.
+func budget(short, longer time.Duration) time.Duration {
+	if long() {
+		return longer
+	}
+	return short
+}
+
+// writerVar makes the test binary a loop writer (see writer_test.go).
+const writerVar = "PFLOW_RELIABILITY_WRITER"
+
+func TestMain(m *testing.M) {
+	faketest.MaybeRun()
+	if kind, ok := os.LookupEnv(writerVar); ok {
+		os.Exit(runWriter(kind))
+	}
+	flag.Parse()
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+// pflowBin builds cmd/pflow once per test run and returns its path.
+func pflowBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "pflow-reliability-bin-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "pflow")
+		_, file, _, _ := runtime.Caller(0)
+		repo := filepath.Join(filepath.Dir(file), "..", "..")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/pflow")
+		cmd.Dir = repo
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			binErr = fmt.Errorf("go build ./cmd/pflow: %v\n%s", err, out.String())
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// env is a clean environment for pflow processes: PATH, a temporary
+// PFLOW_HOME and HOME, plus extra KEY=VALUE pairs. The test's own
+// environment (which may hold real credentials) is not passed on.
+func env(home string, extra ...string) []string {
+	e := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"PFLOW_HOME=" + home,
+		"HOME=" + filepath.Join(home, "user-home"),
+		"LANG=C",
+	}
+	return append(e, extra...)
+}
+
+// runResult is a finished pflow process.
+type runResult struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// pflow runs the binary with args in dir (the home when ""), bounded by 60 s.
+func pflow(t *testing.T, home string, extraEnv []string, stdin string, args ...string) runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pflowBin(t), args...)
+	cmd.Env = env(home, extraEnv...)
+	cmd.Dir = home
+	cmd.Stdin = strings.NewReader(stdin)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			t.Fatalf("pflow %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("pflow %s: did not finish within 60 s\nstderr: %s", strings.Join(args, " "), se.String())
+	}
+	return runResult{so.String(), se.String(), code}
+}
+
+// mustPflow is pflow that fails the test on a non-zero exit.
+func mustPflow(t *testing.T, home string, extraEnv []string, args ...string) runResult {
+	t.Helper()
+	r := pflow(t, home, extraEnv, "", args...)
+	if r.Code != 0 {
+		t.Fatalf("pflow %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// tempFiles lists the leftover atomic-write temp files (.<name>.*.tmp) in dir.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
