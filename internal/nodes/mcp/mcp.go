@@ -38,11 +38,12 @@ const (
 var controls = map[string]bool{"timeout": true, "retries": true, "retry_wait": true}
 
 // ToolArgs returns the params that become tool arguments: everything but
-// "__…" keys and node controls such as timeout.
+// "__…" keys, the runtime's "_<param>_source_line" annotations and node
+// controls such as timeout.
 func ToolArgs(params map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range params {
-		if strings.HasPrefix(k, "__") || controls[k] {
+		if strings.HasPrefix(k, "__") || controls[k] || (strings.HasPrefix(k, "_") && strings.HasSuffix(k, "_source_line")) {
 			continue
 		}
 		out[k] = v

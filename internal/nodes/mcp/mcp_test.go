@@ -148,37 +148,69 @@ func TestEchoAndHoisting(t *testing.T) {
 	}
 }
 
-// Seed 000 criteria 5 and 6: the node type gets __mcp_server__ and
-// __mcp_tool__; criterion 13: a type without "mcp-" gets nothing.
-func TestCriterion05_06_13Injection(t *testing.T) {
+// Seed 000 criterion 5: an mcp- node gets __mcp_server__ (from the registry
+// entry, overwriting a user value, never mutating the caller's map), and
+// the node uses it.
+func TestCriterion05ServerParamInjected(t *testing.T) {
 	in := map[string]any{"title": "x", ParamServer: "user-value"}
 	got := Inject("mcp-github-create-issue", "github", "create_issue", in)
-	if got[ParamServer] != "github" || got[ParamTool] != "create_issue" || got["title"] != "x" {
+	if got[ParamServer] != "github" || got["title"] != "x" {
 		t.Fatalf("injected %#v", got)
 	}
 	if in[ParamServer] != "user-value" {
 		t.Fatal("caller's params modified")
 	}
-	for _, typ := range []string{"shell", "http", "mcpish", "workflow"} {
-		out := Inject(typ, "github", "create_issue", map[string]any{"a": 1})
+	f := newFake(t, nil)
+	params := Inject("mcp-fake-echo", "fake", "echo", map[string]any{"message": "m"})
+	res, err := f.node.Run(context.Background(), &node.Request{Type: "mcp-fake-echo", Params: params, Scope: f.scope})
+	if err != nil || res.Outputs["result"] != "Echo: m" {
+		t.Fatalf("%v %#v", err, res)
+	}
+}
+
+// Seed 000 criterion 6: an mcp- node gets __mcp_tool__ with the tool's
+// original name, which is what the node calls (here a name with a space).
+func TestCriterion06ToolParamInjected(t *testing.T) {
+	got := Inject("mcp-fake-create-issue", "fake", "Create Issue", map[string]any{"title": "x"})
+	if got[ParamTool] != "Create Issue" {
+		t.Fatalf("injected %#v", got)
+	}
+	f := newFake(t, nil)
+	res, err := f.node.Run(context.Background(), &node.Request{Type: "mcp-fake-create-issue", Params: got, Scope: f.scope})
+	if err != nil || res.Action != "" || res.Outputs["title"] != "x" {
+		t.Fatalf("%v %#v", err, res)
+	}
+}
+
+// Seed 000 criterion 13: a node type without the "mcp-" prefix gets no
+// injected params.
+func TestCriterion13NoInjectionWithoutPrefix(t *testing.T) {
+	for _, typ := range []string{"shell", "http", "mcpish", "workflow", "MCP-x-y"} {
+		in := map[string]any{"a": int64(1)}
+		out := Inject(typ, "github", "create_issue", in)
 		if _, has := out[ParamServer]; has {
-			t.Fatalf("%s got injection", typ)
+			t.Fatalf("%s got __mcp_server__", typ)
 		}
 		if _, has := out[ParamTool]; has {
-			t.Fatalf("%s got injection", typ)
+			t.Fatalf("%s got __mcp_tool__", typ)
+		}
+		if len(out) != 1 {
+			t.Fatalf("%s params changed: %#v", typ, out)
 		}
 	}
-	// The node uses the injected original tool name (with a space) and
-	// forwards neither "__" keys nor the timeout control.
+}
+
+// Step params become tool arguments without "__" keys, source-line
+// annotations or the timeout control, converted to the schema's types.
+func TestToolArgumentsFilteredAndCoerced(t *testing.T) {
 	f := newFake(t, nil)
-	r := f.run("Create Issue", map[string]any{"title": "Bug", "timeout": int64(10), "__registry__": "x", "count": "3", "draft": "true", "labels": `["a","b"]`})
+	r := f.run("Create Issue", map[string]any{"title": "Bug", "timeout": int64(10), "__registry__": "x", "_title_source_line": int64(12), "count": "3", "draft": "true", "labels": `["a","b"]`})
 	if r.Action != "" {
 		t.Fatalf("error: %v", r.Outputs["error"])
 	}
-	want := map[string]any{"title": "Bug", "count": int64(3), "draft": true, "labels": []any{"a", "b"}}
-	got2 := r.Outputs["result"].(map[string]any)
-	if len(got2) != len(want) || got2["count"] != int64(3) || got2["draft"] != true {
-		t.Fatalf("tool saw %#v, want %#v", got2, want)
+	got := r.Outputs["result"].(map[string]any)
+	if len(got) != 4 || got["count"] != int64(3) || got["draft"] != true || len(got["labels"].([]any)) != 2 {
+		t.Fatalf("tool saw %#v", got)
 	}
 }
 
@@ -372,5 +404,27 @@ func TestBigResult(t *testing.T) {
 	s, _ := r.Outputs["result"].(string)
 	if len(s) != 50<<20 {
 		t.Fatalf("result length %d (error %q)", len(s), errText(r))
+	}
+}
+
+// Ctrl-C during a call: the node returns promptly with a cancellation
+// message, and closing the run's scope leaves no process.
+func TestCancelDuringCall(t *testing.T) {
+	f := newFake(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *node.Result, 1)
+	go func() {
+		res, _ := f.node.Run(ctx, &node.Request{Type: "mcp-fake-hang", Params: map[string]any{ParamServer: "fake", ParamTool: "hang"}, Scope: f.scope})
+		done <- res
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case r := <-done:
+		if !strings.Contains(errText(r), "cancelled") {
+			t.Fatalf("error = %q", errText(r))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("node did not return after cancellation")
 	}
 }
