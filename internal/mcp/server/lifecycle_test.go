@@ -307,3 +307,24 @@ func TestHTTPSecurityRules(t *testing.T) {
 		}
 	}
 }
+
+func TestHTTPCancelledRequestKillsTheRun(t *testing.T) {
+	_, ts, f := newHTTP(t, "")
+	cs := connectHTTP(t, ts.URL+"/mcp", "")
+	md, pidFile := sleeper(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_execute", Arguments: map[string]any{"workflow": md}})
+		done <- err
+	}()
+	pid := waitPid(t, pidFile)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled call did not return")
+	}
+	waitGone(t, pid)
+	_ = f
+}
