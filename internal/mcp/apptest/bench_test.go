@@ -159,4 +159,3 @@ func BenchmarkTwentyCallsServerPerCall(b *testing.B) {
 		})
 	}
 }
-
