@@ -1,0 +1,95 @@
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/pflow-go/pflow/internal/cli"
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
+)
+
+type cliRun struct {
+	t       *testing.T
+	environ []string
+}
+
+func newCLI(t *testing.T) *cliRun {
+	home := t.TempDir()
+	return &cliRun{t: t, environ: []string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH"), "HOME=" + home}}
+}
+
+func (c *cliRun) run(stdin string, args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := cli.Main(context.Background(), args, &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errb}, c.environ)
+	return out.String(), errb.String(), code
+}
+
+func TestCLIMCPCommands(t *testing.T) {
+	c := newCLI(t)
+	out, _, code := c.run("", "mcp", "list")
+	if code != 0 || !strings.Contains(out, "No MCP servers configured.") {
+		t.Fatalf("empty list: %d %q", code, out)
+	}
+	_, errs, code := c.run("", "mcp", "add", `{"x": {"invalid": true}}`)
+	if code != 1 || !strings.Contains(errs, "Invalid JSON format. Expected one of:") {
+		t.Fatalf("invalid add: %d %q", code, errs)
+	}
+	id := faketest.NewID()
+	entry := faketest.Entry(id, "")
+	entry["env"].(map[string]any)["API_TOKEN"] = "tok_live_1234567890"
+	cfg, _ := json.Marshal(map[string]any{"Fake_Server": entry})
+	out, errs, code = c.run("", "mcp", "add", string(cfg))
+	if code != 0 || !strings.Contains(out, "✓ Added/updated 1 server(s) from JSON input:\n  - fake-server") || !strings.Contains(out, "Successfully configured 1 MCP server(s).") || !strings.Contains(errs, "renamed to 'fake-server'") {
+		t.Fatalf("add: %d %q %q", code, out, errs)
+	}
+	out, _, _ = c.run("", "mcp", "list")
+	if !strings.Contains(out, "  fake-server:\n    Transport: stdio\n    Command: ") || strings.Contains(out, "tok_live_1234567890") || !strings.Contains(out, "API_TOKEN=tok***") {
+		t.Fatalf("list: %q", out)
+	}
+	out, _, _ = c.run("", "mcp", "list", "--json")
+	var listed map[string]any
+	if json.Unmarshal([]byte(out), &listed) != nil || listed["fake-server"] == nil || strings.Contains(out, "tok_live_1234567890") {
+		t.Fatalf("list --json: %q", out)
+	}
+	_, errs, code = c.run("", "mcp", "sync")
+	if code == 0 || !strings.Contains(errs, "Specify a server name or use --all") {
+		t.Fatalf("sync without args: %d %q", code, errs)
+	}
+	out, errs, code = c.run("", "mcp", "sync", "fake-server")
+	if code != 0 || !strings.Contains(out, "Syncing server 'fake-server'...\n✓ Discovered 9 tools\n✓ Registered 9 tools in pflow registry") || !strings.Contains(out, "  - mcp-fake-server-add\n") {
+		t.Fatalf("sync: %d %q %q", code, out, errs)
+	}
+	out, _, _ = c.run("", "mcp", "tools", "fake-server")
+	if !strings.Contains(out, "Registered tools for 'fake-server':") || !strings.Contains(out, "  mcp-fake-server-echo:\n    Echoes back the input\n    Parameters: message") {
+		t.Fatalf("tools: %q", out)
+	}
+	out, _, _ = c.run("", "mcp", "tools", "--json")
+	var tools []map[string]any
+	if json.Unmarshal([]byte(out), &tools) != nil || len(tools) != 9 {
+		t.Fatalf("tools --json: %q", out)
+	}
+	out, _, code = c.run("", "mcp", "info", "mcp-fake-server-add")
+	if code != 0 || !strings.Contains(out, "Tool Name: add") || !strings.Contains(out, "  - a: float (required)") || !strings.Contains(out, "    - type: mcp-fake-server-add") {
+		t.Fatalf("info: %q", out)
+	}
+	_, errs, code = c.run("", "mcp", "info", "add")
+	if code != 1 || !strings.Contains(errs, "Tool 'add' not found") || !strings.Contains(errs, "mcp-fake-server-add") {
+		t.Fatalf("info unknown: %d %q", code, errs)
+	}
+	out, _, code = c.run("n\n", "mcp", "remove", "fake-server")
+	if code != 0 || !strings.Contains(out, "Cancelled.") {
+		t.Fatalf("remove declined: %d %q", code, out)
+	}
+	out, _, code = c.run("", "mcp", "remove", "-f", "fake-server")
+	if code != 0 || !strings.Contains(out, "  Removed 9 tools from registry\n✓ Removed MCP server 'fake-server'") {
+		t.Fatalf("remove: %d %q", code, out)
+	}
+	_, errs, code = c.run("", "mcp", "remove", "-f", "fake-server")
+	if code != 1 || !strings.Contains(errs, "Server 'fake-server' not found") {
+		t.Fatalf("remove again: %d %q", code, errs)
+	}
+}
