@@ -80,6 +80,20 @@ type Spec struct {
 	Node Node
 	// Extra carries type-specific registry data (e.g. MCP server and tool names).
 	Extra map[string]any
+	// Check, when set, inspects a step's literal params before any run (static
+	// validation), e.g. the code node's Python syntax check.
+	Check func(ctx context.Context, params map[string]any) []Problem
+}
+
+// Problem is a finding of a Spec's static Check.
+type Problem struct {
+	// Param is the param the problem is in.
+	Param string
+	// Line is the 1-based line inside the param's text (0 when unknown); for
+	// a param written as a fenced block it maps to a line of the file.
+	Line    int
+	Message string
+	Hint    string
 }
 
 // Node executes one step.

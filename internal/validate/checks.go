@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -47,6 +48,31 @@ func (v *validator) nodeTypes() {
 			NodeID:  n.ID, Param: "type", Line: n.Line,
 			Hint: strings.Join(hint, "\n"),
 		})
+	}
+}
+
+// nodeChecks runs each node type's own static check (e.g. Python syntax of
+// a code step) on steps whose params it reads are literal.
+func (v *validator) nodeChecks() {
+	if v.opts.Catalog == nil {
+		return
+	}
+	for _, n := range v.nodes {
+		if v.unknown[n.ID] {
+			continue
+		}
+		spec, ok := v.opts.Catalog.Lookup(n.Type)
+		if !ok || spec.Check == nil {
+			continue
+		}
+		for _, p := range spec.Check(context.Background(), n.Params) {
+			line := n.Line
+			if start, ok := n.SourceLines[p.Param]; ok && p.Line > 0 {
+				line = start + p.Line - 1
+			}
+			v.add(layerTypes, Diagnostic{Message: fmt.Sprintf("Step '%s' (%s): %s", n.ID, n.Type, p.Message),
+				NodeID: n.ID, Param: p.Param, Line: line, Hint: p.Hint})
+		}
 	}
 }
 

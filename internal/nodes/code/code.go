@@ -83,7 +83,27 @@ func Spec() *node.Spec {
 		},
 		Attempts: 1,
 		Node:     node.Func(run),
+		Check:    check,
 	}
+}
+
+// check is the static syntax check run before every workflow run: a Python
+// syntax error is reported with its file line before anything executes.
+// When python3 is missing, the run itself reports it.
+func check(ctx context.Context, params map[string]any) []node.Problem {
+	src, ok := params["code"].(string)
+	if !ok || strings.Contains(src, "${") {
+		return nil
+	}
+	var se *SyntaxError
+	if err := CheckSyntax(ctx, src, os.LookupEnv); errors.As(err, &se) {
+		msg := "Python syntax error in code block: " + se.Message
+		if se.Source != "" {
+			msg += "\n    " + se.Source
+		}
+		return []node.Problem{{Param: "code", Line: se.Line, Message: msg, Hint: "Fix the Python syntax; the line number points into the ```python code block."}}
+	}
+	return nil
 }
 
 type request struct {
