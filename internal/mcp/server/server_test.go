@@ -542,3 +542,25 @@ func TestHTTPModeRefusesPathsOutsideAllowDirs(t *testing.T) {
 	g := newFixture(t, nil, httpMode())
 	g.call("workflow_execute", map[string]any{"workflow": ok}).mustErr(t, ErrSecurity)
 }
+
+// 002 test 18: every request reads fresh state from disk — a settings change
+// made while the server runs shows in the next call, without a restart.
+func TestEveryCallReadsFreshStateFromDisk(t *testing.T) {
+	f := newFixture(t, nil)
+	r := f.call("registry_search", map[string]any{"pattern": "shell"}).mustOK(t)
+	if r.data()["count"].(float64) == 0 {
+		t.Fatal(r.Text)
+	}
+	writeFile(t, filepath.Join(f.home, "settings.json"), `{"version":"1.0.0","registry":{"nodes":{"allow":[],"deny":["shell"]}},"env":{}}`)
+	r = f.call("registry_search", map[string]any{"pattern": "shell"}).mustOK(t)
+	if r.data()["count"].(float64) != 0 {
+		t.Fatalf("denied node still listed: %s", r.Text)
+	}
+	r = f.call("workflow_execute", map[string]any{"workflow": greetMD, "parameters": map[string]any{"name": "x"}}).mustErr(t, ErrValidation)
+	contains(t, r.Text, "shell")
+	writeFile(t, filepath.Join(f.home, "workflows", "dropped-in.pflow.md"), echoMD)
+	r = f.call("workflow_list", nil).mustOK(t)
+	if r.data()["count"].(float64) != 1 {
+		t.Fatalf("workflow written behind the server's back not listed: %s", r.Text)
+	}
+}
