@@ -134,7 +134,9 @@ func RankPrepared(query string, docs []Prepared, limit int) []Match {
 			}
 		}
 		if best == 0 {
-			best = math.Log(1 + (n+0.5)/0.5) // unknown word: as rare as can be
+			// A word no candidate contains: weighted like a word only one
+			// candidate has, so it lowers every match's coverage.
+			best = math.Log(1 + (n-1+0.5)/(1+0.5))
 		}
 		q.idf = best
 		qIDF += best
@@ -209,11 +211,6 @@ func RankPrepared(query string, docs []Prepared, limit int) []Match {
 			// Coverage of the query says how much of the task is explained;
 			// the score relative to the best says how it compares.
 			c := out[i].Confidence * (0.55 + 0.45*out[i].Score/top)
-			if len(out) > 1 && i == 0 {
-				// A clear winner is more believable than a near tie.
-				margin := (top - out[1].Score) / top
-				c = c * (0.85 + 0.15*margin)
-			}
 			out[i].Confidence = math.Round(math.Min(1, math.Max(0, c))*100) / 100
 		}
 		// Final order: confidence (coverage of the task and relative
