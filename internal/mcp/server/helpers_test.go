@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/app"
@@ -44,6 +45,9 @@ type fixture struct {
 	// progress notifications received by the client.
 	progMu   sync.Mutex
 	progress []*mcp.ProgressNotificationParams
+
+	schemaOnce sync.Once
+	schemas    map[string]*jsonschema.Resolved
 }
 
 type fixtureOpt func(*Options)
@@ -138,7 +142,43 @@ func (f *fixture) callCtx(ctx context.Context, name string, args map[string]any,
 	if err != nil {
 		f.t.Fatalf("%s: protocol error: %v", name, err)
 	}
-	return decodeResult(f.t, name, res)
+	r := decodeResult(f.t, name, res)
+	f.checkOutputSchema(name, r)
+	return r
+}
+
+// checkOutputSchema validates every result against the tool's advertised
+// output schema, as the TypeScript SDK client does for successful calls.
+func (f *fixture) checkOutputSchema(name string, r *result) {
+	f.t.Helper()
+	f.schemaOnce.Do(func() {
+		f.schemas = map[string]*jsonschema.Resolved{}
+		lt, err := f.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		for _, tl := range lt.Tools {
+			b, _ := json.Marshal(tl.OutputSchema)
+			var s jsonschema.Schema
+			if err := json.Unmarshal(b, &s); err != nil {
+				f.t.Fatalf("%s: output schema: %v", tl.Name, err)
+			}
+			rs, err := s.Resolve(nil)
+			if err != nil {
+				f.t.Fatalf("%s: output schema: %v", tl.Name, err)
+			}
+			f.schemas[tl.Name] = rs
+		}
+	})
+	rs := f.schemas[name]
+	if rs == nil {
+		return
+	}
+	var v any
+	json.Unmarshal([]byte(r.Text), &v)
+	if err := rs.Validate(v); err != nil {
+		f.t.Fatalf("%s: result does not match its output schema: %v\n%s", name, err, r.Text)
+	}
 }
 
 func decodeResult(t *testing.T, name string, res *mcp.CallToolResult) *result {

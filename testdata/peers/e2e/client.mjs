@@ -130,6 +130,28 @@ async function main() {
   check(!env.success && env.error.type === "security", "../etc/passwd in workflow_describe", env);
   step("security", { message: env.error.message });
 
+  // Every other tool once, so the SDK validates each structuredContent
+  // against the tool's output schema.
+  const others = [
+    ["workflow_list", { filter: "greet" }, (d) => d.count === 1],
+    ["workflow_describe", { name: "e2e-greeter" }, (d) => d.inputs.length === 2],
+    ["workflow_validate", { workflow: WORKFLOW }, (d) => d.valid === true],
+    ["registry_list", {}, (d) => d.summary.core > 0],
+    ["registry_search", { pattern: "shell" }, (d) => d.results[0].type === "shell"],
+    ["registry_discover", { task: "run a shell command" }, (d) => d.nodes.length > 0],
+    ["registry_describe", { nodes: ["shell"] }, (d) => d.nodes[0].type === "shell"],
+    ["registry_run", { node_type: "shell", parameters: { command: "echo '{\"a\": [1]}'" } }, (d) => d.paths.some((p) => p.path === "stdout.a[0]")],
+    ["settings_set", { key: "E2E_API_KEY", value: "e2e-secret-value" }, (d) => d.value === "e2e***"],
+    ["settings_get", { key: "E2E_API_KEY" }, (d) => d.found === true && d.value === "e2e***"],
+  ];
+  for (const [name, args, ok] of others) {
+    const res = await client.callTool({ name, arguments: args });
+    env = envelope(res);
+    check(env.success && ok(env.data), name, env);
+    check(!JSON.stringify(res).includes("e2e-secret-value"), `${name} leaked a secret`);
+  }
+  step("all_tools", { count: others.length });
+
   await client.close();
   step("done", {});
 }
