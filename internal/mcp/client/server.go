@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -90,6 +91,23 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		s.Headers = BuildHeaders(name, cfg, log)
 	}
 	e.WarnMissing(log, name)
+	// Literal secrets written into the config are redacted too.
+	for _, k := range []string{"env", "headers"} {
+		if m, ok := cfg[k].(map[string]any); ok {
+			for key, v := range m {
+				if str := value.Stringify(v); settings.IsSecretKey(key) && len(str) >= 4 {
+					secrets = append(secrets, str)
+				}
+			}
+		}
+	}
+	if m, ok := cfg["auth"].(map[string]any); ok {
+		for _, key := range []string{"token", "key", "password"} {
+			if str := value.Stringify(m[key]); len(str) >= 4 {
+				secrets = append(secrets, str)
+			}
+		}
+	}
 	s.Secrets = secrets
 	return s, nil
 }

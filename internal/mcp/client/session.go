@@ -207,6 +207,10 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 			s.setDead(s.fail(timeoutText(timeout), tool, "The server was stopped after the timeout."))
 			s.proc.terminate()
 		}
+		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+			// The connection is gone: the run's next call reconnects.
+			defer s.setDead(pferr.Newf(pferr.Execution, "MCP connection to server %s was lost", s.Server.Name))
+		}
 		return nil, s.classify(ctx, cctx, err, "tools/call", tool, timeout)
 	}
 	return res, nil

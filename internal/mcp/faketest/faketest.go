@@ -52,6 +52,7 @@ const MarkVar = "PFLOW_FAKE_MARK"
 //	ignore-eof           keep running after stdin closes
 //	spawn-child          start a grandchild (sleep 300) in the server's group
 //	memory=MB            allocate and touch MB megabytes at start
+//	print-env=NAME       write NAME=value of an env variable to stderr at start
 //
 // Default tools: echo{message}, add{a,b:number}, struct (structuredContent
 // with outputSchema), fail (isError), hang (never answers), big{mb}
@@ -180,6 +181,9 @@ func serve(modes modeSet) int {
 		}
 	}()
 	fmt.Fprintln(os.Stderr, "fake MCP server starting")
+	if name, ok := modes["print-env"]; ok {
+		fmt.Fprintf(os.Stderr, "debug: %s=%s\n", name, os.Getenv(name))
+	}
 	if modes.has("crash-before-init") {
 		fmt.Fprintln(os.Stderr, "fatal: missing API key FAKE_KEY")
 		return 3

@@ -354,6 +354,8 @@ func TestFaultMatrix(t *testing.T) {
 		{"hang on call ignoring SIGTERM", []string{"ignore-term"}, nil, "hang", map[string]any{"timeout": "0.5"}, []string{"MCP tool timed out after 0.5 seconds"}, 30 * time.Second},
 		{"slow start", []string{"slow-start=1500ms"}, nil, "echo", map[string]any{"message": "late"}, nil, 30 * time.Second},
 		{"stderr flood", []string{"stderr-flood=20"}, nil, "echo", map[string]any{"message": "ok"}, nil, 40 * time.Second},
+		{"older protocol version negotiated", []string{"version=2024-11-05"}, nil, "echo", map[string]any{"message": "ok"}, nil, 30 * time.Second},
+		{"newer protocol version", []string{"version=2026-07-28"}, nil, "echo", nil, []string{"MCP protocol version not supported"}, 30 * time.Second},
 		{"wrong protocol version", []string{"version=1999-01-01"}, nil, "echo", nil, []string{"MCP protocol version not supported", "1999-01-01"}, 30 * time.Second},
 		{"JSON-RPC -32601", []string{"rpc-error=-32601"}, nil, "echo", map[string]any{"message": "x"}, []string{"Method not found"}, 30 * time.Second},
 		{"JSON-RPC -32602", []string{"rpc-error=-32602"}, nil, "echo", map[string]any{"message": "x"}, []string{"Invalid params"}, 30 * time.Second},
@@ -426,5 +428,29 @@ func TestCancelDuringCall(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("node did not return after cancellation")
+	}
+}
+
+// A secret that reaches the server through its env never appears in an
+// error message, even when the server prints it on stderr.
+func TestSecretsRedactedFromErrors(t *testing.T) {
+	f := newFake(t, map[string]any{}, "print-env=API_TOKEN", "crash-before-init")
+	// Add the secret env entry to the config written by newFake.
+	data, _ := os.ReadFile(f.path)
+	var doc map[string]map[string]map[string]any
+	json.Unmarshal(data, &doc)
+	doc["mcpServers"]["fake"]["env"].(map[string]any)["API_TOKEN"] = "${MY_SECRET_TOKEN}"
+	data, _ = json.Marshal(doc)
+	os.WriteFile(f.path, data, 0o600)
+	f.node = New(Config{ServersPath: f.path, Env: func(k string) (string, bool) {
+		if k == "MY_SECRET_TOKEN" {
+			return "sk-very-secret-value", true
+		}
+		return os.LookupEnv(k)
+	}})
+	r := f.run("echo", map[string]any{"message": "x"})
+	msg := errText(r)
+	if !strings.Contains(msg, "terminated unexpectedly") || !strings.Contains(msg, "debug: API_TOKEN=***") || strings.Contains(msg, "sk-very-secret-value") {
+		t.Fatalf("error = %q", msg)
 	}
 }
