@@ -178,3 +178,29 @@ func BenchmarkRegistryLoad1000(b *testing.B) {
 		}
 	}
 }
+
+func TestIncludeTestNodesFromEnvAndSettings(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		env     string
+		setting bool
+		want    bool
+	}{{"", false, false}, {"", true, true}, {"PFLOW_INCLUDE_TEST_NODES=1", false, true}, {"PFLOW_INCLUDE_TEST_NODES=false", true, false}} {
+		home := t.TempDir()
+		env := []string{"PFLOW_HOME=" + home}
+		if tc.env != "" {
+			env = append(env, tc.env)
+		}
+		a := New(env, nil)
+		if tc.setting {
+			settings.Update(ctx, a.Paths.Settings, func(s *settings.Settings) error { s.Registry.IncludeTestNodes = true; return nil })
+		}
+		cat, _, err := a.Catalog(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cat.IncludeHidden != tc.want {
+			t.Errorf("env %q setting %v: IncludeHidden = %v", tc.env, tc.setting, cat.IncludeHidden)
+		}
+	}
+}
