@@ -53,6 +53,9 @@ func (ix *Index) Workflows(lib *library.Library) ([]Prepared, error) {
 		changed = true
 		s, err := lib.Load(n)
 		if err != nil {
+			if lib.Log != nil {
+				fmt.Fprintf(lib.Log, "Warning: skipping saved workflow '%s': %v\n", n, err)
+			}
 			continue
 		}
 		e := &indexEntry{size: size, mtime: mtime, doc: Prepare(WorkflowDoc(s))}
