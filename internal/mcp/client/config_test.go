@@ -145,6 +145,11 @@ func TestParseSourceShapes(t *testing.T) {
 		}
 	}
 
+	s, err := ParseSource(`{"a": {"type": "http", "url": "http://api.example.com/mcp"}, "b": {"type": "http", "url": "http://127.0.0.1:8080/mcp"}}`)
+	if err != nil || len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "server 'a' uses plain http://") {
+		t.Fatalf("notes %v err %v", s, err)
+	}
+
 	errs := map[string]string{
 		`{not json`:                        "Invalid JSON",
 		`{"a": {"invalid": 1}}`:            "Invalid JSON format. Expected one of:",

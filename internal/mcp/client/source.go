@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -114,6 +115,9 @@ func ParseSource(src string) (*Source, error) {
 		if err := ValidateEntry(name, norm); err != nil {
 			return nil, pferr.As(err).WithWhere(where)
 		}
+		if u, _ := norm["url"].(string); strings.HasPrefix(u, "http://") && !isLocalURL(u) {
+			s.Notes = append(s.Notes, fmt.Sprintf("server '%s' uses plain http:// to a remote host: requests and credentials are not encrypted; prefer https://", name))
+		}
 		s.Servers = append(s.Servers, Imported{Name: name, Original: orig, Config: norm})
 	}
 	sort.Slice(s.Servers, func(i, j int) bool { return s.Servers[i].Name < s.Servers[j].Name })
@@ -137,4 +141,17 @@ func isServerMap(v any) bool {
 		}
 	}
 	return true
+}
+
+func isLocalURL(u string) bool {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	switch h := parsed.Hostname(); h {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	default:
+		return strings.HasSuffix(h, ".localhost") || strings.HasPrefix(h, "127.")
+	}
 }
