@@ -454,3 +454,19 @@ func TestSecretsRedactedFromErrors(t *testing.T) {
 		t.Fatalf("error = %q", msg)
 	}
 }
+
+// D5 shutdown: a server that ignores stdin EOF gets SIGTERM (to its group)
+// when the run ends; one that also ignores SIGTERM is SIGKILLed (the
+// cleanup's process-table check covers that in TestFaultMatrix).
+func TestShutdownSendsSIGTERMWhenEOFIgnored(t *testing.T) {
+	f := newFake(t, nil, "ignore-eof")
+	if r := f.run("echo", map[string]any{"message": "x"}); r.Action == "error" {
+		t.Fatal(errText(r))
+	}
+	f.scope.Close()
+	b, _ := os.ReadFile(f.mark)
+	if !strings.Contains(string(b), "SIGTERM") {
+		t.Fatalf("server was not sent SIGTERM on shutdown (marks %q)", b)
+	}
+	f.assertNoProcesses()
+}
