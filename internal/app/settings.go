@@ -171,3 +171,27 @@ func equalFold(a, b string) bool {
 	}
 	return true
 }
+
+// LLM model roles stored in settings.json (llm.*).
+const (
+	ModelDefault   = "default"   // used by llm steps without a model param
+	ModelDiscovery = "discovery" // used by `discover --llm` reranking
+)
+
+// SetLLMModel stores (model != "") or clears (model == "") the model for a
+// role. It returns the previous value.
+func (a *App) SetLLMModel(ctx context.Context, role, model string) (string, error) {
+	var prev string
+	err := settings.Update(ctx, a.Paths.Settings, func(s *settings.Settings) error {
+		switch role {
+		case ModelDefault:
+			prev, s.LLM.DefaultModel = s.LLM.DefaultModel, model
+		case ModelDiscovery:
+			prev, s.LLM.DiscoveryModel = s.LLM.DiscoveryModel, model
+		default:
+			return &pferr.Error{Kind: pferr.Usage, Message: "unknown model role '" + role + "'", Hint: "Use 'default' or 'discovery'."}
+		}
+		return nil
+	})
+	return prev, err
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/settings"
 )
@@ -26,6 +27,7 @@ glob, a glob with more literal characters beats a shorter one — and on a tie
 deny wins. So 'pflow settings allow git-log' re-enables one node hidden by the
 default deny 'pflow.nodes.git.*'. 'pflow settings check <node>' shows the verdict.`,
 	}
+	cmd.AddCommand(newSettingsLLMCmd(f))
 	cmd.AddCommand(newSettingsShowCmd(f), newSettingsSetEnvCmd(f), newSettingsUnsetEnvCmd(f), newSettingsListEnvCmd(f),
 		newSettingsPatternCmd(f, false), newSettingsPatternCmd(f, true), newSettingsRemoveCmd(f), newSettingsCheckCmd(f))
 	return cmd
@@ -265,5 +267,46 @@ func newSettingsCheckCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+// newSettingsLLMCmd is 'pflow settings llm': which models llm steps and
+// LLM reranking use when a workflow does not name one.
+func newSettingsLLMCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "llm",
+		Short: "Set the default model for llm steps (and for discover --llm)",
+	}
+	set := func(use, role, short string) *cobra.Command {
+		return &cobra.Command{
+			Use: use + " MODEL", Short: short, Args: cobra.ExactArgs(1),
+			Example: "  pflow settings llm " + use + " anthropic/claude-sonnet-4-5\n  pflow settings llm " + use + " openai/gpt-5.2",
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if _, err := f.App.SetLLMModel(cmd.Context(), role, args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.Out, "✓ Set %s model: %s\n", role, args[0])
+				return nil
+			},
+		}
+	}
+	unset := &cobra.Command{
+		Use: "unset default|discovery", Short: "Clear a model setting", Args: cobra.ExactArgs(1),
+		ValidArgs: []string{app.ModelDefault, app.ModelDiscovery},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prev, err := f.App.SetLLMModel(cmd.Context(), args[0], "")
+			if err != nil {
+				return err
+			}
+			if prev == "" {
+				fmt.Fprintf(f.IO.Out, "The %s model was not set.\n", args[0])
+				return nil
+			}
+			fmt.Fprintf(f.IO.Out, "✓ Cleared %s model (was %s)\n", args[0], prev)
+			return nil
+		},
+	}
+	cmd.AddCommand(set("set-default", app.ModelDefault, "Model for llm steps that do not set 'model'"),
+		set("set-discovery", app.ModelDiscovery, "Model for 'workflow discover --llm' and 'registry discover --llm'"), unset)
 	return cmd
 }

@@ -142,7 +142,7 @@ func UsageSnippet(s *node.Spec) string {
 		}
 		fmt.Fprintf(&b, "\n```%s\n%s\n```\n", tag, map[string]string{
 			"command": "echo \"hello ${name}\"",
-			"code":    "result = 1 + 1",
+			"code":    "x: int = 1\nresult: int = x + 1",
 			"prompt":  "Summarize: ${previous.stdout}",
 			"body":    "{\"key\": \"${value}\"}",
 			"content": "Text to write",
