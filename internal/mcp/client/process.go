@@ -63,6 +63,9 @@ func startProcess(srv *Server, log io.Writer) (*process, error) {
 	cmd.Args[0] = srv.Command
 	cmd.Env = childEnv(srv)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild that inherited stderr must not keep Wait (and so crash
+	// detection) from returning once the server itself has exited.
+	cmd.WaitDelay = 500 * time.Millisecond
 	p := &process{srv: srv, cmd: cmd, stderr: newTail(40, 4096), log: log, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	stdin, err := cmd.StdinPipe()

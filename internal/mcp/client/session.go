@@ -76,7 +76,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		s.proc = p
 		transport = &mcp.IOTransport{Reader: bufferedReadCloser{bufio.NewReaderSize(p.out, 1<<20), p.out}, Writer: p.stdin, MaxLineLength: maxMessage}
 	case "http", "sse":
-		s.rt = &recordingTransport{base: http.DefaultTransport, headers: srv.Headers}
+		s.rt = &recordingTransport{base: http.DefaultTransport, headers: srv.Headers, sse: srv.Transport == "sse"}
 		hc := &http.Client{Transport: s.rt}
 		if srv.Transport == "http" {
 			transport = &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
@@ -337,13 +337,14 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 			return s.fail("Invalid JSON response from server", tool, "The server wrote a line to stdout that is not valid JSON-RPC. Servers must log to stderr, never stdout.")
 		}
 	}
-	if s.rt != nil {
+	var je *jsonrpc.Error
+	isRPC := errors.As(err, &je) && je.Code != codeRejectedByTransport
+	if s.rt != nil && !isRPC {
 		if msg := s.rt.failure(s.Server.URL); msg != "" {
 			return s.fail(msg, tool, "")
 		}
 	}
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
+	if isRPC {
 		return s.fail(rpcText(je), tool, "")
 	}
 	if strings.Contains(err.Error(), "unsupported protocol version") {
@@ -361,6 +362,10 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 	}
 	return s.fail(fmt.Sprintf("MCP %s failed: %s", phase, s.Server.Redact(err.Error())), tool, "")
 }
+
+// codeRejectedByTransport is go-sdk's code for a request its HTTP transport
+// could not deliver (the HTTP failure then says what happened).
+const codeRejectedByTransport = -32005
 
 func rpcText(je *jsonrpc.Error) string {
 	detail := je.Message
@@ -382,6 +387,7 @@ func rpcText(je *jsonrpc.Error) string {
 type recordingTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	sse     bool
 
 	mu      sync.Mutex
 	status  int
@@ -404,7 +410,11 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		}
 		return nil, err
 	}
-	if resp.StatusCode >= 400 && !(req.Method == http.MethodGet && resp.StatusCode == http.StatusMethodNotAllowed) && req.Method != http.MethodDelete {
+	// Only failures of requests that carry messages count: the optional
+	// standalone GET stream of streamable HTTP may be refused harmlessly
+	// (405, 400), and DELETE at close does not matter. The legacy SSE
+	// transport's GET is its connection, so it counts there.
+	if resp.StatusCode >= 400 && (req.Method == http.MethodPost || (req.Method == http.MethodGet && t.sse)) {
 		t.status = resp.StatusCode
 	}
 	return resp, nil

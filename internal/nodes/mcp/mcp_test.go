@@ -346,6 +346,7 @@ func TestFaultMatrix(t *testing.T) {
 		{"garbage on stdout is skipped", []string{"garbage-stdout"}, nil, "echo", map[string]any{"message": "ok"}, nil, 30 * time.Second},
 		{"invalid JSON reply", []string{"bad-json"}, nil, "echo", map[string]any{"message": "x"}, []string{"Invalid JSON response from server"}, 30 * time.Second},
 		{"crash before initialize", []string{"crash-before-init"}, nil, "echo", nil, []string{"MCP server process terminated unexpectedly", "exit status 3", "missing API key FAKE_KEY"}, 30 * time.Second},
+		{"crash mid-call leaving a grandchild", []string{"spawn-child", "crash-mid-call"}, nil, "echo", map[string]any{"message": "x"}, []string{"MCP server process terminated unexpectedly", "exit status 7"}, 30 * time.Second},
 		{"crash after initialize", []string{"crash-after-init"}, nil, "echo", nil, []string{"MCP server process terminated unexpectedly", "lost connection to backend"}, 30 * time.Second},
 		{"crash mid-call", []string{"crash-mid-call"}, nil, "echo", map[string]any{"message": "x"}, []string{"MCP server process terminated unexpectedly", "exit status 7", "index out of range"}, 30 * time.Second},
 		{"hang on connect", []string{"hang-connect"}, map[string]any{"startup_timeout": int64(1)}, "echo", nil, []string{"did not answer initialize within 1 seconds", "startup_timeout"}, 30 * time.Second},
