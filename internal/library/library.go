@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/suggest"
 	"io"
 	"io/fs"
 	"math"
@@ -185,7 +186,7 @@ func (l *Library) notFound(name string) error {
 		Hint:    "Run 'pflow workflow list' to see saved workflows, or 'pflow workflow save <file> --name " + name + "' to save one.",
 	}
 	names, _ := l.Names()
-	if s := suggest(name, names, 3); len(s) > 0 {
+	if s := closestNames(name, names, 3); len(s) > 0 {
 		e.Suggestions = append(e.Suggestions, "Did you mean: "+strings.Join(s, ", ")+"?")
 		e.Details = map[string]any{"suggestions": s}
 	}
@@ -604,15 +605,15 @@ func renderRaw(meta Metadata, rest string) ([]byte, error) {
 	return []byte("---\n" + string(y) + "---\n" + rest), nil
 }
 
-// suggest returns up to n names close to name.
-func suggest(name string, names []string, n int) []string {
+// closestNames returns up to n names close to name.
+func closestNames(name string, names []string, n int) []string {
 	type c struct {
 		s string
 		d int
 	}
 	var cs []c
 	for _, x := range names {
-		d := distance(name, x)
+		d := suggest.Distance(name, x)
 		if strings.Contains(x, name) || strings.Contains(name, x) {
 			d = min(d, 1)
 		}
@@ -631,25 +632,4 @@ func suggest(name string, names []string, n int) []string {
 		out = append(out, cs[i].s)
 	}
 	return out
-}
-
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

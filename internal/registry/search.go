@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/pflow-go/pflow/internal/suggest"
 	"sort"
 	"strings"
 
@@ -134,7 +135,7 @@ func (c *Catalog) Suggest(name string, n int) []string {
 		if c.specs[t].Hidden && !c.IncludeHidden {
 			continue
 		}
-		d := Distance(name, t)
+		d := suggest.Distance(name, t)
 		if strings.Contains(t, name) || strings.Contains(name, t) {
 			d = min(d, 1)
 		}
@@ -153,26 +154,4 @@ func (c *Catalog) Suggest(name string, n int) []string {
 		out = append(out, cs[i].t)
 	}
 	return out
-}
-
-// Distance is the Levenshtein edit distance between a and b.
-func Distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -2,6 +2,7 @@ package template
 
 import (
 	"fmt"
+	"github.com/pflow-go/pflow/internal/suggest"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,7 +167,7 @@ func diagnose(root map[string]any, raw string) diagnosis {
 		}
 		sort.Strings(cands)
 		d.problem = fmt.Sprintf("'%s' is not a workflow input or the output namespace of a node that has run", ref.Head)
-		if s := Suggest(ref.Head, cands, 1, 0.6); len(s) > 0 {
+		if s := suggest.Closest(ref.Head, cands, 1, 0.6); len(s) > 0 {
 			d.suggestion = "${" + JoinPath(s[0], ref.Segments) + "}"
 		}
 		return d
@@ -237,7 +238,7 @@ func diagnose(root map[string]any, raw string) diagnosis {
 			} else {
 				d.problem = fmt.Sprintf("${%s} has no key '%s' (it has: %s)", prefix, seg.Key, strings.Join(shown, ", "))
 			}
-			if s := Suggest(seg.Key, keys, 1, 0.6); len(s) > 0 {
+			if s := suggest.Closest(seg.Key, keys, 1, 0.6); len(s) > 0 {
 				d.suggestion = "${" + prefix + "." + s[0] + JoinPath("", rest) + "}"
 			}
 			return d

@@ -1,6 +1,7 @@
 package template
 
 import (
+	"github.com/pflow-go/pflow/internal/suggest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -376,8 +377,8 @@ func TestSuggest(t *testing.T) {
 		{"xyzzy", nil},
 	}
 	for _, tc := range tests {
-		if got := Suggest(tc.word, cands, 1, 0.6); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("Suggest(%q) = %q, want %q", tc.word, got, tc.want)
+		if got := suggest.Closest(tc.word, cands, 1, 0.6); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("suggest.Closest(%q) = %q, want %q", tc.word, got, tc.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/suggest"
 	"sort"
 	"strings"
 
@@ -32,7 +33,7 @@ func (v *validator) nodeTypes() {
 			continue
 		}
 		var hint []string
-		if s := template.Suggest(n.Type, types, 3, 0.6); len(s) > 0 {
+		if s := suggest.Closest(n.Type, types, 3, 0.6); len(s) > 0 {
 			if len(s) == 1 {
 				hint = append(hint, fmt.Sprintf("Did you mean '%s'?", s[0]))
 			} else {
@@ -187,7 +188,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 				hint := "The child workflow declares no outputs; add an '## Outputs' section to it."
 				if len(declared) > 0 {
 					hint = "Declared outputs: " + strings.Join(declared, ", ")
-					if s := template.Suggest(ck, declared, 1, 0.6); len(s) > 0 {
+					if s := suggest.Closest(ck, declared, 1, 0.6); len(s) > 0 {
 						hint = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], hint)
 					}
 				}
@@ -243,7 +244,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 			hint := "The child workflow declares no inputs."
 			if len(names) > 0 {
 				hint = "Declared inputs: " + strings.Join(names, ", ")
-				if s := template.Suggest(k, names, 1, 0.6); len(s) > 0 {
+				if s := suggest.Closest(k, names, 1, 0.6); len(s) > 0 {
 					hint = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], hint)
 				}
 			}
@@ -522,7 +523,7 @@ func (v *validator) nameCollisions() {
 func (v *validator) suggestKeyHint(id string, fields []node.Field, key string) string {
 	keys := fieldKeys(fields)
 	h := fmt.Sprintf("Outputs of '%s': %s", id, strings.Join(keys, ", "))
-	if s := template.Suggest(key, keys, 1, 0.5); len(s) > 0 {
+	if s := suggest.Closest(key, keys, 1, 0.5); len(s) > 0 {
 		h = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], h)
 	}
 	return h
@@ -761,7 +762,7 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 		}
 		var hint string
 		cands := append(append([]string{}, ids...), inputNames...)
-		if s := template.Suggest(head, cands, 3, 0.5); len(s) > 0 {
+		if s := suggest.Closest(head, cands, 3, 0.5); len(s) > 0 {
 			b.WriteString("\nDid you mean one of these?\n")
 			for _, c := range s {
 				fmt.Fprintf(&b, "  - %s\n", c)
@@ -780,7 +781,7 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 		cands = append(cands, inputNames...)
 		msg := fmt.Sprintf("Node '%s' references non-existent node '%s' in parameter '%s'", st.nodeID, head, st.param)
 		hint := fmt.Sprintf("Steps in this workflow: %s.", strings.Join(ids, ", "))
-		if s := template.Suggest(head, cands, 1, 0.5); len(s) > 0 {
+		if s := suggest.Closest(head, cands, 1, 0.5); len(s) > 0 {
 			hint = fmt.Sprintf("Did you mean '${%s}'?\n%s", template.JoinPath(s[0], r.Segments), hint)
 		}
 		v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: hint})
@@ -788,12 +789,12 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 	}
 	msg := fmt.Sprintf("Node '%s' references undefined input '%s' in parameter '%s'", st.nodeID, r.Raw, st.param)
 	cands := append(append([]string{}, inputNames...), mappedKeys...)
-	if s := template.Suggest(head, cands, 1, 0.6); len(s) > 0 {
+	if s := suggest.Closest(head, cands, 1, 0.6); len(s) > 0 {
 		msg += fmt.Sprintf(" - did you mean '${%s}'?", template.JoinPath(s[0], r.Segments))
 	}
 	var hint []string
 	if y := v.byID[head]; y == nil {
-		if s := template.Suggest(head, ids, 1, 0.6); len(s) > 0 {
+		if s := suggest.Closest(head, ids, 1, 0.6); len(s) > 0 {
 			hint = append(hint, fmt.Sprintf("To read step '%s', add an output key: ${%s.<output>}.", s[0], s[0]))
 		}
 	}
@@ -885,7 +886,7 @@ func (v *validator) checkNodePath(st *site, r template.Ref, yID string) string {
 		keys := fieldKeys(o.missingAt)
 		msg := fmt.Sprintf("Template %s in %s: '%s' is not among the documented fields of ${%s%s} (%s); it is checked at run time", r.Raw, st.where(), o.missingKey, yID, o.prefixPath, strings.Join(keys, ", "))
 		hint := "If the field is missing when the step runs, the template fails then."
-		if s := template.Suggest(o.missingKey, keys, 1, 0.6); len(s) > 0 {
+		if s := suggest.Closest(o.missingKey, keys, 1, 0.6); len(s) > 0 {
 			hint = fmt.Sprintf("Did you mean ${%s%s.%s}?\n%s", yID, o.prefixPath, s[0], hint)
 		}
 		diag(SeverityWarning, msg, hint)
@@ -951,7 +952,7 @@ func suggestPaths(id string, fields []node.Field, key string) []string {
 	lk := strings.ToLower(key)
 	for _, p := range paths {
 		lp := strings.ToLower(p.key)
-		sc := template.Similarity(key, p.key)
+		sc := suggest.Similarity(key, p.key)
 		if strings.Contains(lp, lk) || strings.Contains(lk, lp) {
 			sc = max(sc, 0.8)
 		}
@@ -1233,7 +1234,7 @@ func (v *validator) unknownParams() {
 				continue
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
-			if s := template.Suggest(p, known, 1, 0.4); len(s) > 0 {
+			if s := suggest.Closest(p, known, 1, 0.4); len(s) > 0 {
 				msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
 			}
 			v.add(layerParams, Diagnostic{

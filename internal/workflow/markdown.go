@@ -3,6 +3,7 @@ package workflow
 import (
 	"bytes"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/suggest"
 	"regexp"
 	"sort"
 	"strings"
@@ -979,37 +980,10 @@ func closest(name string, candidates []string) string {
 	best, bestD := "", -1
 	limit := max(1, len(name)/3)
 	for _, c := range candidates {
-		d := editDistance(name, c)
+		d := suggest.Distance(name, c)
 		if d <= limit && (bestD < 0 || d < bestD) {
 			best, bestD = c, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		if a == b {
-			return 0
-		}
-		return 1 << 20
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -1,4 +1,6 @@
-package template
+// Package suggest finds close matches for "did you mean" hints: edit
+// distance, a similarity score, and the closest candidates.
+package suggest
 
 import (
 	"sort"
@@ -18,7 +20,7 @@ func Similarity(a, b string) float64 {
 	if la == "" || lb == "" {
 		return 0
 	}
-	d := levenshtein(la, lb)
+	d := Distance(la, lb)
 	m := len(la)
 	if len(lb) > m {
 		m = len(lb)
@@ -35,7 +37,8 @@ func normWord(s string) string {
 	return strings.ReplaceAll(s, "_", "-")
 }
 
-func levenshtein(a, b string) int {
+// Distance is the Levenshtein edit distance between a and b (in runes).
+func Distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
@@ -56,10 +59,10 @@ func levenshtein(a, b string) int {
 	return prev[len(rb)]
 }
 
-// Suggest returns up to n candidates whose Similarity to word is at least
+// Closest returns up to n candidates whose Similarity to word is at least
 // cutoff, best first (ties keep the candidates' order). The word itself is
 // never suggested.
-func Suggest(word string, candidates []string, n int, cutoff float64) []string {
+func Closest(word string, candidates []string, n int, cutoff float64) []string {
 	type scored struct {
 		s     string
 		score float64
