@@ -230,7 +230,7 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 	}
 	for _, kv := range a.environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if trace.IsSecretKey(k) {
+		if settings.IsSecretKey(k) {
 			r.AddSecret(k, v)
 		}
 	}

@@ -3,6 +3,7 @@
 package trace
 
 import (
+	"github.com/pflow-go/pflow/internal/settings"
 	"sort"
 	"strings"
 	"sync"
@@ -10,54 +11,6 @@ import (
 
 // Redacted replaces a secret.
 const Redacted = "<REDACTED>"
-
-// secretWords are name fragments that mark a key as secret. Matching is on
-// word parts of the key (split on _ - . and case changes), so max_tokens and
-// author are not secrets but api_key, GITHUB_TOKEN and clientSecret are.
-var secretWords = map[string]bool{
-	"password": true, "passwd": true, "pwd": true, "token": true, "secret": true,
-	"apikey": true, "credential": true, "credentials": true, "authorization": true,
-	"auth": true, "cookie": true, "session": true, "privatekey": true, "bearer": true,
-}
-
-// IsSecretKey reports whether a key name looks like it holds a secret.
-func IsSecretKey(name string) bool {
-	parts := splitWords(name)
-	for i, p := range parts {
-		if secretWords[p] {
-			return true
-		}
-		if i+1 < len(parts) && secretWords[p+parts[i+1]] { // api_key, private_key
-			return true
-		}
-	}
-	return false
-}
-
-func splitWords(s string) []string {
-	var parts []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			parts = append(parts, strings.ToLower(cur.String()))
-			cur.Reset()
-		}
-	}
-	rs := []rune(s)
-	for i, r := range rs {
-		switch {
-		case r == '_' || r == '-' || r == '.' || r == ' ':
-			flush()
-		case r >= 'A' && r <= 'Z' && i > 0 && rs[i-1] >= 'a' && rs[i-1] <= 'z':
-			flush()
-			cur.WriteRune(r)
-		default:
-			cur.WriteRune(r)
-		}
-	}
-	flush()
-	return parts
-}
 
 // Redactor removes secret values from data before it is shown or stored.
 type Redactor struct {
@@ -142,7 +95,7 @@ func (r *Redactor) Value(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if IsSecretKey(k) && e != nil && e != "" {
+			if settings.IsSecretKey(k) && e != nil && e != "" {
 				if _, isMap := e.(map[string]any); !isMap {
 					out[k] = Redacted
 					continue
