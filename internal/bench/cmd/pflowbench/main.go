@@ -206,7 +206,7 @@ func (s *suite) pflow(ctx context.Context, home string, args ...string) error {
 // homes are the prepared PFLOW_HOMEs.
 type homes struct {
 	everything, fast, registry, syncBig, libSmall, libLarge string
-	wfEverything, wfFast                                    string
+	wfEverything, wfFast, wfFastOne                         string
 }
 
 func serverJSON(name, command string, args ...string) string {
@@ -214,14 +214,14 @@ func serverJSON(name, command string, args ...string) string {
 	return string(b)
 }
 
-// twentySteps is a .pflow.md workflow of 20 calls of tool on server.
-func twentySteps(server, tool string) string {
+// twentySteps is a .pflow.md workflow of n calls of tool on server.
+func twentySteps(server, tool string, n int) string {
 	var b strings.Builder
-	b.WriteString("# Twenty MCP calls\nCalls one MCP tool twenty times in one run.\n\n## Steps\n")
-	for i := 1; i <= 20; i++ {
+	fmt.Fprintf(&b, "# MCP calls\nCalls one MCP tool %d times in one run.\n\n## Steps\n", n)
+	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "\n### call%d\nCall the tool.\n- type: mcp-%s-%s\n- message: hi %d\n", i, server, tool, i)
 	}
-	b.WriteString("\n## Outputs\n\n### last\nThe last answer.\n- source: ${call20.result}\n")
+	fmt.Fprintf(&b, "\n## Outputs\n\n### last\nThe last answer.\n- source: ${call%d.result}\n", n)
 	return b.String()
 }
 
@@ -254,8 +254,10 @@ func (s *suite) prepareHomes(ctx context.Context) (*homes, error) {
 	}
 	h.wfEverything = filepath.Join(s.tmp, "twenty-everything.pflow.md")
 	h.wfFast = filepath.Join(s.tmp, "twenty-gosrv.pflow.md")
-	os.WriteFile(h.wfEverything, []byte(twentySteps("everything", "echo")), 0o644)
-	os.WriteFile(h.wfFast, []byte(twentySteps("gosrv", "echo")), 0o644)
+	os.WriteFile(h.wfEverything, []byte(twentySteps("everything", "echo", 20)), 0o644)
+	os.WriteFile(h.wfFast, []byte(twentySteps("gosrv", "echo", 20)), 0o644)
+	h.wfFastOne = filepath.Join(s.tmp, "one-gosrv.pflow.md")
+	os.WriteFile(h.wfFastOne, []byte(twentySteps("gosrv", "echo", 1)), 0o644)
 	// 1,000 saved workflows, written by the MCP server's own benchmark helper.
 	if err := s.goCmd(ctx, []string{"PFLOW_BENCH_HOME=" + h.libLarge}, "test", "-count=1", "-run", "^TestBenchPrepareHome$", "./internal/mcp/server"); err != nil {
 		return nil, err
@@ -318,6 +320,8 @@ const (
 	cBare      = "bare go-sdk client (1 session)"
 	cTS        = "TypeScript SDK client (1 session)"
 	cPerCall   = "server started per call (go-sdk)"
+	cPflowOne  = "pflow workflow (1 step)"
+	cBareOne   = "bare go-sdk client (1 call)"
 	cHello     = "bare Go binary (hello)"
 	cVersion   = "pflow --version"
 	cRegList   = "pflow registry list (1,000 MCP tools)"
@@ -332,12 +336,22 @@ type CallGroups struct{ Everything, Fast *Group }
 
 func (s *suite) callContenders(home, wf string, server []string) []bench.Contender {
 	env := s.env(home)
-	return []bench.Contender{
+	cs := []bench.Contender{
 		{Name: cPflowRun, Argv: []string{s.bin["pflow"], "--no-trace", wf}, Env: env},
 		{Name: cBare, Argv: append([]string{s.bin["bareclient"], "-calls", callsCount, "--"}, server...), Env: env},
 		{Name: cTS, Argv: append([]string{s.node, filepath.Join(s.root, "testdata/bench/calls.mjs"), callsCount, "echo", echoArgs, "--"}, server...), Env: env},
 		{Name: cPerCall, Argv: append([]string{s.bin["bareclient"], "-calls", callsCount, "-per-call", "--"}, server...), Env: env},
 	}
+	return cs
+}
+
+// withOneCall adds the one-call variants that split pflow's overhead into a
+// fixed part and a per-call part.
+func (s *suite) withOneCall(cs []bench.Contender, home, wf1 string, server []string) []bench.Contender {
+	env := s.env(home)
+	return append(cs,
+		bench.Contender{Name: cPflowOne, Argv: []string{s.bin["pflow"], "--no-trace", wf1}, Env: env},
+		bench.Contender{Name: cBareOne, Argv: append([]string{s.bin["bareclient"], "-calls", "1", "--"}, server...), Env: env})
 }
 
 func (s *suite) benchCalls(ctx context.Context, h *homes) (*CallGroups, error) {
@@ -347,7 +361,7 @@ func (s *suite) benchCalls(ctx context.Context, h *homes) (*CallGroups, error) {
 		return nil, err
 	}
 	fast, err := s.interleave(ctx, "20 calls to the Go benchmark server", s.cfg.roundsFast, 2,
-		s.callContenders(h.fast, h.wfFast, []string{s.bin["benchserver"]}))
+		s.withOneCall(s.callContenders(h.fast, h.wfFast, []string{s.bin["benchserver"]}), h.fast, h.wfFastOne, []string{s.bin["benchserver"]}))
 	if err != nil {
 		return nil, err
 	}
