@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Runs pflow's Go benchmarks and prints the raw results (benchstat format).
-# Usage: scripts/bench.sh [count]   (default count 5)
-# The figures in docs/BENCHMARKS.md come from one run of this script.
+# Runs every benchmark of DESIGN.md §5 side by side with its comparison and
+# rewrites docs/BENCHMARKS.md (medians of interleaved runs, ratios, the
+# machine, the exact commands). `make bench` runs this.
+#
+# Usage: scripts/bench.sh [-quick] [-out FILE] [-raw FILE.json] [-rounds N] ...
+#        scripts/bench.sh -h        lists every option (round counts, -count)
+#
+# Needs Go and the npm test peers; installs the peers first if they are
+# missing (as `make test` does). No root, no network beyond the npm registry
+# for that install. Takes under 10 minutes on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-count=${1:-5}
-out=${BENCH_OUT:-bench-results.txt}
-{
-  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(go version) $(nproc) cores"
-  go test -run '^$' -bench . -benchmem -count "$count" \
-    ./internal/runtime/ ./internal/registry/ ./internal/discovery/ ./internal/app/ \
-    ./internal/template/ ./internal/workflow/ ./internal/validate/ 2>&1
-} | tee "$out"
-echo "raw results written to $out"
+if [ ! -e testdata/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js ]; then
+  echo "bench: installing the npm test peers (scripts/install-peers.sh)" >&2
+  ./scripts/install-peers.sh
+fi
+exec go run ./internal/bench/cmd/pflowbench "$@"

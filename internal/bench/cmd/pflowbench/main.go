@@ -50,6 +50,10 @@ func main() {
 	flag.IntVar(&c.roundsServe, "rounds-serve", 200, "round trips per MCP-server case")
 	flag.IntVar(&c.count, "count", 5, "-count of the Go benchmarks")
 	flag.BoolVar(&c.skipGo, "skip-go", false, "skip the Go benchmarks")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: scripts/bench.sh [flags]   (make bench)\nRuns every DESIGN.md §5 benchmark side by side with its comparison and rewrites docs/BENCHMARKS.md.\n\nFlags:")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if *quick {
 		c.roundsMCP, c.roundsFast, c.roundsStart, c.roundsServe, c.count = 3, 3, 5, 20, 1

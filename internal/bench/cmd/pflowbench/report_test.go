@@ -129,7 +129,7 @@ func TestRenderWritesEveryFigure(t *testing.T) {
 		"`BenchmarkBatchEngine/items=10000`",             // Go table
 		"How the registry stays fast",                    // registry section kept
 		"TestDiscoveryHitRate",                           // discovery quality kept
-		"`bareclient -calls 20 -- x`",                    // commands, temp paths shortened
+		"`bare x` |",                                     // commands, temp paths shortened
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("document lacks %q", want)
