@@ -230,12 +230,16 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 	}
 	for _, kv := range a.environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if settings.IsSecretKey(k) {
+		if settings.IsSecretKey(k) && !notSecretEnv[k] {
 			r.AddSecret(k, v)
 		}
 	}
 	return r
 }
+
+// notSecretEnv are shell variables whose names look secret but are not
+// (PWD is the working directory, not a password).
+var notSecretEnv = map[string]bool{"PWD": true, "OLDPWD": true}
 
 func (a *App) environ() []string {
 	if a.Environ != nil {
