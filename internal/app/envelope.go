@@ -109,6 +109,9 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 			"node_id": fl.NodeID, "node_type": fl.NodeType, "fixable": fl.Category != runtime.CategoryInterrupted}
 		if fl.Line > 0 {
 			e["line"] = fl.Line
+			if t.Path != "" {
+				e["file"] = t.Path
+			}
 		}
 		for k, v := range fl.Details {
 			e[k] = v
