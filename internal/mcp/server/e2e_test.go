@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,16 +63,39 @@ func peers(t testing.TB) (dir, node string) {
 	return dir, node
 }
 
-// buildPflow builds cmd/pflow into a temp dir.
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// TestMain removes the binary the end-to-end tests build.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// buildPflow builds cmd/pflow once per test run into a temp dir.
 func buildPflow(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pflow")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pflow")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "pflow-e2e-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, "pflow"), "./cmd/pflow")
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return filepath.Join(buildDir, "pflow")
 }
 
 func testEnv(home string, extra ...string) []string {

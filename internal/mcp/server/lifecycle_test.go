@@ -328,3 +328,32 @@ func TestHTTPCancelledRequestKillsTheRun(t *testing.T) {
 	waitGone(t, pid)
 	_ = f
 }
+
+func TestHTTPSurvivesMalformedRequests(t *testing.T) {
+	_, ts, _ := newHTTP(t, "")
+	for _, body := range []string{"not json", `{"foo":1}`, `[1,2`, strings.Repeat("{", 1<<16)} {
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+			t.Errorf("body %.20q: status %d, want 4xx", body, resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("other path: %d", resp.StatusCode)
+	}
+	cs := connectHTTP(t, ts.URL+"/mcp", "")
+	if res, err := cs.ListTools(context.Background(), nil); err != nil || len(res.Tools) != 14 {
+		t.Fatalf("server unusable after malformed requests: %v", err)
+	}
+}
