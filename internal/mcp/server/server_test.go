@@ -564,3 +564,29 @@ func TestEveryCallReadsFreshStateFromDisk(t *testing.T) {
 		t.Fatalf("workflow written behind the server's back not listed: %s", r.Text)
 	}
 }
+
+// The complete workflows the agent guides show must pass workflow_validate.
+func TestGuideExampleWorkflowsAreValid(t *testing.T) {
+	f := newFixture(t, nil)
+	for name, guide := range map[string]string{"agent": instructions.Agent(), "sandbox": instructions.Sandbox()} {
+		n := 0
+		rest := guide
+		for {
+			i := strings.Index(rest, "````markdown\n# ")
+			if i < 0 {
+				break
+			}
+			body := rest[i+len("````markdown\n"):]
+			j := strings.Index(body, "\n````\n")
+			if j < 0 {
+				t.Fatalf("%s: unclosed example", name)
+			}
+			f.call("workflow_validate", map[string]any{"workflow": body[:j+1]}).mustOK(t)
+			n++
+			rest = body[j:]
+		}
+		if n == 0 {
+			t.Fatalf("%s guide has no complete example workflow", name)
+		}
+	}
+}
