@@ -590,3 +590,20 @@ func TestGuideExampleWorkflowsAreValid(t *testing.T) {
 		}
 	}
 }
+
+func TestArgumentErrorsAndBrokenConfig(t *testing.T) {
+	f := newFixture(t, nil)
+	f.call("workflow_list", map[string]any{"filter": 3}).mustErr(t, ErrValidation)
+	f.call("registry_list", map[string]any{"verbose": true}).mustErr(t, ErrValidation)
+	f.call("trace_read", map[string]any{"trace_file": []any{"x"}}).mustErr(t, ErrValidation)
+	f.call("workflow_discover", map[string]any{"query": "x", "limit": 0}).mustErr(t, ErrValidation)
+	// A settings.json that is not JSON is never overwritten: settings_set fails
+	// with an execution error that says where the file is.
+	writeFile(t, filepath.Join(f.home, "settings.json"), "{broken")
+	r := f.call("settings_set", map[string]any{"key": "A_KEY", "value": "v"}).mustErr(t, ErrExecution)
+	contains(t, r.Text, "settings.json")
+	b, _ := os.ReadFile(filepath.Join(f.home, "settings.json"))
+	if string(b) != "{broken" {
+		t.Fatal("broken settings overwritten")
+	}
+}
