@@ -48,7 +48,9 @@ type HTTPOptions struct {
 // Handler returns the streamable HTTP handler: MCP at /mcp, with go-sdk's
 // DNS-rebinding protection on and the bearer token checked when set.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{})
+	// Idle sessions are closed after an hour so a long-lived server does not
+	// accumulate abandoned clients.
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
 	mux := http.NewServeMux()
 	var mh http.Handler = h
 	if o.Token != "" {
