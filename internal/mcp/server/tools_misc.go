@@ -68,8 +68,12 @@ func (s *Server) settingsSet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"key": key, "value": settings.Mask(val), "replaced": replaced,
-		"message": fmt.Sprintf("Stored %s in settings; workflows can now use it.", key)}, nil
+	data := map[string]any{"key": key, "value": settings.Mask(val), "replaced": replaced,
+		"message": fmt.Sprintf("Stored %s in settings; workflows can now use it.", key)}
+	if _, ok := c.app.LookupProcessEnv(key); ok {
+		data["note"] = fmt.Sprintf("The server's own environment also sets %s, and that value takes precedence while this server runs.", key)
+	}
+	return data, nil
 }
 
 func (s *Server) settingsGet(ctx context.Context, c *call) (any, error) {
