@@ -368,6 +368,7 @@ func TestFaultMatrix(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFake(t, c.extra, c.modes...)
 			done := make(chan *node.Result, 1)
 			go func() { done <- f.run(c.tool, c.params) }()
