@@ -197,6 +197,7 @@ func TestConformanceSuite(t *testing.T) {
 	out := runNode(t, dir, node, testEnv(home), filepath.Join(dir, "node_modules", ".bin", "conformance"),
 		"server", "--url", url, "--spec-version", "2025-11-25", "-o", t.TempDir(), "--expected-failures", baseline)
 	contains(t, out, "Baseline check passed")
+	t.Logf("conformance: %d bytes of output", len(out))
 	for _, s := range []string{"server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection", "logging-set-level"} {
 		if !regexp.MustCompile(`✓ ` + regexp.QuoteMeta(s) + `: \d+ passed, 0 failed`).MatchString(out) {
 			t.Errorf("scenario %s did not pass:\n%s", s, out)
