@@ -153,3 +153,16 @@ func tempFiles(t *testing.T, dir string) []string {
 	}
 	return m
 }
+
+// tempFilesIn lists files under dir whose name contains sub.
+func tempFilesIn(t *testing.T, dir, sub string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), sub) {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out
+}
