@@ -206,8 +206,17 @@ func TestConformanceSuite(t *testing.T) {
 }
 
 // 002 test 21: SIGINT while a workflow runs cancels it, kills its processes,
-// and exits 130; stdout carries nothing but protocol.
+// and exits 130 (SIGTERM: 143); stdout carries nothing but protocol.
 func TestE2EStdioSIGINTExits130AndKillsChildren(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(c.sig.String(), func(t *testing.T) { signalStdioServer(t, c.sig, c.code) })
+	}
+}
+
+func signalStdioServer(t *testing.T, sig syscall.Signal, code int) {
 	bin := buildPflow(t)
 	home := t.TempDir()
 	cmd := exec.Command(bin, "mcp", "serve")
@@ -248,16 +257,16 @@ func TestE2EStdioSIGINTExits130AndKillsChildren(t *testing.T) {
 	md, pidFile := sleeper(t)
 	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_execute", Arguments: map[string]any{"workflow": md}})
 	pid := waitPid(t, pidFile)
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(sig)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
 	case <-time.After(15 * time.Second):
-		t.Fatalf("server did not exit after SIGINT:\n%s", stderr.String())
+		t.Fatalf("server did not exit after %v:\n%s", sig, stderr.String())
 	}
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+	if !errors.As(err, &ee) || ee.ExitCode() != code {
 		t.Fatalf("exit: %v\n%s", err, stderr.String())
 	}
 	waitGone(t, pid)
