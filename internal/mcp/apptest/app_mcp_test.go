@@ -151,8 +151,8 @@ func TestSyncDetailsAndPaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].Discovered != 9 {
-		t.Fatalf("paged discovery found %d tools, want 9", res[0].Discovered)
+	if res[0].Discovered != 10 {
+		t.Fatalf("paged discovery found %d tools, want 10", res[0].Discovered)
 	}
 	nodes := registryNodes(t, a)
 	ci := nodes["mcp-fake-create-issue"]
@@ -334,7 +334,7 @@ func TestToolsAndInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, err := a.MCPTools("fake")
-	if err != nil || len(tools) != 9 {
+	if err != nil || len(tools) != 10 {
 		t.Fatalf("%d tools, %v", len(tools), err)
 	}
 	info, err := a.MCPToolInfo("mcp-fake-echo")

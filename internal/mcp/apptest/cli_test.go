@@ -60,7 +60,7 @@ func TestCLIMCPCommands(t *testing.T) {
 		t.Fatalf("sync without args: %d %q", code, errs)
 	}
 	out, errs, code = c.run("", "mcp", "sync", "fake-server")
-	if code != 0 || !strings.Contains(out, "Syncing server 'fake-server'...\n✓ Discovered 9 tools\n✓ Registered 9 tools in pflow registry") || !strings.Contains(out, "  - mcp-fake-server-add\n") {
+	if code != 0 || !strings.Contains(out, "Syncing server 'fake-server'...\n✓ Discovered 10 tools\n✓ Registered 10 tools in pflow registry") || !strings.Contains(out, "  - mcp-fake-server-add\n") {
 		t.Fatalf("sync: %d %q %q", code, out, errs)
 	}
 	out, _, _ = c.run("", "mcp", "tools", "fake-server")
@@ -69,7 +69,7 @@ func TestCLIMCPCommands(t *testing.T) {
 	}
 	out, _, _ = c.run("", "mcp", "tools", "--json")
 	var tools []map[string]any
-	if json.Unmarshal([]byte(out), &tools) != nil || len(tools) != 9 {
+	if json.Unmarshal([]byte(out), &tools) != nil || len(tools) != 10 {
 		t.Fatalf("tools --json: %q", out)
 	}
 	out, _, code = c.run("", "mcp", "info", "mcp-fake-server-add")
@@ -85,7 +85,7 @@ func TestCLIMCPCommands(t *testing.T) {
 		t.Fatalf("remove declined: %d %q", code, out)
 	}
 	out, _, code = c.run("", "mcp", "remove", "-f", "fake-server")
-	if code != 0 || !strings.Contains(out, "  Removed 9 tools from registry\n✓ Removed MCP server 'fake-server'") {
+	if code != 0 || !strings.Contains(out, "  Removed 10 tools from registry\n✓ Removed MCP server 'fake-server'") {
 		t.Fatalf("remove: %d %q", code, out)
 	}
 	_, errs, code = c.run("", "mcp", "remove", "-f", "fake-server")

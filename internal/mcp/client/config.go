@@ -299,6 +299,11 @@ func ValidateEntry(name string, cfg map[string]any) error {
 		if s, isStr := c.(string); !isStr || strings.TrimSpace(s) == "" {
 			return wrap(verr("Command cannot be empty"))
 		}
+		if c, ok := cfg["cwd"]; ok && c != nil {
+			if s, isStr := c.(string); !isStr || strings.TrimSpace(s) == "" {
+				return wrap(verr("cwd must be a non-empty directory path"))
+			}
+		}
 		if a, ok := cfg["args"]; ok && a != nil {
 			list, isList := a.([]any)
 			if !isList {

@@ -150,6 +150,11 @@ func TestParseSourceShapes(t *testing.T) {
 		t.Fatalf("notes %v err %v", s, err)
 	}
 
+	s, err = ParseSource(`{"a": {"command": "x", "cwd": "/tmp", "disabled": true}}`)
+	if err != nil || len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "key 'disabled' is kept in the config but not used by pflow") {
+		t.Fatalf("notes %v err %v", s, err)
+	}
+
 	errs := map[string]string{
 		`{not json`:                        "Invalid JSON",
 		`{"a": {"invalid": 1}}`:            "Invalid JSON format. Expected one of:",

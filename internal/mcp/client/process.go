@@ -62,6 +62,14 @@ func startProcess(srv *Server, log io.Writer) (*process, error) {
 	cmd := exec.Command(path, srv.Args...)
 	cmd.Args[0] = srv.Command
 	cmd.Env = childEnv(srv)
+	if srv.Dir != "" {
+		st, err := os.Stat(srv.Dir)
+		if err != nil || !st.IsDir() {
+			return nil, pferr.Newf(pferr.Config, "Working directory of MCP server %s does not exist: %s", srv.Name, srv.Dir).
+				WithHint(fmt.Sprintf("Fix \"cwd\" of server '%s' in mcp-servers.json.", srv.Name))
+		}
+		cmd.Dir = srv.Dir
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild that inherited stderr must not keep Wait (and so crash
 	// detection) from returning once the server itself has exited.

@@ -23,6 +23,7 @@ type Server struct {
 	Command string
 	Args    []string
 	Env     map[string]string
+	Dir     string // working directory ("" = pflow's)
 	// ProcessEnv looks up variables of pflow's own environment that a stdio
 	// server inherits (PATH, HOME, ...; see inheritedEnv).
 	ProcessEnv func(string) (string, bool)
@@ -75,6 +76,7 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 	}
 	if s.Transport == "stdio" {
 		s.Command, _ = cfg["command"].(string)
+		s.Dir, _ = cfg["cwd"].(string)
 		if list, ok := cfg["args"].([]any); ok {
 			for _, a := range list {
 				s.Args = append(s.Args, value.Stringify(a))

@@ -115,6 +115,11 @@ func ParseSource(src string) (*Source, error) {
 		if err := ValidateEntry(name, norm); err != nil {
 			return nil, pferr.As(err).WithWhere(where)
 		}
+		for _, k := range value.SortedKeys(norm) {
+			if !knownKeys[k] {
+				s.Notes = append(s.Notes, fmt.Sprintf("server '%s': key '%s' is kept in the config but not used by pflow", name, k))
+			}
+		}
 		if u, _ := norm["url"].(string); strings.HasPrefix(u, "http://") && !isLocalURL(u) {
 			s.Notes = append(s.Notes, fmt.Sprintf("server '%s' uses plain http:// to a remote host: requests and credentials are not encrypted; prefer https://", name))
 		}
@@ -154,4 +159,11 @@ func isLocalURL(u string) bool {
 	default:
 		return strings.HasSuffix(h, ".localhost") || strings.HasPrefix(h, "127.")
 	}
+}
+
+// knownKeys are the entry keys pflow uses (docs/mcp.md, configuration reference).
+var knownKeys = map[string]bool{
+	"type": true, "command": true, "args": true, "env": true, "cwd": true,
+	"url": true, "headers": true, "auth": true,
+	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_memory_mb": true,
 }

@@ -56,7 +56,7 @@ const MarkVar = "PFLOW_FAKE_MARK"
 //
 // Default tools: echo{message}, add{a,b:number}, struct (structuredContent
 // with outputSchema), fail (isError), hang (never answers), big{mb}
-// (an MB-megabyte text), getenv{name}, image (an image block).
+// (an MB-megabyte text), getenv{name}, image (an image block), cwd.
 func Modes() {}
 
 // MaybeRun runs the fake server and exits when EnvVar is set.
@@ -326,6 +326,7 @@ func (s *server) tools() []any {
 		map[string]any{"name": "big", "description": "Returns mb megabytes of text", "inputSchema": obj(map[string]any{"mb": map[string]any{"type": "integer", "default": 1}})},
 		map[string]any{"name": "getenv", "description": "Reports an environment variable", "inputSchema": obj(map[string]any{"name": str}, "name")},
 		map[string]any{"name": "image", "description": "Returns an image", "inputSchema": obj(map[string]any{})},
+		map[string]any{"name": "cwd", "description": "Reports the working directory", "inputSchema": obj(map[string]any{})},
 		map[string]any{"name": "Create Issue", "description": "A tool whose name has a space", "inputSchema": obj(map[string]any{"title": str, "labels": map[string]any{"type": "array", "items": str}, "priority": map[string]any{"type": "string", "enum": []any{"low", "high"}}, "count": map[string]any{"type": "integer"}, "draft": map[string]any{"type": "boolean"}}, "title")},
 	}
 }
@@ -383,6 +384,9 @@ func (s *server) call(id any, params map[string]any, reply func(any), rpcErr fun
 		n, _ := args["name"].(string)
 		v, ok := os.LookupEnv(n)
 		reply(text(fmt.Sprintf(`{"set": %v, "value": %q}`, ok, v)))
+	case "cwd":
+		wd, _ := os.Getwd()
+		reply(text(strconv.Quote(wd)))
 	case "image":
 		reply(map[string]any{"content": []any{map[string]any{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}}})
 	case "Create Issue":

@@ -472,3 +472,15 @@ func TestShutdownSendsSIGTERMWhenEOFIgnored(t *testing.T) {
 	}
 	f.assertNoProcesses()
 }
+
+func TestWorkingDirectory(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	f := newFake(t, map[string]any{"cwd": dir})
+	if r := f.run("cwd", nil); r.Outputs["result"] != dir {
+		t.Fatalf("cwd %#v", r.Outputs)
+	}
+	g := newFake(t, map[string]any{"cwd": filepath.Join(dir, "missing")})
+	if r := g.run("cwd", nil); !strings.Contains(errText(r), "Working directory of MCP server fake does not exist") {
+		t.Fatalf("error %q", errText(r))
+	}
+}
