@@ -155,6 +155,13 @@ func TestParseSourceShapes(t *testing.T) {
 		t.Fatalf("notes %v err %v", s, err)
 	}
 
+	claudeJSON := filepath.Join(dir, ".claude.json")
+	os.WriteFile(claudeJSON, []byte(`{"numStartups": 3, "mcpServers": {"user-srv": {"type": "stdio", "command": "a"}}, "projects": {"/home/me/app": {"mcpServers": {"app-db": {"command": "b", "args": ["x"]}}}, "/home/me/other": {"allowedTools": []}}}`), 0o644)
+	s, err = ParseSource(claudeJSON)
+	if err != nil || len(s.Servers) != 2 || s.Servers[0].Name != "app-db" || !strings.Contains(strings.Join(s.Notes, "\n"), "server 'app-db' comes from project /home/me/app") {
+		t.Fatalf("claude code: %+v %v", s, err)
+	}
+
 	errs := map[string]string{
 		`{not json`:                        "Invalid JSON",
 		`{"a": {"invalid": 1}}`:            "Invalid JSON format. Expected one of:",

@@ -73,6 +73,18 @@ func ParseSource(src string) (*Source, error) {
 		return nil, pferr.New(pferr.Validation, invalidShape).WithWhere(where)
 	}
 	var entries map[string]any
+	if projects, ok := root["projects"].(map[string]any); ok {
+		// Claude Code's ~/.claude.json: user-scope servers at the top level,
+		// project-scope servers under projects.<dir>.mcpServers.
+		merged, notes, err := claudeCodeServers(root, projects)
+		if err != nil {
+			return nil, err.WithWhere(where)
+		}
+		if len(merged) > 0 {
+			root = map[string]any{"mcpServers": merged}
+			s.Notes = append(s.Notes, notes...)
+		}
+	}
 	switch {
 	case root["mcpServers"] != nil:
 		m, ok := root["mcpServers"].(map[string]any)
@@ -166,4 +178,47 @@ var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "env": true, "cwd": true,
 	"url": true, "headers": true, "auth": true,
 	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_memory_mb": true,
+}
+
+// claudeCodeServers merges the user-scope and project-scope servers of a
+// Claude Code ~/.claude.json. The same name with different configs in two
+// scopes is an error naming both.
+func claudeCodeServers(root, projects map[string]any) (map[string]any, []string, *pferr.Error) {
+	merged := map[string]any{}
+	from := map[string]string{}
+	var notes []string
+	add := func(scope string, m map[string]any) *pferr.Error {
+		for _, name := range value.SortedKeys(m) {
+			cfg := m[name]
+			if prev, dup := merged[name]; dup {
+				a, _ := value.MarshalJSON(prev)
+				b, _ := value.MarshalJSON(cfg)
+				if string(a) != string(b) {
+					return pferr.Newf(pferr.Validation, "Server '%s' is configured differently in %s and %s", name, from[name], scope).
+						WithHint("Add one of them as inline JSON under a different name.")
+				}
+				continue
+			}
+			merged[name] = cfg
+			from[name] = scope
+			if scope != "the user scope" {
+				notes = append(notes, fmt.Sprintf("server '%s' comes from %s", name, scope))
+			}
+		}
+		return nil
+	}
+	if m, ok := root["mcpServers"].(map[string]any); ok {
+		if err := add("the user scope", m); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, dir := range value.SortedKeys(projects) {
+		p, _ := projects[dir].(map[string]any)
+		if m, ok := p["mcpServers"].(map[string]any); ok {
+			if err := add("project "+dir, m); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return merged, notes, nil
 }
