@@ -79,39 +79,48 @@ func (a *App) SaveFile(ctx context.Context, req SaveFileRequest) (out *SaveOutco
 			Message: fmt.Sprintf("Workflow '%s' already exists", req.Name), Where: lib.Path(req.Name),
 			Hint: "Use --force to overwrite it, or choose a different name."}
 	}
-	ro, err := a.Run(ctx, RunRequest{Target: &Target{Workflow: w, Name: req.Name, Path: abs}, ValidateOnly: true, NoTrace: true})
+	overwritten = req.Force && lib.Exists(req.Name)
+	out, err = a.saveWorkflow(ctx, w, content, req.Name, req.Path, library.SaveOptions{
+		Force: req.Force, DeleteDraft: req.DeleteDraft, Description: req.Description, SourcePath: abs,
+	})
+	return out, overwritten, err
+}
+
+// saveWorkflow is the one save path of the CLI and the MCP server: it runs
+// every static check a run does on the parsed workflow w and, when it is
+// valid, stores content (its markdown) in the library under name. label
+// names the source in errors.
+func (a *App) saveWorkflow(ctx context.Context, w *workflow.Workflow, content []byte, name, label string, opts library.SaveOptions) (*SaveOutcome, error) {
+	ro, err := a.Run(ctx, RunRequest{Target: &Target{Workflow: w, Name: name, Path: opts.SourcePath}, ValidateOnly: true, NoTrace: true})
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if len(ro.ValidationErrors) > 0 {
 		msgs := diagMessages(ro.ValidationErrors)
-		var lines []string
-		for _, m := range msgs {
-			lines = append(lines, fmt.Sprint(m))
+		lines := make([]string, len(msgs))
+		for i, m := range msgs {
+			lines[i] = fmt.Sprint(m)
 		}
-		return nil, false, &pferr.Error{Kind: pferr.Validation,
-			Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", req.Name, strings.Join(lines, "\n  ")),
-			Where:   req.Path,
-			Details: map[string]any{"validation_errors": msgs},
-			Hint:    "Fix the errors above ('pflow --validate-only " + req.Path + "' re-checks), then save again."}
+		return nil, &pferr.Error{Kind: pferr.Validation,
+			Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", name, strings.Join(lines, "\n  ")),
+			Where:   label,
+			Details: map[string]any{"validation_errors": msgs, "diagnostics": Diagnostics(ro.ValidationErrors)},
+			Hint:    "Fix every error listed (they are also in details.validation_errors), then save again."}
 	}
-	overwritten = req.Force && lib.Exists(req.Name)
-	saved, err := lib.Save(ctx, content, req.Name, library.SaveOptions{
-		Force: req.Force, DeleteDraft: req.DeleteDraft, Description: req.Description, SourcePath: abs,
-	})
+	saved, err := a.Library().Save(ctx, content, name, opts)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	out = &SaveOutcome{Saved: saved}
+	out := &SaveOutcome{Saved: saved}
 	for _, d := range ro.Warnings {
 		out.Warnings = append(out.Warnings, d.Message)
 	}
-	if req.DeleteDraft {
-		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
-			out.DraftDeleted = abs
+	if opts.DeleteDraft && opts.SourcePath != "" {
+		if _, err := os.Stat(opts.SourcePath); errors.Is(err, fs.ErrNotExist) {
+			out.DraftDeleted = opts.SourcePath
 		}
 	}
-	return out, overwritten, nil
+	return out, nil
 }
 
 // RankSavedWorkflows ranks every saved workflow against query with the

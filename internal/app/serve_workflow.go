@@ -55,41 +55,10 @@ func (a *App) SaveFrom(ctx context.Context, req SaveRequest) (*SaveOutcome, erro
 	if err != nil {
 		return nil, parseError(label, err)
 	}
-	out, err := a.Run(ctx, RunRequest{Target: &Target{Workflow: w, Name: req.Name, Path: srcPath}, ValidateOnly: true, NoTrace: true})
-	if err != nil {
-		return nil, err
-	}
-	if len(out.ValidationErrors) > 0 {
-		msgs := diagMessages(out.ValidationErrors)
-		first, _ := msgs[0].(string)
-		e := &pferr.Error{Kind: pferr.Validation,
-			Message: fmt.Sprintf("cannot save '%s': the workflow is invalid: %s", req.Name, first),
-			Where:   label,
-			Details: map[string]any{"validation_errors": msgs, "diagnostics": Diagnostics(out.ValidationErrors)},
-			Hint:    "Fix the errors listed in details.validation_errors (workflow_validate shows them all), then save again."}
-		if len(msgs) > 1 {
-			e.Message += fmt.Sprintf(" (and %d more)", len(msgs)-1)
-		}
-		return nil, e
-	}
-	lib := a.Library()
-	isDraft := srcPath != "" && lib.IsDraft(srcPath)
-	saved, err := lib.Save(ctx, content, req.Name, library.SaveOptions{
+	isDraft := srcPath != "" && a.Library().IsDraft(srcPath)
+	return a.saveWorkflow(ctx, w, content, req.Name, label, library.SaveOptions{
 		Force: req.Force, DeleteDraft: isDraft, Description: req.Description, SourcePath: srcPath,
 	})
-	if err != nil {
-		return nil, err
-	}
-	res := &SaveOutcome{Saved: saved}
-	for _, d := range out.Warnings {
-		res.Warnings = append(res.Warnings, d.Message)
-	}
-	if isDraft {
-		if _, err := os.Stat(srcPath); errors.Is(err, fs.ErrNotExist) {
-			res.DraftDeleted = srcPath
-		}
-	}
-	return res, nil
 }
 
 // saveSource reads what SaveRequest.Source names.
