@@ -126,6 +126,12 @@ func ParseText(s string) any {
 		if err == nil {
 			return v
 		}
+		if c == '{' || c == '[' {
+			// A non-compliant server returned a Python repr (str(dict)).
+			if v, ok := parsePythonRepr(t); ok {
+				return v
+			}
+		}
 	}
 	return s
 }
