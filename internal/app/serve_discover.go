@@ -70,21 +70,31 @@ type NodeMatch struct {
 }
 
 // DiscoverNodeTypes ranks the usable (listed, allowed) node types against a
-// task description with the local relevance model (D11).
-func (a *App) DiscoverNodeTypes(ctx context.Context, task string, limit int) ([]NodeMatch, error) {
+// task description with the local relevance model (D11); with useLLM the
+// configured model reranks the top matches (the local order is kept, with a
+// warning, when no model is configured or the call fails).
+func (a *App) DiscoverNodeTypes(ctx context.Context, task string, limit int, useLLM bool) ([]NodeMatch, error) {
 	if strings.TrimSpace(task) == "" {
-		return nil, pferr.New(pferr.Validation, "the task is empty").WithHint("Describe what the workflow must do, e.g. 'fetch a URL and summarize it'.")
+		return nil, pferr.New(pferr.Usage, "the task is empty").WithHint("Describe what the workflow must do, e.g. 'fetch a URL and summarize it'.")
 	}
 	if len(task) > discovery.MaxQueryLen {
-		return nil, pferr.Newf(pferr.Validation, "the task is too long (%d characters, max %d)", len(task), discovery.MaxQueryLen)
+		return nil, pferr.Newf(pferr.Usage, "Query too long (max %d characters, got %d)", discovery.MaxQueryLen, len([]rune(task)))
 	}
 	cat, _, err := a.Catalog(ctx)
 	if err != nil {
 		return nil, err
 	}
-	specs := cat.Specs()
+	ms := discovery.RankNodes(task, cat.Specs(), limit)
+	if useLLM {
+		ms = a.RerankNodes(ctx, task, ms, func(n string) string {
+			if s, ok := cat.Lookup(n); ok {
+				return s.Interface.Description
+			}
+			return ""
+		})
+	}
 	var out []NodeMatch
-	for _, m := range discovery.RankNodes(task, specs, limit) {
+	for _, m := range ms {
 		if s, ok := cat.Lookup(m.Name); ok {
 			out = append(out, NodeMatch{Spec: s, Confidence: m.Confidence, Reasons: m.Reasons})
 		}

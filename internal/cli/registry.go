@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pflow-go/pflow/internal/app"
-	"github.com/pflow-go/pflow/internal/discovery"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
@@ -214,34 +213,17 @@ func newRegistryDiscoverCmd(f *Factory) *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			query := strings.Join(args, " ")
-			if n := utf8.RuneCountInString(query); n > discovery.MaxQueryLen {
-				return usageErr(fmt.Sprintf("Query too long (max %d characters, got %d)", discovery.MaxQueryLen, n))
-			}
-			if strings.TrimSpace(query) == "" {
-				return usageErr("the query is empty")
-			}
-			cat, _, err := f.App.Catalog(cmd.Context())
+			ms, err := f.App.DiscoverNodeTypes(cmd.Context(), query, limit, useLLM)
 			if err != nil {
 				return err
-			}
-			ms := discovery.RankNodes(query, cat.Specs(), limit)
-			if useLLM {
-				ms = f.App.RerankNodes(cmd.Context(), query, ms, func(n string) string {
-					if s, ok := cat.Lookup(n); ok {
-						return s.Interface.Description
-					}
-					return ""
-				})
 			}
 			if asJSON {
 				out := []map[string]any{}
 				for _, m := range ms {
-					if s, ok := cat.Lookup(m.Name); ok {
-						j := specJSON(s)
-						j["confidence"] = m.Confidence
-						j["reasons"] = nonNil(m.Reasons)
-						out = append(out, j)
-					}
+					j := specJSON(m.Spec)
+					j["confidence"] = m.Confidence
+					j["reasons"] = nonNil(m.Reasons)
+					out = append(out, j)
 				}
 				return writeJSON(f.IO.Out, map[string]any{"query": query, "matches": out})
 			}
@@ -253,17 +235,15 @@ func newRegistryDiscoverCmd(f *Factory) *cobra.Command {
 			}
 			fmt.Fprintf(w, "Nodes for %q:\n\n", query)
 			for i, m := range ms {
-				fmt.Fprintf(w, "%d. %-30s confidence %.2f  — %s\n", i+1, m.Name, m.Confidence, strings.Join(m.Reasons, "; "))
+				fmt.Fprintf(w, "%d. %-30s confidence %.2f  — %s\n", i+1, m.Spec.Type, m.Confidence, strings.Join(m.Reasons, "; "))
 			}
 			fmt.Fprintln(w, "\n## Selected Components")
 			for i, m := range ms {
 				if i == 3 {
 					break
 				}
-				if s, ok := cat.Lookup(m.Name); ok {
-					fmt.Fprintln(w)
-					fmt.Fprint(w, registry.Describe(s))
-				}
+				fmt.Fprintln(w)
+				fmt.Fprint(w, registry.Describe(m.Spec))
 			}
 			return nil
 		},

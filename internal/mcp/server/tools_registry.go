@@ -146,7 +146,7 @@ func (s *Server) registryDiscover(ctx context.Context, c *call) (any, error) {
 	if limit < 1 || limit > 50 {
 		return nil, pferr.Newf(pferr.Validation, "limit must be between 1 and 50, got %d", limit)
 	}
-	ms, err := c.app.DiscoverNodeTypes(ctx, c.str("task"), limit)
+	ms, err := c.app.DiscoverNodeTypes(ctx, c.str("task"), limit, false)
 	if err != nil {
 		return nil, err
 	}
