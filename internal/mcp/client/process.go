@@ -178,7 +178,9 @@ func (p *process) filter(stdout io.Reader, w *io.PipeWriter) {
 			switch {
 			case len(t) == 0:
 			case t[0] != '{' && t[0] != '[':
-				// Not JSON-RPC: skip it.
+				// Not JSON-RPC: skip it, but keep it with the stderr lines
+				// so error messages show what the server said.
+				p.stderr.Write(append(append([]byte("[stdout] "), t...), '\n'))
 			default:
 				if !json.Valid(t) {
 					p.badJSON.Store(true)

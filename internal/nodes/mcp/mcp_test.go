@@ -344,6 +344,7 @@ func TestFaultMatrix(t *testing.T) {
 		bound  time.Duration
 	}{
 		{"garbage on stdout is skipped", []string{"garbage-stdout"}, nil, "echo", map[string]any{"message": "ok"}, nil, 30 * time.Second},
+		{"garbage on stdout shown when the server then crashes", []string{"garbage-stdout", "crash-mid-call"}, nil, "echo", map[string]any{"message": "x"}, []string{"MCP server process terminated unexpectedly", "[stdout] Starting fake server v1 on stdio"}, 30 * time.Second},
 		{"invalid JSON reply", []string{"bad-json"}, nil, "echo", map[string]any{"message": "x"}, []string{"Invalid JSON response from server"}, 30 * time.Second},
 		{"crash before initialize", []string{"crash-before-init"}, nil, "echo", nil, []string{"MCP server process terminated unexpectedly", "exit status 3", "missing API key FAKE_KEY"}, 30 * time.Second},
 		{"crash mid-call leaving a grandchild", []string{"spawn-child", "crash-mid-call"}, nil, "echo", map[string]any{"message": "x"}, []string{"MCP server process terminated unexpectedly", "exit status 7"}, 30 * time.Second},
