@@ -364,7 +364,7 @@ func TestFaultMatrix(t *testing.T) {
 		{"JSON-RPC -32603", []string{"rpc-error=-32603"}, nil, "echo", map[string]any{"message": "x"}, []string{"Internal error"}, 30 * time.Second},
 		{"isError result", nil, nil, "fail", nil, []string{"repository not found: acme/nope"}, 30 * time.Second},
 		{"unknown tool", nil, nil, "nope", nil, []string{"Tool nope not found on server fake", "pflow mcp sync fake"}, 30 * time.Second},
-		{"memory limit", []string{"memory=300"}, map[string]any{"max_memory_mb": int64(100)}, "hang", map[string]any{"timeout": int64(20)}, []string{"exceeded its memory limit", "max_memory_mb"}, 25 * time.Second},
+		{"memory limit", []string{"memory=150"}, map[string]any{"max_memory_mb": int64(64)}, "hang", map[string]any{"timeout": int64(20)}, []string{"exceeded its memory limit", "max_memory_mb"}, 25 * time.Second},
 		{"grandchild and ignored EOF", []string{"spawn-child", "ignore-eof", "ignore-term"}, nil, "echo", map[string]any{"message": "x"}, nil, 30 * time.Second},
 	}
 	for _, c := range cases {
