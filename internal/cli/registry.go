@@ -13,7 +13,6 @@ import (
 
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/node"
-	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/value"
@@ -253,10 +252,6 @@ func newRegistryDiscoverCmd(f *Factory) *cobra.Command {
 	fl.IntVar(&limit, "limit", 8, "maximum number of matches")
 	fl.BoolVar(&useLLM, "llm", false, "let the configured LLM rerank the top candidates (needs an API key)")
 	return cmd
-}
-
-func usageErr(msg string) error {
-	return &pferr.Error{Kind: pferr.Usage, Message: msg, Hint: `Describe the task in one sentence, e.g. pflow registry discover "fetch a web page and summarize it"`}
 }
 
 func newRegistryRunCmd(f *Factory) *cobra.Command {
