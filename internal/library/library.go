@@ -15,8 +15,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -268,18 +271,35 @@ func (l *Library) List(filter string) ([]*Saved, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Parse on every core: listing is dominated by parsing the files.
+	loaded := make([]*Saved, len(names))
+	errs := make([]error, len(names))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(names)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
+				if errs[i] = ValidateName(names[i]); errs[i] == nil {
+					loaded[i], errs[i] = l.Load(names[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	words := strings.Fields(strings.ToLower(filter))
 	var out []*Saved
-	for _, n := range names {
-		if ValidateName(n) != nil {
-			fmt.Fprintf(l.log(), "Warning: skipping %s: %q is not a valid workflow name\n", l.Path(n), n)
+	for i, n := range names {
+		if errs[i] != nil {
+			if ValidateName(n) != nil {
+				fmt.Fprintf(l.log(), "Warning: skipping %s: %q is not a valid workflow name\n", l.Path(n), n)
+			} else {
+				fmt.Fprintf(l.log(), "Warning: skipping saved workflow '%s': %v\n", n, errs[i])
+			}
 			continue
 		}
-		s, err := l.Load(n)
-		if err != nil {
-			fmt.Fprintf(l.log(), "Warning: skipping saved workflow '%s': %v\n", n, err)
-			continue
-		}
+		s := loaded[i]
 		hay := strings.ToLower(s.Name + " " + s.Description)
 		ok := true
 		for _, w := range words {
