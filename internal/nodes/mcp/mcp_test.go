@@ -404,6 +404,9 @@ func TestFaultMatrix(t *testing.T) {
 // A 50 MB result passes through (the fake server itself needs more than the
 // default 100 MB to build it, so its limit is raised).
 func TestBigResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 MB result: skipped in -short mode")
+	}
 	f := newFake(t, map[string]any{"max_memory_mb": int64(1000)})
 	r := f.run("big", map[string]any{"mb": int64(50), "timeout": int64(300)})
 	s, _ := r.Outputs["result"].(string)
