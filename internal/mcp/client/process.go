@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/proc"
 )
 
 // Shutdown timings (D5): close stdin → StopGrace → SIGTERM group →
@@ -40,7 +41,7 @@ type process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	out    *io.PipeReader // filtered stdout, handed to mcp.IOTransport
-	stderr *tail
+	stderr *proc.TailBuffer
 	log    io.Writer
 
 	done    chan struct{} // closed when the process has exited and been reaped
@@ -70,11 +71,11 @@ func startProcess(srv *Server, log io.Writer) (*process, error) {
 		}
 		cmd.Dir = srv.Dir
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.SetProcessGroup(cmd)
 	// A grandchild that inherited stderr must not keep Wait (and so crash
 	// detection) from returning once the server itself has exited.
 	cmd.WaitDelay = 500 * time.Millisecond
-	p := &process{srv: srv, cmd: cmd, stderr: newTail(40, 4096), log: log, done: make(chan struct{})}
+	p := &process{srv: srv, cmd: cmd, stderr: proc.NewTailBuffer(10, 8<<10), log: log, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -226,7 +227,7 @@ func (p *process) exitStatus() string {
 // signal sends sig to the server's process group.
 func (p *process) signal(sig syscall.Signal) {
 	if p.cmd.Process != nil {
-		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+		_ = proc.KillGroup(p.cmd.Process.Pid, sig)
 	}
 }
 
@@ -308,65 +309,4 @@ func groupRSS(pgid int) int64 {
 		total += rss * page
 	}
 	return total
-}
-
-// tail keeps the last lines written to it (bounded line count and length)
-// and counts everything, so a stderr flood costs no memory.
-type tail struct {
-	mu      sync.Mutex
-	max     int
-	maxLen  int
-	lines   []string
-	partial []byte
-}
-
-func newTail(maxLines, maxLen int) *tail { return &tail{max: maxLines, maxLen: maxLen} }
-
-func (t *tail) Write(b []byte) (int, error) {
-	n0 := len(b)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			if len(t.partial) < t.maxLen {
-				n := min(len(b), t.maxLen-len(t.partial))
-				t.partial = append(t.partial, b[:n]...)
-			}
-			break
-		}
-		if len(t.partial) < t.maxLen {
-			n := min(i, t.maxLen-len(t.partial))
-			t.partial = append(t.partial, b[:n]...)
-		}
-		t.push(string(t.partial))
-		t.partial = t.partial[:0]
-		b = b[i+1:]
-	}
-	return n0, nil
-}
-
-func (t *tail) push(s string) {
-	s = strings.TrimRight(s, "\r")
-	if strings.TrimSpace(s) == "" {
-		return
-	}
-	t.lines = append(t.lines, s)
-	if len(t.lines) > t.max {
-		t.lines = append(t.lines[:0:0], t.lines[len(t.lines)-t.max:]...)
-	}
-}
-
-// Last returns up to n of the last lines.
-func (t *tail) Last(n int) []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := append([]string(nil), t.lines...)
-	if len(t.partial) > 0 {
-		out = append(out, string(t.partial))
-	}
-	if len(out) > n {
-		out = out[len(out)-n:]
-	}
-	return out
 }

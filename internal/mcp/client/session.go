@@ -297,7 +297,11 @@ func (s *Session) StderrTail(n int) []string {
 	if s.proc == nil {
 		return nil
 	}
-	return s.proc.stderr.Last(n)
+	lines := s.proc.stderr.Lines()
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
 }
 
 func (s *Session) fail(msg, tool, hint string) *pferr.Error {
@@ -308,7 +312,7 @@ func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 	e := pferr.New(pferr.Execution, msg)
 	e.Where = where
 	if s.proc != nil {
-		if lines := s.proc.stderr.Last(10); len(lines) > 0 {
+		if lines := s.proc.stderr.Lines(); len(lines) > 0 {
 			if hint != "" {
 				hint += "\n"
 			}
