@@ -105,7 +105,7 @@ func TestKillCLIMidWrite(t *testing.T) {
 			if cur != 1 {
 				t.Fatalf("after one uninterrupted write the version is %d, want 1", cur)
 			}
-			deadline := time.Now().Add(budget(5*time.Second, 60*time.Second))
+			deadline := time.Now().Add(budget(4*time.Second, 60*time.Second))
 			kills, landed := 0, 0
 			for n := 2; n <= 400 && (kills < 20 || time.Now().Before(deadline)); n++ {
 				cmd := exec.Command(bin, k.args(root, n)...)

@@ -51,7 +51,7 @@ func TestKillMidWrite(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
 			p := home.Resolve(root)
-			deadline := time.Now().Add(budget(8*time.Second, 90*time.Second))
+			deadline := time.Now().Add(budget(6*time.Second, 90*time.Second))
 			prev, kills, advanced := 0, 0, 0
 			for kills < 20 || time.Now().Before(deadline) {
 				startKilledWriter(t, k.kind, root)

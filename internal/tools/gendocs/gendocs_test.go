@@ -132,3 +132,79 @@ func TestCheckModeReportsStaleFile(t *testing.T) {
 		t.Fatalf("check after write: code %d, stderr %q", code, errOut.String())
 	}
 }
+
+// TestTroubleshootingMessagesExist keeps docs/troubleshooting.md honest: the
+// literal parts of every message it quotes in a heading must still occur in
+// pflow's source, so a reworded error cannot leave a stale entry behind.
+func TestTroubleshootingMessagesExist(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "troubleshooting.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src strings.Builder
+	root := filepath.Join("..", "..")
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			data, _ := os.ReadFile(path)
+			src.Write(data)
+		}
+		return nil
+	})
+	code := src.String()
+	checked := 0
+	for _, line := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(line, "### `") {
+			continue
+		}
+		// Every backquoted message in the heading.
+		parts := strings.Split(line, "`")
+		for i := 1; i < len(parts); i += 2 {
+			msg := parts[i]
+			for _, frag := range literalFragments(msg) {
+				checked++
+				if !strings.Contains(code, frag) {
+					t.Errorf("troubleshooting.md quotes %q, but %q is not in the source any more: update the entry", msg, frag)
+				}
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d message fragments checked; is the heading format still ### `message`?", checked)
+	}
+}
+
+// literalFragments splits a documented message at its <placeholders>, quotes
+// and backslashes (which the Go source spells differently) and returns the
+// literal pieces long enough to be distinctive.
+func literalFragments(msg string) []string {
+	var pieces []string
+	inside := false
+	cur := ""
+	flush := func() {
+		pieces = append(pieces, cur)
+		cur = ""
+	}
+	for _, r := range msg {
+		switch {
+		case r == '<':
+			inside = true
+			flush()
+		case r == '>' && inside:
+			inside = false
+		case inside:
+		case r == '\'', r == '"', r == '\\', r == '$', r == '{', r == '}':
+			flush()
+		default:
+			cur += string(r)
+		}
+	}
+	flush()
+	var out []string
+	for _, p := range pieces {
+		p = strings.Trim(p, " .:;,()")
+		if len(p) >= 8 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
