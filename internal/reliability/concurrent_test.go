@@ -157,4 +157,63 @@ func TestConcurrentWriters(t *testing.T) {
 			t.Errorf("mcp-servers.json: %v, %d servers, want %d", err, len(f.Servers), 2*writers)
 		}
 	})
+
+	// Every kind at once: adds and syncs race on mcp-servers.json and
+	// registry.json, saves and set-envs on their own files.
+	t.Run("mixed", func(t *testing.T) {
+		src := filepath.Join(root, "hello.pflow.md")
+		parallel(writers, func(i int) {
+			switch i % 4 {
+			case 0:
+				run("mcp", "add", fmt.Sprintf(`{"mcpServers": {"mixed-%d": {"command": "true"}}}`, i))
+			case 1:
+				run("mcp", "sync", fmt.Sprintf("fake-%d", i))
+			case 2:
+				run("workflow", "save", src, "--name", fmt.Sprintf("mixed-%d", i))
+			case 3:
+				run("settings", "set-env", fmt.Sprintf("MIXED_%d=v", i))
+			}
+		})
+		f, err := client.LoadFile(p.MCPServers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := settings.Load(p.Settings, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib := &library.Library{Dir: p.Workflows, DraftsDir: p.Drafts}
+		data, err := os.ReadFile(p.Registry)
+		var reg registry.File
+		if err == nil {
+			err = json.Unmarshal(data, &reg)
+		}
+		if err != nil {
+			t.Fatalf("registry.json after the mixed run: %v", err)
+		}
+		for i := 0; i < writers; i++ {
+			switch i % 4 {
+			case 0:
+				if _, ok := f.Servers[fmt.Sprintf("mixed-%d", i)]; !ok {
+					t.Errorf("server mixed-%d was lost", i)
+				}
+			case 1:
+				if reg.Nodes[fmt.Sprintf("mcp-fake-%d-tool-1", i)] == nil {
+					t.Errorf("the tools of fake-%d were lost", i)
+				}
+			case 2:
+				if _, err := lib.Load(fmt.Sprintf("mixed-%d", i)); err != nil {
+					t.Errorf("workflow mixed-%d: %v", i, err)
+				}
+			case 3:
+				if st.Env[fmt.Sprintf("MIXED_%d", i)] != "v" {
+					t.Errorf("setting MIXED_%d was lost", i)
+				}
+			}
+		}
+		// Nothing from the earlier rounds was lost either.
+		if len(f.Servers) != 2*writers+writers/4 || len(st.Env) != writers+writers/4 {
+			t.Errorf("after the mixed round: %d servers (want %d), %d settings (want %d)", len(f.Servers), 2*writers+writers/4, len(st.Env), writers+writers/4)
+		}
+	})
 }
