@@ -428,7 +428,7 @@ func (s *suite) benchServe(ctx context.Context, h *homes) (*Serve, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("MCP server round trips: %v\n  command: %s\n%s", err, bench.Contender{Argv: argv}.Command(), stderr.String())
 	}
-	out := &Serve{Rounds: s.cfg.roundsServe, Command: bench.Contender{Argv: argv}.Command()}
+	out := &Serve{Rounds: s.cfg.roundsServe, Command: shorten(bench.Contender{Argv: argv}.Command())}
 	if err := json.Unmarshal(stdout.Bytes(), &out.Cases); err != nil {
 		return nil, fmt.Errorf("MCP server round trips: serve.mjs printed no JSON summary (%v): %s", err, stdout.String())
 	}

@@ -168,3 +168,19 @@ func TestBenchmarkWorkflowParses(t *testing.T) {
 		}
 	}
 }
+
+func TestAddedAndPerCallWhy(t *testing.T) {
+	if got := added(681*msec, 693*msec); got != " (nothing measurable added)" {
+		t.Errorf("added for a faster pflow = %q", got)
+	}
+	if got := added(252*msec, 128*msec); got != " (+124 ms)" {
+		t.Errorf("added = %q", got)
+	}
+	r := sampleReport()
+	if why := perCallWhy(r.Calls.Fast, 38*msec, 16*msec, 120*msec); !strings.Contains(why, "pflow's own overhead decides") || !strings.Contains(why, "7.50×") {
+		t.Errorf("per-call why for a fast server: %q", why)
+	}
+	if why := perCallWhy(r.Calls.Everything, 610*msec, 600*msec, 12000*msec); strings.Contains(why, "own overhead") {
+		t.Errorf("per-call why for a slow server blames pflow: %q", why)
+	}
+}
