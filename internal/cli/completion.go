@@ -37,6 +37,13 @@ func addCompletions(root *cobra.Command, f *Factory) {
 	set(completeServerNames(f, false), "mcp", "remove")
 	set(completeServerNames(f, true), "mcp", "sync")
 	set(completeServerNames(f, false), "mcp", "tools")
+	// Flag values.
+	if root.Flags().Lookup("output-format") != nil {
+		if _, ok := root.GetFlagCompletionFunc("output-format"); !ok {
+			_ = root.RegisterFlagCompletionFunc("output-format", cobra.FixedCompletions(
+				[]string{"text\thuman-readable output", "json\tone JSON object on stdout"}, cobra.ShellCompDirectiveNoFileComp))
+		}
+	}
 }
 
 // findSub walks the tree by command names.
