@@ -160,7 +160,10 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		}
 	}
 	if req.Target.Saved && res.Success() {
-		if err := a.Library().RecordRun(ctx, req.Target.Name, true, res.Duration, req.Params, red.SecretNames()); err != nil {
+		// Values known to be secret (from env or settings, even when typed on
+		// the command line) never reach the saved run history.
+		params, _ := red.Value(req.Params).(map[string]any)
+		if err := a.Library().RecordRun(ctx, req.Target.Name, true, res.Duration, params, red.SecretNames()); err != nil {
 			fmt.Fprintf(a.Log, "Warning: could not update the run history of '%s': %v\n", req.Target.Name, err)
 		}
 	}

@@ -78,11 +78,21 @@ func checkMessage(line []byte) (int, string) {
 	if !json.Valid(line) {
 		return -32700, "Parse error: the line is not valid JSON"
 	}
+	// A message is a request/notification (method) or a response (id with
+	// result or error); anything else would be dropped silently by the SDK
+	// and leave the client waiting.
 	check := func(raw json.RawMessage) bool {
 		var m struct {
-			JSONRPC string `json:"jsonrpc"`
+			JSONRPC string          `json:"jsonrpc"`
+			Method  string          `json:"method"`
+			ID      json.RawMessage `json:"id"`
+			Result  json.RawMessage `json:"result"`
+			Error   json.RawMessage `json:"error"`
 		}
-		return json.Unmarshal(raw, &m) == nil && m.JSONRPC == "2.0"
+		if json.Unmarshal(raw, &m) != nil || m.JSONRPC != "2.0" {
+			return false
+		}
+		return m.Method != "" || (len(m.ID) > 0 && (len(m.Result) > 0 || len(m.Error) > 0))
 	}
 	switch line[0] {
 	case '{':
