@@ -48,8 +48,8 @@ type EnvLookup struct {
 
 // PrepareInputs fills and coerces declared inputs. Precedence: the provided
 // params (CLI key=value, routed stdin, MCP arguments, parent mappings), then a
-// process environment variable of exactly the input's name, then settings.json
-// env, then the declared default; an optional input without any becomes nil.
+// process environment variable of the input's name (exact, then upper-case),
+// then settings.json env (case-insensitive), then the declared default; an optional input without any becomes nil.
 // Raw strings (from the CLI) are read according to the declared type;
 // undeclared params are kept as given.
 func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup) (*Prepared, []InputError) {
@@ -61,10 +61,13 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 	for _, in := range w.Inputs {
 		raw, ok := provided[in.Name]
 		src := FromParams
-		if !ok {
-			if env.Process != nil {
-				if s, found := env.Process(in.Name); found {
+		if !ok && env.Process != nil {
+			// The exact name, then its upper-case form: input github_token
+			// is filled by GITHUB_TOKEN.
+			for _, k := range []string{in.Name, strings.ToUpper(in.Name)} {
+				if s, found := env.Process(k); found {
 					raw, ok, src = s, true, FromEnv
+					break
 				}
 			}
 		}

@@ -386,23 +386,27 @@ func TestPrepareInputs(t *testing.T) {
 		{Name: "opt", Required: &f},
 		{Name: "from_env", Type: "string"},
 		{Name: "from_settings", Type: "number"},
+		{Name: "github_token", Type: "string"},
 	}}
 	env := EnvLookup{
-		Process:  func(k string) (string, bool) { return map[string]string{"from_env": "E"}[k], k == "from_env" },
+		Process: func(k string) (string, bool) {
+			v, ok := map[string]string{"from_env": "E", "GITHUB_TOKEN": "T"}[k]
+			return v, ok
+		},
 		Settings: func(k string) (string, bool) { return "2.5", k == "from_settings" },
 	}
 	p, errs := PrepareInputs(w, map[string]any{"code": "007", "n": "42"}, env)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	want := map[string]any{"code": "007", "n": int64(42), "flag": true, "opt": nil, "from_env": "E", "from_settings": 2.5}
+	want := map[string]any{"code": "007", "n": int64(42), "flag": true, "opt": nil, "from_env": "E", "from_settings": 2.5, "github_token": "T"}
 	for k, v := range want {
 		if p.Values[k] != v {
 			t.Errorf("%s = %#v, want %#v", k, p.Values[k], v)
 		}
 	}
 	_, errs = PrepareInputs(w, map[string]any{"n": "forty"}, EnvLookup{})
-	if len(errs) != 4 {
+	if len(errs) != 5 {
 		t.Fatalf("want every problem at once, got %v", errs)
 	}
 	if errs[0].Message != "Workflow requires input 'code': No description provided" || errs[1].Message != `Input 'n' expects an integer, got str "forty"` {
