@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -55,7 +56,28 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 		d.Sync()
 		d.Close()
 	}
+	removeStaleTemps(path)
 	return nil
+}
+
+// staleAfter is how old a temp file must be before a later write of the same
+// file removes it: a writer killed mid-write (kill -9, power loss) leaves its
+// temp file behind; a live writer finishes far sooner.
+const staleAfter = 10 * time.Minute
+
+// removeStaleTemps deletes temp files that crashed writers of path left.
+func removeStaleTemps(path string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".*.tmp"))
+	for _, m := range matches {
+		if st, err := os.Lstat(m); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > staleAfter {
+			os.Remove(m)
+		}
+	}
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
 }
 
 // CreateFileAtomic is WriteFileAtomic that fails with fs.ErrExist when path
