@@ -21,7 +21,8 @@
 // named .<file>.<random>.tmp next to the target and renames it into place.
 // A process killed between the two leaves that temp file (at most one per
 // killed process, since writes are sequential within a process); nothing
-// reads them and a later write does not remove them. Lock files
+// reads them, and a later write of the same file removes those older than
+// 10 minutes. Lock files
 // (<file>.lock, workflows/.locks/<name>) stay too, by design: an flock is
 // released by the kernel when its holder dies, so a stale lock file never
 // blocks anyone.
