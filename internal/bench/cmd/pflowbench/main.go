@@ -441,6 +441,7 @@ func (s *suite) benchServe(ctx context.Context, h *homes) (*Serve, error) {
 // goBench is one `go test -bench` invocation.
 type goBench struct {
 	pkg, pattern string
+	prefix       string // prepended to the benchmark names (they repeat across packages)
 	extra        []string
 	env          []string
 }
@@ -453,6 +454,7 @@ func (s *suite) goBenchmarks(ctx context.Context, h *homes) (bench.GoBench, []st
 		{pkg: "./internal/app", pattern: "^(BenchmarkParseValidateRun1000|BenchmarkParseValidate1000|BenchmarkRegistryLoad1000)$"},
 		{pkg: "./internal/cli", pattern: "^BenchmarkRegistryListCommand$", env: []string{"PFLOW_BENCH_HOME=" + h.registry}},
 		{pkg: "./internal/discovery", pattern: "^(BenchmarkWorkflowDiscover1000|BenchmarkWorkflowDiscoverFromDisk1000)$"},
+		{pkg: "./internal/mcp/server", pattern: "^(BenchmarkRegistryList|BenchmarkWorkflowList10|BenchmarkWorkflowDiscover1000)$", prefix: "mcp/server (in-memory go-sdk client) "},
 	}
 	all := bench.GoBench{}
 	var commands []string
@@ -474,6 +476,7 @@ func (s *suite) goBenchmarks(ctx context.Context, h *homes) (bench.GoBench, []st
 			return nil, nil, fmt.Errorf("%s: %v\n%s", line, err, out)
 		}
 		for name, units := range bench.ParseGoBench(bytes.NewReader(out)) {
+			name = b.prefix + name
 			all[name] = units
 			if v, ok := all.Median(name, "ns/op"); ok {
 				s.step("  %-50s %10.3f ms/op", name, v/1e6)
