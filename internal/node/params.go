@@ -3,6 +3,8 @@ package node
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -138,4 +140,24 @@ func Map(params map[string]any, k string) (map[string]any, error) {
 		}
 	}
 	return nil, &ParamError{k, fmt.Sprintf("expects a mapping (key: value pairs), got %s", value.TypeName(v))}
+}
+
+// ResolvePath expands ~ and makes p absolute and clean, relative to base when
+// base is set and to the process's working directory otherwise.
+func ResolvePath(p, base string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot expand '~' in %q: %v", p, err)
+		}
+		p = filepath.Join(home, p[1:])
+	}
+	if !filepath.IsAbs(p) && base != "" {
+		p = filepath.Join(base, p)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("cannot resolve path %q: %v", p, err)
+	}
+	return abs, nil
 }

@@ -186,18 +186,9 @@ func (e *executor) loadChild(f *frame, params map[string]any) (*workflow.Workflo
 		}
 		return w, label, nil
 	case ref != "":
-		path := ref
-		if strings.HasPrefix(path, "~/") {
-			if h, err := userHome(); err == nil {
-				path = filepath.Join(h, path[2:])
-			}
-		}
-		if !filepath.IsAbs(path) && f.dir != "" {
-			path = filepath.Join(f.dir, path)
-		}
-		abs, err := filepath.Abs(path)
-		if err == nil {
-			path = abs
+		path, err := node.ResolvePath(ref, f.dir)
+		if err != nil {
+			return nil, "", err
 		}
 		w, err := workflow.ParseFile(path)
 		if err != nil {

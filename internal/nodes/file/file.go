@@ -51,32 +51,12 @@ const pathHelp = "~ is expanded; a relative path resolves against the workflow f
 var encodingParam = node.Field{Key: "encoding", Type: "str", Default: "utf-8", Enum: []any{"utf-8", "utf-8-sig", "latin-1", "ascii"},
 	Description: "Text encoding: utf-8 (default), utf-8-sig (UTF-8 with a byte-order mark), latin-1 or ascii."}
 
-// ResolvePath expands ~ and makes p absolute and clean, relative to base when
-// base is set and to the process's working directory otherwise.
-func ResolvePath(p, base string) (string, error) {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot expand '~' in %q: %v", p, err)
-		}
-		p = filepath.Join(home, p[1:])
-	}
-	if !filepath.IsAbs(p) && base != "" {
-		p = filepath.Join(base, p)
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", fmt.Errorf("cannot resolve path %q: %v", p, err)
-	}
-	return abs, nil
-}
-
 func pathParam(req *node.Request, key string) (string, error) {
 	raw, err := node.RequireString(req.Params, key)
 	if err != nil {
 		return "", err
 	}
-	p, err := ResolvePath(raw, req.WorkflowDir)
+	p, err := node.ResolvePath(raw, req.WorkflowDir)
 	if err != nil {
 		return "", &node.ParamError{Param: key, Message: err.Error()}
 	}

@@ -223,7 +223,7 @@ func workDir(p map[string]any, workflowDir string) (string, error) {
 	if raw == "" {
 		return "", nil
 	}
-	dir, err := resolvePath(raw, workflowDir)
+	dir, err := node.ResolvePath(raw, workflowDir)
 	if err != nil {
 		return "", &node.ParamError{Param: "cwd", Message: err.Error()}
 	}
@@ -237,26 +237,6 @@ func workDir(p map[string]any, workflowDir string) (string, error) {
 		return "", &node.ParamError{Param: "cwd", Message: fmt.Sprintf("'%s' is a file, not a directory", dir)}
 	}
 	return dir, nil
-}
-
-// resolvePath expands ~ and makes p absolute, relative to base when base is
-// set and to the process's working directory otherwise.
-func resolvePath(p, base string) (string, error) {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot expand '~' in %q: %v", p, err)
-		}
-		p = filepath.Join(home, p[1:])
-	}
-	if !filepath.IsAbs(p) && base != "" {
-		p = filepath.Join(base, p)
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", fmt.Errorf("cannot resolve path %q: %v", p, err)
-	}
-	return abs, nil
 }
 
 // stdinText converts the stdin param to the text written to the command.

@@ -1,5 +1,0 @@
-package runtime
-
-import "os"
-
-func userHome() (string, error) { return os.UserHomeDir() }
