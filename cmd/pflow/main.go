@@ -12,6 +12,7 @@ import (
 )
 
 func main() {
+	tuneStartupGC(os.Getenv)
 	// Writing to a closed pipe returns EPIPE instead of killing pflow; the CLI
 	// turns that into a quiet exit.
 	signal.Ignore(syscall.SIGPIPE)
