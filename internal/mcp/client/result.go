@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -138,17 +139,34 @@ func ParseText(s string) any {
 
 // ValidateStructured checks structuredContent against the tool's
 // outputSchema (D8; the SDK does not). A nil error means it conforms or
-// there is nothing to check.
+// there is nothing to check. It resolves the schema on every call; a
+// session resolves each tool's output schema once (Session.ValidateStructured).
 func ValidateStructured(tool *mcp.Tool, res *mcp.CallToolResult) error {
+	if tool == nil || tool.OutputSchema == nil {
+		return nil
+	}
+	return validateStructured(tool, res, compileOutputSchema(tool.OutputSchema))
+}
+
+// compileOutputSchema resolves an outputSchema; nil when it does not resolve
+// (an unusable schema is the server's problem; calls do not fail on it).
+func compileOutputSchema(schema any) *jsonschema.Resolved {
+	rs, err := resolveSchema(schema)
+	if err != nil {
+		return nil
+	}
+	return rs
+}
+
+func validateStructured(tool *mcp.Tool, res *mcp.CallToolResult, rs *jsonschema.Resolved) error {
 	if tool == nil || tool.OutputSchema == nil || res == nil || res.IsError {
 		return nil
 	}
 	if res.StructuredContent == nil {
 		return fmt.Errorf("Tool %s has an output schema but did not return structured content", tool.Name)
 	}
-	rs, err := resolveSchema(tool.OutputSchema)
-	if err != nil {
-		return nil // an unusable schema is the server's problem; do not fail calls on it
+	if rs == nil {
+		return nil
 	}
 	inst := jsonInstance(res.StructuredContent)
 	if err := rs.Validate(inst); err != nil {
@@ -170,8 +188,12 @@ func resolveSchema(schema any) (*jsonschema.Resolved, error) {
 }
 
 // jsonInstance converts a value to the plain encoding/json model
-// (float64 numbers) the validator expects.
+// (float64 numbers) the validator expects. Canonical values are converted
+// directly; anything else takes a JSON round trip.
 func jsonInstance(v any) any {
+	if out, ok := jsonModel(v); ok {
+		return out
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return v
@@ -181,4 +203,44 @@ func jsonInstance(v any) any {
 		return v
 	}
 	return out
+}
+
+// jsonModel converts the canonical value model (value package) to the
+// encoding/json one: integers become float64, as a JSON round trip would
+// make them. ok is false for any other Go type.
+func jsonModel(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool, string:
+		return v, true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, false // not JSON: let the round trip decide
+		}
+		return v, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, ok := jsonModel(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			c, ok := jsonModel(e)
+			if !ok {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	}
+	return nil, false
 }

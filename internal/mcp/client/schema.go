@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -141,56 +143,105 @@ func (e *ArgError) Error() string {
 // declares ("5" → 5 for an integer, 3 → "3" for a string, a JSON string →
 // a list/object) and checks required params, types and enums, so a wrong
 // argument fails before the call with the param's name and expected type.
+// It compiles the schema on every call; a session compiles each tool's
+// schema once (Session.CoerceArgs).
 func CoerceArgs(tool string, inputSchema any, args map[string]any) (map[string]any, error) {
+	return CompileInputSchema(inputSchema).Coerce(tool, args)
+}
+
+// InputSchema is a tool's inputSchema prepared for CoerceArgs: the
+// properties' types and enums looked up once, and the schema resolved once
+// for the full JSON Schema validation. It is immutable and safe for
+// concurrent use.
+type InputSchema struct {
+	ok       bool // the schema is an object (anything else: no checks)
+	required []string
+	props    map[string]propSchema
+	resolved *jsonschema.Resolved // nil when the schema does not resolve
+}
+
+type propSchema struct {
+	types []string
+	enum  []any
+}
+
+// CompileInputSchema prepares a tool's inputSchema for Coerce.
+func CompileInputSchema(inputSchema any) *InputSchema {
+	s := asMap(inputSchema)
+	if s == nil {
+		return &InputSchema{}
+	}
+	out := &InputSchema{ok: true, props: map[string]propSchema{}}
+	if r, ok := s["required"].([]any); ok {
+		for _, x := range r {
+			if k, _ := x.(string); k != "" {
+				out.required = append(out.required, k)
+			}
+		}
+	}
+	for k, pv := range asMap(s["properties"]) {
+		p := asMap(pv)
+		if p == nil {
+			continue
+		}
+		ps := propSchema{types: schemaTypes(p)}
+		if e, ok := p["enum"].([]any); ok && len(e) > 0 {
+			ps.enum = e
+		}
+		out.props[k] = ps
+	}
+	if rs, err := resolveSchema(s); err == nil {
+		out.resolved = rs
+	}
+	return out
+}
+
+// Coerce is CoerceArgs with a compiled schema. args is not modified.
+func (is *InputSchema) Coerce(tool string, args map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
 		out[k] = v
 	}
-	s := asMap(inputSchema)
-	if s == nil {
+	if is == nil || !is.ok {
 		return out, nil
 	}
-	props := asMap(s["properties"])
-	if r, ok := s["required"].([]any); ok {
-		for _, x := range r {
-			k, _ := x.(string)
-			if v, present := out[k]; k != "" && (!present || v == nil) {
-				return nil, &ArgError{k, tool, fmt.Sprintf("is required but missing. Add '- %s: ...' to the step", k)}
-			}
+	for _, k := range is.required {
+		if v, present := out[k]; !present || v == nil {
+			return nil, &ArgError{k, tool, fmt.Sprintf("is required but missing. Add '- %s: ...' to the step", k)}
 		}
 	}
-	for k, v := range out {
-		p := asMap(props[k])
-		if p == nil {
+	for _, k := range value.SortedKeys(out) {
+		v := out[k]
+		p, ok := is.props[k]
+		if !ok {
 			continue
 		}
-		types := schemaTypes(p)
-		if len(types) > 0 {
-			cv, err := coerce(v, types)
+		if len(p.types) > 0 {
+			cv, err := coerce(v, p.types)
 			if err != nil {
 				return nil, &ArgError{k, tool, err.Error()}
 			}
 			out[k] = cv
 			v = cv
 		}
-		if e, ok := p["enum"].([]any); ok && len(e) > 0 {
+		if len(p.enum) > 0 {
 			found := false
-			for _, x := range e {
+			for _, x := range p.enum {
 				if value.Stringify(x) == value.Stringify(v) && value.TypeName(x) == value.TypeName(v) {
 					found = true
 				}
 			}
 			if !found {
-				opts := make([]string, len(e))
-				for i, x := range e {
+				opts := make([]string, len(p.enum))
+				for i, x := range p.enum {
 					opts[i] = value.Stringify(x)
 				}
 				return nil, &ArgError{k, tool, fmt.Sprintf("must be one of: %s (got %q)", strings.Join(opts, ", "), value.Stringify(v))}
 			}
 		}
 	}
-	if rs, err := resolveSchema(s); err == nil {
-		if err := rs.Validate(jsonInstance(out)); err != nil {
+	if is.resolved != nil {
+		if err := is.resolved.Validate(jsonInstance(out)); err != nil {
 			return nil, fmt.Errorf("Invalid params: arguments for tool '%s' do not match its input schema: %v", tool, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -41,6 +42,7 @@ type Session struct {
 
 	toolsMu sync.Mutex
 	tools   map[string]*mcp.Tool
+	schemas map[*mcp.Tool]*toolSchemas // compiled once per tool and session
 
 	mu   sync.Mutex
 	dead error
@@ -146,6 +148,7 @@ func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	}
 	s.toolsMu.Lock()
 	s.tools = map[string]*mcp.Tool{}
+	s.schemas = nil
 	for _, t := range out {
 		s.tools[t.Name] = t
 	}
@@ -183,6 +186,53 @@ func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 			WithHint(fmt.Sprintf("The server no longer offers this tool. Run 'pflow mcp sync %s' and 'pflow mcp tools %s' to see what it has now.", s.Server.Name, s.Server.Name))
 	}
 	return t, nil
+}
+
+// toolSchemas are a tool's input and output schemas, compiled once per
+// session: resolving a schema with jsonschema-go costs far more than the
+// checks themselves, and every step of a run may call the same tool.
+type toolSchemas struct {
+	input  *InputSchema
+	output *jsonschema.Resolved
+}
+
+func (s *Session) compiled(t *mcp.Tool) *toolSchemas {
+	s.toolsMu.Lock()
+	c := s.schemas[t]
+	s.toolsMu.Unlock()
+	if c != nil {
+		return c
+	}
+	c = &toolSchemas{input: CompileInputSchema(t.InputSchema)}
+	if t.OutputSchema != nil {
+		c.output = compileOutputSchema(t.OutputSchema)
+	}
+	s.toolsMu.Lock()
+	if s.schemas == nil {
+		s.schemas = map[*mcp.Tool]*toolSchemas{}
+	}
+	if prev := s.schemas[t]; prev != nil {
+		c = prev
+	} else {
+		s.schemas[t] = c
+	}
+	s.toolsMu.Unlock()
+	return c
+}
+
+// CoerceArgs is the package's CoerceArgs for tool t (as returned by
+// Session.Tool), with t's inputSchema compiled once per session.
+func (s *Session) CoerceArgs(t *mcp.Tool, args map[string]any) (map[string]any, error) {
+	return s.compiled(t).input.Coerce(t.Name, args)
+}
+
+// ValidateStructured is the package's ValidateStructured for tool t, with
+// t's outputSchema resolved once per session.
+func (s *Session) ValidateStructured(t *mcp.Tool, res *mcp.CallToolResult) error {
+	if t == nil || t.OutputSchema == nil {
+		return nil
+	}
+	return validateStructured(t, res, s.compiled(t).output)
 }
 
 // CallTool calls a tool with a timeout (D6). When the timeout expires on a

@@ -111,7 +111,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if err != nil {
 		return node.Fail(client.ErrorText(err), details()), nil
 	}
-	args, err := client.CoerceArgs(t.Name, t.InputSchema, ToolArgs(req.Params))
+	args, err := sess.CoerceArgs(t, ToolArgs(req.Params))
 	if err != nil {
 		return node.Fail(err.Error()+" (server '"+server+"')", details()), nil
 	}
@@ -119,7 +119,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if err != nil {
 		return node.Fail(client.ErrorText(err), details()), nil
 	}
-	if err := client.ValidateStructured(t, res); err != nil {
+	if err := sess.ValidateStructured(t, res); err != nil {
 		return node.Fail(err.Error()+" (server '"+server+"')", details()), nil
 	}
 	ex := client.ExtractResult(res)
