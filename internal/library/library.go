@@ -266,41 +266,69 @@ func (l *Library) Names() ([]string, error) {
 // List returns the saved workflows whose name or description contain every
 // word of filter (case-insensitive), sorted by name. Files that fail to
 // parse are skipped with a warning on Log.
+//
+// Parses are cached in-process per file version (size, mtime, inode, ctime):
+// every call reads the directory and stats every file, so the result is
+// always what is on disk now, but only new or changed files are parsed
+// again. The returned Saved values are copies; their Workflow is shared with
+// the cache and must be treated as read-only.
 func (l *Library) List(filter string) ([]*Saved, error) {
 	names, err := l.Names()
 	if err != nil {
 		return nil, err
 	}
-	// Parse on every core: listing is dominated by parsing the files.
-	loaded := make([]*Saved, len(names))
-	errs := make([]error, len(names))
+	dir := l.Dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	entries := make([]*parsed, len(names))
+	var todo []int
+	for i, n := range names {
+		if err := ValidateName(n); err != nil {
+			entries[i] = &parsed{err: err}
+			continue
+		}
+		if fi, err := os.Stat(l.Path(n)); err == nil {
+			if p, ok := cachedParse(dir, n, keyOf(fi)); ok {
+				entries[i] = p
+				continue
+			}
+		}
+		todo = append(todo, i)
+	}
+	// Parse the new and changed files on every core: that is the cost of a
+	// listing.
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(names)); w++ {
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(todo)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(names); i = int(next.Add(1) - 1) {
-				if errs[i] = ValidateName(names[i]); errs[i] == nil {
-					loaded[i], errs[i] = l.Load(names[i])
-				}
+			for j := int(next.Add(1) - 1); j < len(todo); j = int(next.Add(1) - 1) {
+				i := todo[j]
+				s, key, err := l.loadKeyed(names[i])
+				entries[i] = &parsed{key: key, saved: s, err: err}
 			}
 		}()
 	}
 	wg.Wait()
+	keep := make(map[string]*parsed, len(names))
 	words := strings.Fields(strings.ToLower(filter))
 	var out []*Saved
 	for i, n := range names {
-		if errs[i] != nil {
+		e := entries[i]
+		if e.err == nil || e.key != (fileKey{}) {
+			keep[n] = e
+		}
+		if e.err != nil {
 			if ValidateName(n) != nil {
 				fmt.Fprintf(l.log(), "Warning: skipping %s: %q is not a valid workflow name\n", l.Path(n), n)
 			} else {
-				fmt.Fprintf(l.log(), "Warning: skipping saved workflow '%s': %v\n", n, errs[i])
+				fmt.Fprintf(l.log(), "Warning: skipping saved workflow '%s': %v\n", n, e.err)
 			}
 			continue
 		}
-		s := loaded[i]
-		hay := strings.ToLower(s.Name + " " + s.Description)
+		hay := strings.ToLower(e.saved.Name + " " + e.saved.Description)
 		ok := true
 		for _, w := range words {
 			if !strings.Contains(hay, w) {
@@ -309,9 +337,11 @@ func (l *Library) List(filter string) ([]*Saved, error) {
 			}
 		}
 		if ok {
-			out = append(out, s)
+			c := *e.saved
+			out = append(out, &c)
 		}
 	}
+	storeParses(dir, keep)
 	return out, nil
 }
 

@@ -1,0 +1,85 @@
+package library
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// fileKey identifies one version of a file: any write through pflow (an
+// atomic rename: new inode) or by an editor (new size, mtime or, on Linux,
+// ctime, which no tool can set back) changes it.
+type fileKey struct {
+	size, mtime, ctime int64
+	ino                uint64
+}
+
+func keyOf(fi fs.FileInfo) fileKey {
+	k := fileKey{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	k.ino, k.ctime = inodeCtime(fi)
+	return k
+}
+
+// parsed is one cached parse of a saved workflow file: the result or the
+// error, for the file version key.
+type parsed struct {
+	key   fileKey
+	saved *Saved
+	err   error
+}
+
+// listCache keeps, per library directory and workflow name, the last parse
+// of each file, so a long-lived process (pflow mcp serve answering
+// workflow_list) does not re-parse unchanged files on every request. Every
+// List still reads the directory and stats every file, and re-parses any
+// file whose key changed: results always reflect the files on disk at the
+// moment of the call.
+var listCache = struct {
+	sync.Mutex
+	dirs map[string]map[string]*parsed
+}{dirs: map[string]map[string]*parsed{}}
+
+// cachedParse returns the cached parse of name if its file still has key.
+func cachedParse(dir, name string, key fileKey) (*parsed, bool) {
+	listCache.Lock()
+	defer listCache.Unlock()
+	p, ok := listCache.dirs[dir][name]
+	if !ok || p.key != key {
+		return nil, false
+	}
+	return p, true
+}
+
+// storeParses replaces the cache of dir with the parses of the files seen by
+// one List: entries of deleted files go away with it.
+func storeParses(dir string, ps map[string]*parsed) {
+	listCache.Lock()
+	defer listCache.Unlock()
+	listCache.dirs[dir] = ps
+}
+
+// loadKeyed reads and parses a saved workflow, returning the key of the
+// version it read. The key is taken from the open file before reading, so a
+// file changed while it is read gets a new key and is parsed again next time.
+func (l *Library) loadKeyed(name string) (*Saved, fileKey, error) {
+	path := l.Path(name)
+	f, err := os.Open(path)
+	if err != nil {
+		_, err := l.Load(name) // the usual not-found / cannot-read error
+		return nil, fileKey{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileKey{}, pferr.Newf(pferr.Config, "cannot read workflow '%s': %v", name, err).WithWhere(path)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fileKey{}, pferr.Newf(pferr.Config, "cannot read workflow '%s': %v", name, err).WithWhere(path)
+	}
+	s, err := l.parse(name, path, data)
+	return s, keyOf(fi), err
+}
