@@ -4,16 +4,17 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/settings"
 )
 
-var settingsEnvKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var settingsEnvKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // ValidateSettingsEnvKey checks a settings env key (an environment variable name).
 func ValidateSettingsEnvKey(key string) error {
-	if settingsEnvKeyRE.MatchString(key) {
+	if settingsEnvKeyRE().MatchString(key) {
 		return nil
 	}
 	return &pferr.Error{Kind: pferr.Validation,

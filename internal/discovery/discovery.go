@@ -274,7 +274,7 @@ func queryTerms(q string) []*qterm {
 	var out []*qterm
 	seen := map[string]bool{}
 	for _, w := range words(q) {
-		if stopwords[w] {
+		if vocab().stopwords[w] {
 			continue
 		}
 		st := stem(w)
@@ -283,7 +283,7 @@ func queryTerms(q string) []*qterm {
 		}
 		seen[st] = true
 		qt := &qterm{word: w, forms: []form{{st, 1}}}
-		for _, syn := range synonyms[st] {
+		for _, syn := range vocab().synonyms[st] {
 			s := stem(syn)
 			if s != st {
 				qt.forms = append(qt.forms, form{s, 0.7})
@@ -299,7 +299,7 @@ func tokenize(s string) []string {
 	ws := words(s)
 	out := ws[:0]
 	for _, w := range ws {
-		if !stopwords[w] {
+		if !vocab().stopwords[w] {
 			out = append(out, stemCached(w))
 		}
 	}
@@ -395,9 +395,19 @@ var irregular = map[string]string{
 	"pdfs": "pdf", "repos": "repo", "repositories": "repo", "repository": "repo",
 }
 
-var stopwords = map[string]bool{}
+// vocabulary is the stopword and synonym tables, built on first use rather
+// than at package initialisation: every pflow process links this package,
+// few search.
+type vocabulary struct {
+	stopwords map[string]bool
+	synonyms  map[string][]string // stem → the other words of its groups
+}
 
-func init() {
+var vocab = sync.OnceValue(buildVocabulary)
+
+func buildVocabulary() *vocabulary {
+	v := &vocabulary{stopwords: map[string]bool{}, synonyms: map[string][]string{}}
+	stopwords, synonyms := v.stopwords, v.synonyms
 	for _, w := range strings.Fields(`a an and are as at be by for from has have i in into is it its
 		me my of on or our please so some that the their them then this to up us using via want we
 		what when which will with workflow would you your can could should need needs something thing things
@@ -448,6 +458,5 @@ func init() {
 			}
 		}
 	}
+	return v
 }
-
-var synonyms = map[string][]string{}

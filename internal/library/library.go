@@ -44,7 +44,7 @@ const MetadataVersion = "1.0.0"
 // commands (or would be confusing). Checked case-insensitively.
 var Reserved = []string{"completion", "help", "instructions", "mcp", "none", "null", "read-fields", "registry", "run", "settings", "skill", "test", "undefined", "workflow"}
 
-var nameRE = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) })
 
 // Library is the set of saved workflows.
 type Library struct {
@@ -113,7 +113,7 @@ func ValidateName(name string) error {
 		return &pferr.Error{Kind: pferr.Validation,
 			Message: fmt.Sprintf("Workflow name cannot exceed %d characters (got %d)", MaxNameLen, len(name))}
 	}
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		e := &pferr.Error{Kind: pferr.Validation,
 			Message: fmt.Sprintf("invalid workflow name %q. Name must contain only lowercase letters, numbers, and single hyphens (no leading, trailing or double hyphens)", name)}
 		if s := SuggestName(name); s != "" && s != name {

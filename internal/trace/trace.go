@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
@@ -64,11 +65,11 @@ type Node struct {
 	Batch      any     `json:"batch,omitempty"`
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9-]+`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9-]+`) })
 
 // FileName returns a unique trace file name for a workflow name.
 func FileName(name string, t time.Time) string {
-	safe := unsafeChars.ReplaceAllString(name, "-")
+	safe := unsafeChars().ReplaceAllString(name, "-")
 	if len(safe) > 30 {
 		safe = safe[:30]
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -227,12 +228,12 @@ func (v *validator) nodeIDs() []string {
 
 // ---------------------------------------------------------------- layer 1
 
-var nodePathRe = regexp.MustCompile(`^nodes\[(\d+)\]`)
+var nodePathRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nodes\[(\d+)\]`) })
 
 func (v *validator) structure() {
 	for _, e := range v.w.CheckStructure() {
 		d := Diagnostic{Message: "Structure: Validation error at " + e.Path + ": " + e.Message, Hint: e.Suggestion}
-		if m := nodePathRe.FindStringSubmatch(e.Path); m != nil {
+		if m := nodePathRe().FindStringSubmatch(e.Path); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(v.w.Nodes) && v.w.Nodes[i] != nil {
 				d.NodeID, d.Line = v.w.Nodes[i].ID, v.w.Nodes[i].Line
 			}

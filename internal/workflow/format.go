@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -49,8 +50,8 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 			if in == nil {
 				continue
 			}
-			if !entityIDRe.MatchString(in.Name) {
-				return nil, fmt.Errorf("cannot write markdown: input name '%s' is not a valid entity ID (%s)", in.Name, entityIDRe)
+			if !entityIDRe().MatchString(in.Name) {
+				return nil, fmt.Errorf("cannot write markdown: input name '%s' is not a valid entity ID (%s)", in.Name, entityIDRe())
 			}
 			b.WriteString("\n### " + in.Name + "\n")
 			b.WriteString(proseOr(in.Description, "Input "+in.Name+"."))
@@ -80,8 +81,8 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 		if n == nil {
 			return nil, fmt.Errorf("cannot write markdown: nodes[%d] is empty", i)
 		}
-		if !entityIDRe.MatchString(n.ID) {
-			return nil, fmt.Errorf("cannot write markdown: node id '%s' is not a valid entity ID (%s)", n.ID, entityIDRe)
+		if !entityIDRe().MatchString(n.ID) {
+			return nil, fmt.Errorf("cannot write markdown: node id '%s' is not a valid entity ID (%s)", n.ID, entityIDRe())
 		}
 		b.WriteString("\n### " + n.ID + "\n")
 		if n.Type == "" {
@@ -97,7 +98,7 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 				return nil, fmt.Errorf("cannot write markdown: node '%s' has a param named '%s', which markdown reserves for step settings", n.ID, k)
 			}
 			v := n.Params[k]
-			if s, ok := v.(string); ok && blockable(s) && paramWordRe.MatchString(k) {
+			if s, ok := v.(string); ok && blockable(s) && paramWordRe().MatchString(k) {
 				codeBlock(&b, "text "+k, s)
 				continue
 			}
@@ -136,8 +137,8 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 			if o == nil {
 				continue
 			}
-			if !entityIDRe.MatchString(o.Name) {
-				return nil, fmt.Errorf("cannot write markdown: output name '%s' is not a valid entity ID (%s)", o.Name, entityIDRe)
+			if !entityIDRe().MatchString(o.Name) {
+				return nil, fmt.Errorf("cannot write markdown: output name '%s' is not a valid entity ID (%s)", o.Name, entityIDRe())
 			}
 			b.WriteString("\n### " + o.Name + "\n")
 			b.WriteString(proseOr(o.Description, "Output "+o.Name+"."))
@@ -156,7 +157,7 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-var paramWordRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var paramWordRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })
 
 type stepPlan struct {
 	next    string
@@ -250,7 +251,7 @@ func batchValue(b *Batch) map[string]any {
 // the same string, else JSON (which YAML reads as a flow value).
 func writeItem(b *strings.Builder, key string, v any) {
 	k := key
-	if !paramWordRe.MatchString(key) {
+	if !paramWordRe().MatchString(key) {
 		k = jsonText(key)
 	}
 	b.WriteString("- " + k + ": " + yamlInline(v) + "\n")

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -14,8 +15,8 @@ import (
 )
 
 var (
-	entityIDRe = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-	itemRe     = regexp.MustCompile(`^( *)- (.+)$`)
+	entityIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
+	itemRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^( *)- (.+)$`) })
 )
 
 const (
@@ -487,7 +488,7 @@ func (p *mdParser) onHeading(h *headingEv) error {
 			return err
 		}
 		id := h.text
-		if !entityIDRe.MatchString(id) {
+		if !entityIDRe().MatchString(id) {
 			return p.errf(h.line, entityIDSuggestion, "Invalid entity ID '%s'.", id)
 		}
 		switch p.section {
@@ -534,7 +535,7 @@ func (p *mdParser) onLine(l int, line string) {
 	indent := len(line) - len(strings.TrimLeft(line, " "))
 	if ended := e.ended; ended != nil {
 		e.ended = nil
-		if e.cur == nil && indent >= ended.indent+2 && !itemRe.MatchString(strings.TrimRight(line, " \t")) {
+		if e.cur == nil && indent >= ended.indent+2 && !itemRe().MatchString(strings.TrimRight(line, " \t")) {
 			p.warn(fmt.Sprintf("Line %d: the blank line above ended the '- %s' parameter (line %d), so this indented text became part of the description of '%s'. Put multi-line text in a fenced code block.",
 				l, truncate(ended.first, 40), ended.line, e.id))
 		}
@@ -543,7 +544,7 @@ func (p *mdParser) onLine(l int, line string) {
 		e.cur.lines = append(e.cur.lines, line[e.cur.indent:])
 		return
 	}
-	if m := itemRe.FindStringSubmatch(strings.TrimRight(line, " \t")); m != nil {
+	if m := itemRe().FindStringSubmatch(strings.TrimRight(line, " \t")); m != nil {
 		it := &item{line: l, indent: len(m[1]), first: strings.TrimSpace(m[2])}
 		it.lines = []string{line[len(m[1]):]}
 		e.items = append(e.items, it)
@@ -728,7 +729,7 @@ func (p *mdParser) parseItems(e *entity) ([]map[string]any, error) {
 			if _, ierr := parseYAML(strings.Join(it.lines, "\n") + "\n"); ierr != nil {
 				last := it.line + len(it.lines) - 1
 				msg := yamlErrorText(ierr, func(n int) int { return min(max(it.line+n-1, it.line), last) })
-				if !yamlLineRe.MatchString(msg) {
+				if !yamlLineRe().MatchString(msg) {
 					msg = fmt.Sprintf("line %d: %s", it.line, msg)
 				}
 				return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id, msg)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -35,9 +36,9 @@ func (e StructureError) Error() string {
 var InputTypes = []string{"string", "number", "boolean", "object", "array", "str", "int", "integer", "float", "bool", "dict", "list"}
 
 var (
-	irVersionRe  = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
-	batchItemsRe = regexp.MustCompile(`^\$\{.+\}$`)
-	batchAsRe    = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	irVersionRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+\.\d+\.\d+$`) })
+	batchItemsRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{.+\}$`) })
+	batchAsRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`) })
 )
 
 // CheckStructure reports every structural problem of the workflow: the IR
@@ -99,7 +100,7 @@ func (c *checker) required(path, field string) {
 func (c *checker) check(w *Workflow) {
 	if w.IRVersion == "" {
 		c.required("root", "ir_version")
-	} else if !irVersionRe.MatchString(w.IRVersion) {
+	} else if !irVersionRe().MatchString(w.IRVersion) {
 		c.add("ir_version", fmt.Sprintf("%s does not match '^\\d+\\.\\d+\\.\\d+$'", pyRepr(w.IRVersion)), "Use semantic versioning format, e.g., '0.1.0'")
 	}
 	if len(w.Nodes) == 0 && !c.has("nodes") {
@@ -192,7 +193,7 @@ func (c *checker) checkBatch(base string, b *Batch) {
 	case nil:
 		c.required(base, "items")
 	case string:
-		if !batchItemsRe.MatchString(it) {
+		if !batchItemsRe().MatchString(it) {
 			c.add(base+".items", fmt.Sprintf("%s does not match '^\\$\\{.+\\}$'", pyRepr(it)), "Use a template reference like '${previous_node.items}', or an inline list")
 		}
 	case []any:
@@ -202,7 +203,7 @@ func (c *checker) checkBatch(base string, b *Batch) {
 	default:
 		c.add(base+".items", fmt.Sprintf("%s is not valid under any of the given schemas", pyRepr(it)), "Use a template string like '${previous_node.items}' or a list of items")
 	}
-	if b.As != "" && !batchAsRe.MatchString(b.As) {
+	if b.As != "" && !batchAsRe().MatchString(b.As) {
 		c.add(base+".as", fmt.Sprintf("%s does not match '^[a-zA-Z_][a-zA-Z0-9_]*$'", pyRepr(b.As)), "Use a simple identifier such as 'item' or 'file'")
 	}
 	switch b.ErrorHandling {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -155,7 +156,7 @@ func yamlScalar(n *yaml.Node) (any, error) {
 	}
 }
 
-var yamlLineRe = regexp.MustCompile(`line (\d+)`)
+var yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // yamlErrorText renders a YAML library error with its line numbers mapped to
 // file lines by toFile (which receives the 1-based line within the fragment).
@@ -164,7 +165,7 @@ func yamlErrorText(err error, toFile func(int) int) string {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	msg = strings.ReplaceAll(msg, "\n", " ")
 	msg = strings.Join(strings.Fields(msg), " ")
-	return yamlLineRe.ReplaceAllStringFunc(msg, func(m string) string {
+	return yamlLineRe().ReplaceAllStringFunc(msg, func(m string) string {
 		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
 		if err != nil {
 			return m
@@ -174,9 +175,9 @@ func yamlErrorText(err error, toFile func(int) int) string {
 }
 
 var (
-	fastKeyRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-	fastValueRe = regexp.MustCompile(`^[A-Za-z$/_][A-Za-z0-9 ${}./@_+=,-]*$`)
-	fastIntRe   = regexp.MustCompile(`^(0|[1-9][0-9]{0,17})$`)
+	fastKeyRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })
+	fastValueRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z$/_][A-Za-z0-9 ${}./@_+=,-]*$`) })
+	fastIntRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0|[1-9][0-9]{0,17})$`) })
 )
 
 // fastItem parses the common one-line item "- key: value" without the YAML
@@ -190,7 +191,7 @@ func fastItem(line string) (key string, val any, ok bool) {
 		return "", nil, false
 	}
 	key, v, found := strings.Cut(rest, ": ")
-	if !found || len(key) > 128 || !fastKeyRe.MatchString(key) {
+	if !found || len(key) > 128 || !fastKeyRe().MatchString(key) {
 		return "", nil, false
 	}
 	v = strings.TrimLeft(v, " ")
@@ -198,11 +199,11 @@ func fastItem(line string) (key string, val any, ok bool) {
 	if v == "" {
 		return "", nil, false
 	}
-	if fastIntRe.MatchString(v) {
+	if fastIntRe().MatchString(v) {
 		i, err := strconv.ParseInt(v, 10, 64)
 		return key, i, err == nil
 	}
-	if !fastValueRe.MatchString(v) {
+	if !fastValueRe().MatchString(v) {
 		return "", nil, false
 	}
 	switch v {

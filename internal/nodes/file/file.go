@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -120,8 +121,8 @@ func ReadSpec() *node.Spec {
 }
 
 // binaryExt are extensions read as binary even when the bytes happen to be
-// valid text.
-var binaryExt = func() map[string]bool {
+// valid text. Built on first use, not at start-up.
+var binaryExt = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, e := range strings.Fields(`png jpg jpeg gif bmp ico webp tif tiff psd heic avif pdf zip gz tgz tar bz2 xz zst 7z rar
 		mp3 mp4 m4a wav ogg flac aac avi mov mkv webm exe dll so dylib bin class jar war whl pyc o a wasm
@@ -129,7 +130,7 @@ var binaryExt = func() map[string]bool {
 		m["."+e] = true
 	}
 	return m
-}()
+})
 
 func runRead(ctx context.Context, req *node.Request) (*node.Result, error) {
 	p, err := pathParam(req, "file_path")
@@ -157,7 +158,7 @@ func runRead(ctx context.Context, req *node.Request) (*node.Result, error) {
 		return ioFailure(err, "reading", p, out)
 	}
 	text, ok := "", false
-	if !binaryExt[strings.ToLower(filepath.Ext(p))] {
+	if !binaryExt()[strings.ToLower(filepath.Ext(p))] {
 		text, ok = decode(data, enc)
 	}
 	if !ok {
