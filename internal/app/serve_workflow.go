@@ -278,8 +278,7 @@ func (a *App) DescribeSaved(name string) (*SavedInfo, error) {
 
 // ListSaved lists saved workflows matching every word of filter.
 func (a *App) ListSaved(filter string) ([]*SavedInfo, int, error) {
-	lib := a.Library()
-	list, err := lib.List(filter)
+	list, files, err := a.Library().ListCounted(filter)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -289,8 +288,7 @@ func (a *App) ListSaved(filter string) ([]*SavedInfo, int, error) {
 	}
 	total := len(list)
 	if strings.TrimSpace(filter) != "" {
-		names, _ := lib.Names()
-		total = len(names)
+		total = files
 	}
 	return out, total, nil
 }

@@ -273,9 +273,17 @@ func (l *Library) Names() ([]string, error) {
 // again. The returned Saved values are copies; their Workflow is shared with
 // the cache and must be treated as read-only.
 func (l *Library) List(filter string) ([]*Saved, error) {
+	out, _, err := l.ListCounted(filter)
+	return out, err
+}
+
+// ListCounted is List that also returns how many workflow files the library
+// holds (every <name>.pflow.md, parseable or not), from the same directory
+// read.
+func (l *Library) ListCounted(filter string) ([]*Saved, int, error) {
 	names, err := l.Names()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	dir := l.Dir
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -342,7 +350,7 @@ func (l *Library) List(filter string) ([]*Saved, error) {
 		}
 	}
 	storeParses(dir, keep)
-	return out, nil
+	return out, len(names), nil
 }
 
 // SaveFile saves the workflow file at path under name (see Save).

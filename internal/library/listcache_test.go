@@ -144,3 +144,20 @@ func BenchmarkList(b *testing.B) {
 		})
 	}
 }
+
+// TestListCountedCountsEveryFile: the total is every workflow file, the list
+// only the parseable ones matching the filter.
+func TestListCountedCountsEveryFile(t *testing.T) {
+	l, _ := newLib(t)
+	ctx := context.Background()
+	l.Save(ctx, hello(t), "hello", SaveOptions{})
+	l.Save(ctx, hello(t), "release-notes", SaveOptions{Description: "Draft release notes"})
+	os.WriteFile(l.Path("broken"), []byte("---\ncreated_at: [\n---\n# x\n"), 0o644)
+	list, total, err := l.ListCounted("release")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 3 || len(list) != 1 || list[0].Name != "release-notes" {
+		t.Fatalf("ListCounted = %v, %d; want [release-notes], 3", names(list), total)
+	}
+}
