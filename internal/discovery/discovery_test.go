@@ -2,10 +2,12 @@ package discovery
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -263,5 +265,41 @@ func TestIndexTracksChanges(t *testing.T) {
 	os.WriteFile(ix.Path, []byte("garbage"), 0o644)
 	if docs, _ := ix.Workflows(l); len(docs) != 5 {
 		t.Fatalf("corrupt cache: %d docs", len(docs))
+	}
+}
+
+// TestIndexSeesInPlaceEditWithRestoredMtime: a workflow rewritten in place
+// with the same size and its mtime set back (as 'cp -p' or rsync do) is
+// re-read: the index keys entries by inode and ctime too (Linux).
+func TestIndexSeesInPlaceEditWithRestoredMtime(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ctime is only used on Linux")
+	}
+	l := &library.Library{Dir: filepath.Join(t.TempDir(), "workflows")}
+	ctx := context.Background()
+	if _, err := l.SaveFile(ctx, filepath.Join(testSet, "workflows", "weather-report.pflow.md"), "weather-report", library.SaveOptions{Description: "zzzzzz forecast"}); err != nil {
+		t.Fatal(err)
+	}
+	ix := &Index{Path: filepath.Join(t.TempDir(), "discovery.idx")}
+	if _, err := ix.Workflows(l); err != nil {
+		t.Fatal(err)
+	}
+	path := l.Path("weather-report")
+	fi, _ := os.Stat(path)
+	data, _ := os.ReadFile(path)
+	edited := bytes.Replace(data, []byte("zzzzzz"), []byte("qwerty"), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatal("test set-up: description not in the file")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(edited, 0)
+	f.Close()
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	docs, _ := ix.Workflows(l)
+	if ms := RankPrepared("qwerty", docs, 1); len(ms) == 0 || ms[0].Name != "weather-report" {
+		t.Fatalf("in-place edit not seen by the index: %v", ms)
 	}
 }

@@ -14,17 +14,18 @@ import (
 
 // Index caches the prepared documents of saved workflows in a file so
 // discovery does not re-parse every workflow on each query. Entries are
-// keyed by file size and modification time; a stale or unreadable cache is
+// keyed by the file's version (library.VersionOf: size, mtime, inode, ctime);
+// a stale or unreadable cache is
 // rebuilt. The cache is derived data: losing it costs time, never results.
 type Index struct {
 	Path string // e.g. $PFLOW_HOME/cache/discovery-workflows.idx
 }
 
-const indexHeader = "pflow-discovery-index v1"
+const indexHeader = "pflow-discovery-index v2"
 
 type indexEntry struct {
-	size, mtime int64
-	doc         Prepared
+	ver library.FileVersion
+	doc Prepared
 }
 
 // Workflows returns the prepared documents of every saved workflow in lib,
@@ -44,8 +45,8 @@ func (ix *Index) Workflows(lib *library.Library) ([]Prepared, error) {
 			changed = true
 			continue
 		}
-		size, mtime := st.Size(), st.ModTime().UnixNano()
-		if e, ok := cached[n]; ok && e.size == size && e.mtime == mtime {
+		ver := library.VersionOf(st)
+		if e, ok := cached[n]; ok && e.ver == ver {
 			fresh[n] = e
 			out = append(out, e.doc)
 			continue
@@ -58,7 +59,7 @@ func (ix *Index) Workflows(lib *library.Library) ([]Prepared, error) {
 			}
 			continue
 		}
-		e := &indexEntry{size: size, mtime: mtime, doc: Prepare(WorkflowDoc(s))}
+		e := &indexEntry{ver: ver, doc: Prepare(WorkflowDoc(s))}
 		fresh[n] = e
 		out = append(out, e.doc)
 	}
@@ -94,12 +95,11 @@ func (ix *Index) read() map[string]*indexEntry {
 		}
 		switch line[0] {
 		case 'W':
-			size, e1 := strconv.ParseInt(parts[1], 10, 64)
-			mtime, e2 := strconv.ParseInt(parts[2], 10, 64)
-			if e1 != nil || e2 != nil {
+			ver, ok := parseVersion(parts[1], parts[2])
+			if !ok {
 				return map[string]*indexEntry{}
 			}
-			cur = &indexEntry{size: size, mtime: mtime, doc: Prepared{Name: parts[0]}}
+			cur = &indexEntry{ver: ver, doc: Prepared{Name: parts[0]}}
 			out[parts[0]] = cur
 		case 'F':
 			w, err := strconv.ParseFloat(parts[0], 64)
@@ -123,11 +123,31 @@ func (ix *Index) write(names []string, es map[string]*indexEntry) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "W %s\t%d\t%d\n", n, e.size, e.mtime)
+		fmt.Fprintf(&b, "W %s\t%d\t%d %d %d\n", n, e.ver.Size, e.ver.MTime, e.ver.CTime, e.ver.Ino)
 		for _, f := range e.doc.Fields {
 			fmt.Fprintf(&b, "F %s\t%s\t%s\n", strconv.FormatFloat(f.Weight, 'g', -1, 64), clean.Replace(f.Label), strings.Join(f.Terms, " "))
 		}
 	}
 	// Best effort: a failed cache write only costs time on the next query.
 	_ = fsutil.WriteFileAtomic(ix.Path, b.Bytes(), 0o644)
+}
+
+// parseVersion reads the "size" and "mtime ctime inode" fields of a W line.
+func parseVersion(size, rest string) (library.FileVersion, bool) {
+	f := strings.Fields(rest)
+	if len(f) != 3 {
+		return library.FileVersion{}, false
+	}
+	var v library.FileVersion
+	var e [4]error
+	v.Size, e[0] = strconv.ParseInt(size, 10, 64)
+	v.MTime, e[1] = strconv.ParseInt(f[0], 10, 64)
+	v.CTime, e[2] = strconv.ParseInt(f[1], 10, 64)
+	v.Ino, e[3] = strconv.ParseUint(f[2], 10, 64)
+	for _, err := range e {
+		if err != nil {
+			return library.FileVersion{}, false
+		}
+	}
+	return v, true
 }

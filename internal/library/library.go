@@ -297,7 +297,7 @@ func (l *Library) ListCounted(filter string) ([]*Saved, int, error) {
 			continue
 		}
 		if fi, err := os.Stat(l.Path(n)); err == nil {
-			if p, ok := cachedParse(dir, n, keyOf(fi)); ok {
+			if p, ok := cachedParse(dir, n, VersionOf(fi)); ok {
 				entries[i] = p
 				continue
 			}
@@ -325,7 +325,7 @@ func (l *Library) ListCounted(filter string) ([]*Saved, int, error) {
 	var out []*Saved
 	for i, n := range names {
 		e := entries[i]
-		if e.err == nil || e.key != (fileKey{}) {
+		if e.err == nil || e.key != (FileVersion{}) {
 			keep[n] = e
 		}
 		if e.err != nil {

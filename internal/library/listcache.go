@@ -9,24 +9,27 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// fileKey identifies one version of a file: any write through pflow (an
+// FileVersion identifies one version of a file: any write through pflow (an
 // atomic rename: new inode) or by an editor (new size, mtime or, on Linux,
-// ctime, which no tool can set back) changes it.
-type fileKey struct {
-	size, mtime, ctime int64
-	ino                uint64
+// ctime, which no tool can set back — unlike mtime, which 'cp -p', rsync and
+// touch can) changes it. Caches of data derived from saved workflows key
+// their entries with it.
+type FileVersion struct {
+	Size, MTime, CTime int64 // CTime is 0 where unsupported
+	Ino                uint64
 }
 
-func keyOf(fi fs.FileInfo) fileKey {
-	k := fileKey{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	k.ino, k.ctime = inodeCtime(fi)
+// VersionOf returns the version of the file fi describes.
+func VersionOf(fi fs.FileInfo) FileVersion {
+	k := FileVersion{Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+	k.Ino, k.CTime = inodeCtime(fi)
 	return k
 }
 
 // parsed is one cached parse of a saved workflow file: the result or the
 // error, for the file version key.
 type parsed struct {
-	key   fileKey
+	key   FileVersion
 	saved *Saved
 	err   error
 }
@@ -43,7 +46,7 @@ var listCache = struct {
 }{dirs: map[string]map[string]*parsed{}}
 
 // cachedParse returns the cached parse of name if its file still has key.
-func cachedParse(dir, name string, key fileKey) (*parsed, bool) {
+func cachedParse(dir, name string, key FileVersion) (*parsed, bool) {
 	listCache.Lock()
 	defer listCache.Unlock()
 	p, ok := listCache.dirs[dir][name]
@@ -64,22 +67,22 @@ func storeParses(dir string, ps map[string]*parsed) {
 // loadKeyed reads and parses a saved workflow, returning the key of the
 // version it read. The key is taken from the open file before reading, so a
 // file changed while it is read gets a new key and is parsed again next time.
-func (l *Library) loadKeyed(name string) (*Saved, fileKey, error) {
+func (l *Library) loadKeyed(name string) (*Saved, FileVersion, error) {
 	path := l.Path(name)
 	f, err := os.Open(path)
 	if err != nil {
 		_, err := l.Load(name) // the usual not-found / cannot-read error
-		return nil, fileKey{}, err
+		return nil, FileVersion{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fileKey{}, pferr.Newf(pferr.Config, "cannot read workflow '%s': %v", name, err).WithWhere(path)
+		return nil, FileVersion{}, pferr.Newf(pferr.Config, "cannot read workflow '%s': %v", name, err).WithWhere(path)
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return nil, fileKey{}, pferr.Newf(pferr.Config, "cannot read workflow '%s': %v", name, err).WithWhere(path)
+		return nil, FileVersion{}, pferr.Newf(pferr.Config, "cannot read workflow '%s': %v", name, err).WithWhere(path)
 	}
 	s, err := l.parse(name, path, data)
-	return s, keyOf(fi), err
+	return s, VersionOf(fi), err
 }
