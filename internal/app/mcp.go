@@ -165,7 +165,7 @@ func (a *App) RemoveMCPServer(ctx context.Context, name string) (int, error) {
 		return 0, err
 	}
 	removed := 0
-	err = a.RegistryStore().Update(ctx, func(f *registry.File) error {
+	err = a.RegistryStore().Patch(ctx, func(f *registry.File) error {
 		for k, e := range f.Nodes {
 			if e.MCP != nil && e.MCP.Server == name {
 				delete(f.Nodes, k)
@@ -293,7 +293,9 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 	r.Discovered = len(tools)
 	entries, warnings := BuildMCPEntries(name, tools)
 	r.Warnings = append(r.Warnings, warnings...)
-	err = a.RegistryStore().Update(ctx, func(f *registry.File) error {
+	// Patch: the other entries are written back as stored, only this
+	// server's are encoded (a registry can hold thousands of tools).
+	err = a.RegistryStore().Patch(ctx, func(f *registry.File) error {
 		if f.Nodes == nil {
 			f.Nodes = map[string]*registry.Entry{}
 		}
@@ -306,7 +308,7 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 			}
 		}
 		for k, e := range entries {
-			if old, ok := f.Nodes[k]; ok && !sameEntry(old, e) {
+			if old, ok := f.Nodes[k]; ok && !f.SameAsStored(k, e) {
 				w := fmt.Sprintf("registry entry %s already existed and was overwritten", k)
 				if old.MCP == nil || old.MCP.Server != name {
 					w = fmt.Sprintf("registry entry %s already existed (type %q) and was overwritten by the tool %q of MCP server '%s'", k, old.Type, e.MCP.Tool, name)
@@ -327,12 +329,6 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 		fmt.Fprintf(a.Log, "Warning: %s\n", w)
 	}
 	return r
-}
-
-func sameEntry(a, b *registry.Entry) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
 }
 
 // BuildMCPEntries turns discovered tools into registry entries (D4), keyed

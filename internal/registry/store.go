@@ -16,6 +16,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
@@ -56,6 +57,12 @@ type Entry struct {
 type File struct {
 	Version string            `json:"version"`
 	Nodes   map[string]*Entry `json:"nodes"` // key = node type, e.g. "mcp-github-create-issue"
+
+	// Set by Patch: each entry's JSON as stored, the entries as loaded, and
+	// encodings made once (see Patch, SameAsStored).
+	stored map[string][]byte
+	orig   map[string]*Entry
+	enc    map[*Entry][]byte
 }
 
 // Store reads and writes registry.json.
@@ -191,7 +198,7 @@ func (s *Store) Update(ctx context.Context, fn func(f *File) error) error {
 	if f.Nodes == nil {
 		f.Nodes = map[string]*Entry{}
 	}
-	data, err := json.MarshalIndent(f, "", "  ")
+	data, err := json.Marshal(f) // compact: indenting 1,000 tools' schemas costs more than the rest
 	if err != nil {
 		return pferr.Newf(pferr.Internal, "encode the node registry: %v", err)
 	}
@@ -267,4 +274,488 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 		s.writeCache(size, mtime, ino, f)
 	}
 	return f, nil
+}
+
+// ---- Patch: the lean read-modify-write ----
+
+// Patch is Update for callers that add, replace and delete whole entries
+// (mcp sync, mcp remove), made cheap for large registries:
+//
+//   - fn sees every entry without its MCP schemas (MCP.InputSchema and
+//     OutputSchema are nil), as LoadWithoutSchemas returns them, taken from
+//     the binary cache when it is current;
+//   - entries fn leaves in place are written back exactly as they were read
+//     (schemas and fields this pflow does not know included); only new or
+//     replaced entries are encoded. fn must not modify an existing *Entry in
+//     place: assign a new one (changes made in place are not saved);
+//   - the file is written as compact JSON, and the cache is refreshed.
+//
+// Like Update it holds the exclusive lock, restores a corrupt file from the
+// backup, keeps registry.json.bak and writes atomically (D4).
+func (s *Store) Patch(ctx context.Context, fn func(f *File) error) error {
+	lk, err := fsutil.LockFile(ctx, s.Path, lockTimeout)
+	if err != nil {
+		return pferr.Newf(pferr.Config, "%v", err).WithWhere(s.Path)
+	}
+	defer lk.Unlock()
+	f, old, perm, err := s.loadLean()
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		return err
+	}
+	if f.Version == "" {
+		f.Version = FormatVersion
+	}
+	if f.Nodes == nil {
+		f.Nodes = map[string]*Entry{}
+	}
+	data, err := f.encodeLean()
+	if err != nil {
+		return pferr.Newf(pferr.Internal, "encode the node registry: %v", err)
+	}
+	if old != nil {
+		if err := fsutil.WriteFileAtomic(s.Path+".bak", old, perm); err != nil {
+			return pferr.Newf(pferr.Config, "back up the node registry: %v", err).WithWhere(s.Path)
+		}
+	}
+	if err := fsutil.WriteFileAtomic(s.Path, data, 0o644); err != nil {
+		return pferr.Newf(pferr.Config, "save the node registry: %v", err).WithWhere(s.Path).
+			WithHint("Check that the directory is writable and the disk is not full.")
+	}
+	// Refresh the snapshot LoadWithoutSchemas reads (we still hold the lock,
+	// so the file on disk is the one just written).
+	if st, err := os.Stat(s.Path); err == nil && st.Size() == int64(len(data)) {
+		s.writeCache(st.Size(), st.ModTime().UnixNano(), inode(st), f.withoutSchemas())
+	}
+	return nil
+}
+
+// loadLean reads registry.json for Patch, with the lock held: the entries
+// without schemas, each entry's stored JSON (File.stored), and the file's
+// bytes and permissions for the backup (nil when there is no file).
+func (s *Store) loadLean() (*File, []byte, fs.FileMode, error) {
+	st, err := os.Stat(s.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{Version: FormatVersion, Nodes: map[string]*Entry{}}, nil, 0o644, nil
+	}
+	if err != nil {
+		return nil, nil, 0, pferr.Newf(pferr.Config, "cannot read the node registry: %v", err).WithWhere(s.Path).
+			WithHint("Check the file's permissions.")
+	}
+	data, err := os.ReadFile(s.Path)
+	if err != nil {
+		return nil, nil, 0, pferr.Newf(pferr.Config, "cannot read the node registry: %v", err).WithWhere(s.Path).
+			WithHint("Check the file's permissions.")
+	}
+	perm := st.Mode().Perm()
+	var f *File
+	if int64(len(data)) == st.Size() {
+		// A current cache was decoded from exactly these bytes: valid JSON.
+		f, _ = s.cached(st.Size(), st.ModTime().UnixNano(), inode(st))
+	}
+	if f == nil {
+		var lf liteFile
+		if len(bytes.TrimSpace(data)) > 0 && json.Unmarshal(data, &lf) == nil {
+			f = lf.file()
+		}
+	}
+	if f != nil {
+		if raw, ok := splitNodes(data); ok && coversAll(raw, f.Nodes) {
+			f.stored = raw
+			f.orig = make(map[string]*Entry, len(f.Nodes))
+			for k, e := range f.Nodes {
+				f.orig[k] = e
+			}
+			return f, data, perm, nil
+		}
+	}
+	// Corrupt, or not splittable: the full path (restores from the backup).
+	full, err := s.loadOrRestore()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	full.orig = make(map[string]*Entry, len(full.Nodes))
+	for k, e := range full.Nodes {
+		full.orig[k] = e
+	}
+	if data, err = os.ReadFile(s.Path); err != nil {
+		data = nil
+	}
+	return full, data, perm, nil
+}
+
+func (lf *liteFile) file() *File {
+	f := &File{Version: lf.Version, Nodes: make(map[string]*Entry, len(lf.Nodes))}
+	for k, e := range lf.Nodes {
+		if e == nil {
+			continue
+		}
+		ne := &Entry{ClassName: e.ClassName, FilePath: e.FilePath, Type: e.Type, Kind: e.Kind, Group: e.Group, Interface: e.Interface}
+		if e.MCP != nil {
+			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+		}
+		f.Nodes[k] = ne
+	}
+	return f
+}
+
+func coversAll(raw map[string][]byte, nodes map[string]*Entry) bool {
+	for k := range nodes {
+		if raw[k] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// SameAsStored reports whether e encodes exactly like the entry stored under
+// key when the file was loaded (false when there was none). In Patch it
+// compares with the stored JSON; elsewhere with the entry under key now.
+func (f *File) SameAsStored(key string, e *Entry) bool {
+	if e == nil {
+		return false
+	}
+	b, err := f.encoding(e)
+	if err != nil {
+		return false
+	}
+	if raw := f.stored[key]; raw != nil {
+		if compactEqual(raw, b) {
+			return true
+		}
+		// Written by another program (other key order, spacing): compare
+		// what this pflow would write for it.
+		var old Entry
+		if json.Unmarshal(raw, &old) != nil {
+			return false
+		}
+		ob, err := json.Marshal(&old)
+		return err == nil && bytes.Equal(ob, b)
+	}
+	old := f.Nodes[key]
+	if f.orig != nil {
+		old = f.orig[key]
+	}
+	if old == nil {
+		return false
+	}
+	ob, err := f.encoding(old)
+	return err == nil && bytes.Equal(ob, b)
+}
+
+// encoding returns e's compact JSON, encoded once per File.
+func (f *File) encoding(e *Entry) ([]byte, error) {
+	if b, ok := f.enc[e]; ok {
+		return b, nil
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	if f.enc == nil {
+		f.enc = map[*Entry][]byte{}
+	}
+	f.enc[e] = b
+	return b, nil
+}
+
+// encodeLean writes the file as compact JSON (keys sorted, as
+// encoding/json writes a map), reusing the stored bytes of every entry
+// that is still the one loaded.
+func (f *File) encodeLean() ([]byte, error) {
+	keys := make([]string, 0, len(f.Nodes))
+	size := 64
+	for k, e := range f.Nodes {
+		if e == nil {
+			continue
+		}
+		keys = append(keys, k)
+		size += len(f.stored[k]) + len(k) + 4
+	}
+	sort.Strings(keys)
+	out := make([]byte, 0, size)
+	v, err := json.Marshal(f.Version)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, `{"version":`...)
+	out = append(out, v...)
+	out = append(out, `,"nodes":{`...)
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kb...)
+		out = append(out, ':')
+		e := f.Nodes[k]
+		if raw := f.stored[k]; raw != nil && f.orig[k] == e {
+			out = appendCompact(out, raw)
+			continue
+		}
+		b, err := f.encoding(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	out = append(out, "}}\n"...)
+	return out, nil
+}
+
+// withoutSchemas is f as LoadWithoutSchemas returns it (for the cache).
+func (f *File) withoutSchemas() *File {
+	out := &File{Version: f.Version, Nodes: make(map[string]*Entry, len(f.Nodes))}
+	for k, e := range f.Nodes {
+		if e == nil {
+			continue
+		}
+		if e.MCP != nil && (e.MCP.InputSchema != nil || e.MCP.OutputSchema != nil) {
+			c := *e
+			c.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+			e = &c
+		}
+		out.Nodes[k] = e
+	}
+	return out
+}
+
+// compactEqual reports whether valid JSON raw, without its insignificant
+// whitespace, is exactly b.
+func compactEqual(raw, b []byte) bool {
+	if len(raw) == len(b) {
+		return bytes.Equal(raw, b)
+	}
+	j := 0
+	inStr, esc := false, false
+	for _, c := range raw {
+		if !inStr {
+			switch c {
+			case ' ', '\t', '\n', '\r':
+				continue
+			case '"':
+				inStr = true
+			}
+		} else {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		}
+		if j >= len(b) || b[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(b)
+}
+
+// appendCompact appends valid JSON src to dst without insignificant
+// whitespace.
+func appendCompact(dst, src []byte) []byte {
+	inStr, esc := false, false
+	start := 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...)
+}
+
+// splitNodes returns the raw JSON of each member of the top-level "nodes"
+// object of valid JSON data (the last one wins for a repeated key, as in
+// encoding/json). ok is false when the data does not have that shape.
+func splitNodes(data []byte) (map[string][]byte, bool) {
+	sc := &jscan{b: data}
+	sc.ws()
+	if !sc.eat('{') {
+		return nil, false
+	}
+	var nodes map[string][]byte
+	for first := true; ; first = false {
+		sc.ws()
+		if sc.eat('}') {
+			break
+		}
+		if !first && (!sc.eat(',') || !sc.wsThen()) {
+			return nil, false
+		}
+		key, ok := sc.str()
+		if !ok {
+			return nil, false
+		}
+		sc.ws()
+		if !sc.eat(':') {
+			return nil, false
+		}
+		sc.ws()
+		if key != "nodes" {
+			if !sc.skip() {
+				return nil, false
+			}
+			continue
+		}
+		sc.ws()
+		if !sc.eat('{') {
+			return nil, false
+		}
+		nodes = map[string][]byte{}
+		for nfirst := true; ; nfirst = false {
+			sc.ws()
+			if sc.eat('}') {
+				break
+			}
+			if !nfirst && (!sc.eat(',') || !sc.wsThen()) {
+				return nil, false
+			}
+			k, ok := sc.str()
+			if !ok {
+				return nil, false
+			}
+			sc.ws()
+			if !sc.eat(':') {
+				return nil, false
+			}
+			sc.ws()
+			start := sc.i
+			if !sc.skip() {
+				return nil, false
+			}
+			nodes[k] = data[start:sc.i:sc.i]
+		}
+	}
+	if nodes == nil {
+		nodes = map[string][]byte{}
+	}
+	return nodes, true
+}
+
+// jscan is a minimal scanner over JSON known to be valid.
+type jscan struct {
+	b []byte
+	i int
+}
+
+func (s *jscan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *jscan) wsThen() bool { s.ws(); return s.i < len(s.b) }
+
+func (s *jscan) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str reads a string and returns its decoded value.
+func (s *jscan) str() (string, bool) {
+	start := s.i
+	if !s.skipString() {
+		return "", false
+	}
+	raw := s.b[start:s.i]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	return v, true
+}
+
+func (s *jscan) skipString() bool {
+	if !s.eat('"') {
+		return false
+	}
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			s.i += 2
+			continue
+		case '"':
+			s.i++
+			return true
+		}
+		s.i++
+	}
+	return false
+}
+
+// skip moves past one value.
+func (s *jscan) skip() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		return s.skipString()
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				if !s.skipString() {
+					return false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return true
+				}
+			}
+			s.i++
+		}
+		return false
+	default: // number, true, false, null
+		start := s.i
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return s.i > start
+			}
+			s.i++
+		}
+		return s.i > start
+	}
 }
