@@ -40,7 +40,7 @@ type process struct {
 	srv    *Server
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	out    *io.PipeReader // filtered stdout, handed to mcp.IOTransport
+	out    *stdoutFilter // filtered stdout, handed to mcp.IOTransport
 	stderr *proc.TailBuffer
 	log    io.Writer
 
@@ -91,9 +91,7 @@ func startProcess(srv *Server, log io.Writer) (*process, error) {
 			WithHint(fmt.Sprintf("Starting it failed: %v", err))
 	}
 	p.stdin = stdin
-	pr, pw := io.Pipe()
-	p.out = pr
-	go p.filter(stdout, pw)
+	p.out = &stdoutFilter{p: p, r: bufio.NewReaderSize(stdout, 64<<10), c: stdout}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
@@ -155,48 +153,66 @@ func childEnv(srv *Server) []string {
 	return env
 }
 
-// filter copies JSON lines from the server's stdout to w. Lines that are not
-// JSON at all (banners, log lines) are skipped with a debug note (D7); a line
-// that starts like JSON but does not parse is passed on, so the session fails
-// and the call reports "Invalid JSON response from server".
-func (p *process) filter(stdout io.Reader, w *io.PipeWriter) {
-	r := bufio.NewReaderSize(stdout, 64<<10)
-	var line []byte
+// stdoutFilter is the server's stdout as the SDK reads it: JSON lines only.
+// Lines that are not JSON at all (banners, log lines) are skipped and kept
+// with the stderr lines, so error messages show what the server said (D7); a
+// line that starts like JSON but does not parse is passed on, so the session
+// fails and the call reports "Invalid JSON response from server". It filters
+// in the SDK's reading goroutine (no extra goroutine or pipe per message).
+type stdoutFilter struct {
+	p       *process
+	r       *bufio.Reader
+	c       io.Closer
+	line    []byte
+	pending []byte // filtered bytes not yet read
+	err     error  // sticky: io.EOF, or the message-size error
+}
+
+func (f *stdoutFilter) Read(b []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		f.next()
+	}
+	n := copy(b, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// Close closes the stdout pipe, which ends a Read blocked on it.
+func (f *stdoutFilter) Close() error { return f.c.Close() }
+
+// next reads one line and sets pending (JSON) or err.
+func (f *stdoutFilter) next() {
+	f.line = f.line[:0]
 	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
+		chunk, err := f.r.ReadSlice('\n')
+		f.line = append(f.line, chunk...)
 		if err == bufio.ErrBufferFull {
-			if len(line) > maxMessage {
-				p.badJSON.Store(true)
-				w.CloseWithError(fmt.Errorf("message from server exceeds %d MB", maxMessage>>20))
-				io.Copy(io.Discard, r)
+			if len(f.line) > maxMessage {
+				f.p.badJSON.Store(true)
+				f.err = fmt.Errorf("message from server exceeds %d MB", maxMessage>>20)
+				f.line = nil
+				go io.Copy(io.Discard, f.r) // keep the server from blocking on a full pipe
 				return
 			}
 			continue
 		}
-		if len(line) > 0 {
-			t := bytes.TrimSpace(line)
-			switch {
-			case len(t) == 0:
-			case t[0] != '{' && t[0] != '[':
-				// Not JSON-RPC: skip it, but keep it with the stderr lines
-				// so error messages show what the server said.
-				p.stderr.Write(append(append([]byte("[stdout] "), t...), '\n'))
-			default:
+		if t := bytes.TrimSpace(f.line); len(t) > 0 {
+			if t[0] != '{' && t[0] != '[' {
+				f.p.stderr.Write(append(append([]byte("[stdout] "), t...), '\n'))
+			} else {
 				if !json.Valid(t) {
-					p.badJSON.Store(true)
+					f.p.badJSON.Store(true)
 				}
-				if _, werr := w.Write(append(t, '\n')); werr != nil {
-					io.Copy(io.Discard, r)
-					return
-				}
+				f.pending = append(t, '\n')
 			}
-			line = line[:0]
 		}
 		if err != nil {
-			w.Close()
-			return
+			f.err = io.EOF
 		}
+		return
 	}
 }
 

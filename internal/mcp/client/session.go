@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -76,7 +75,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 			return nil, err
 		}
 		s.proc = p
-		transport = &mcp.IOTransport{Reader: bufferedReadCloser{bufio.NewReaderSize(p.out, 1<<20), p.out}, Writer: p.stdin, MaxLineLength: maxMessage}
+		transport = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: maxMessage}
 	case "http", "sse":
 		s.rt = &recordingTransport{base: http.DefaultTransport, headers: srv.Headers, sse: srv.Transport == "sse"}
 		hc := &http.Client{Transport: s.rt}
@@ -505,12 +504,3 @@ func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, err
 	defer s.Close()
 	return s.ListTools(ctx)
 }
-
-// bufferedReadCloser serves the SDK's small reads from a large buffer, so a
-// big message crosses the stdout filter's pipe in a few large copies.
-type bufferedReadCloser struct {
-	*bufio.Reader
-	c io.Closer
-}
-
-func (b bufferedReadCloser) Close() error { return b.c.Close() }
