@@ -412,9 +412,6 @@ func (p *progress) StepStarted(ev runtime.StepEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "%s%s...", strings.Repeat("  ", ev.Depth+1), ev.NodeID)
-	if ev.Depth == 0 {
-		return
-	}
 }
 
 func (p *progress) StepFinished(ev runtime.StepEvent, s *runtime.Step) {

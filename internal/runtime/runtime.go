@@ -9,10 +9,8 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -435,18 +433,10 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 func safeRun(ctx context.Context, nd node.Node, req *node.Request) (res *node.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error in node type '%s': %v (please report this with the workflow); %s", req.Type, r, firstFrames(debug.Stack()))
+			err = fmt.Errorf("internal error in node type '%s': %v. This is a bug in pflow, not in your workflow: please report it with the workflow file", req.Type, r)
 		}
 	}()
 	return nd.Run(ctx, req)
-}
-
-func firstFrames(stack []byte) string {
-	lines := strings.Split(string(stack), "\n")
-	if len(lines) > 12 {
-		lines = lines[:12]
-	}
-	return strings.Join(lines, " | ")
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -750,6 +740,3 @@ func (f *frame) fromSkippedStep(unresolved []string) bool {
 	}
 	return true
 }
-
-// ErrInterrupted reports a cancelled run.
-var ErrInterrupted = errors.New("interrupted")

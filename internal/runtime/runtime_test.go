@@ -438,3 +438,17 @@ func TestNestedInlineIRKeepsItsOwnTemplates(t *testing.T) {
 		t.Fatalf("%s %+v %v", res.Status, res.Failure, res.Outputs)
 	}
 }
+
+func TestNodePanicFailsTheStepWithoutAStackTrace(t *testing.T) {
+	cat := testCatalog(nil)
+	cat["bad"] = &node.Spec{Type: "bad", Attempts: 1, Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
+		var m map[string]int
+		m["x"] = 1 // panics
+		return nil, nil
+	})}
+	res := Run(context.Background(), chain(step("b", "bad", nil)), nil, Options{Catalog: cat})
+	if res.Success() || !strings.Contains(res.Failure.Message, "internal error in node type 'bad'") ||
+		strings.Contains(res.Failure.Message, "goroutine") || strings.Contains(res.Failure.Message, ".go:") {
+		t.Fatalf("%+v", res.Failure)
+	}
+}
