@@ -135,3 +135,25 @@ The shouted echo.
 		t.Fatalf("workflow list: %s", out)
 	}
 }
+
+// TestREADMEWorkflowRuns keeps the README's first workflow honest: it is
+// extracted from README.md and run.
+func TestREADMEWorkflowRuns(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```markdown\n(# Hello.*?)```").FindSubmatch(data)
+	if m == nil {
+		t.Fatal("README.md has no ```markdown block starting with '# Hello'")
+	}
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "readme.pflow.md")
+	os.WriteFile(wf, m[1], 0o644)
+	cmd := exec.Command(buildPflow(t), "-p", wf, "name=Ada")
+	cmd.Env = append(os.Environ(), "PFLOW_HOME="+filepath.Join(dir, "home"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "HELLO ADA" {
+		t.Fatalf("README workflow: %v\n%s", err, out)
+	}
+}
