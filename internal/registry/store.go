@@ -593,62 +593,23 @@ func appendCompact(dst, src []byte) []byte {
 // encoding/json). ok is false when the data does not have that shape.
 func splitNodes(data []byte) (map[string][]byte, bool) {
 	sc := &jscan{b: data}
-	sc.ws()
-	if !sc.eat('{') {
-		return nil, false
-	}
 	var nodes map[string][]byte
-	for first := true; ; first = false {
-		sc.ws()
-		if sc.eat('}') {
-			break
-		}
-		if !first && (!sc.eat(',') || !sc.wsThen()) {
-			return nil, false
-		}
-		key, ok := sc.str()
-		if !ok {
-			return nil, false
-		}
-		sc.ws()
-		if !sc.eat(':') {
-			return nil, false
-		}
-		sc.ws()
+	ok := sc.members(func(key string) bool {
 		if key != "nodes" {
-			if !sc.skip() {
-				return nil, false
-			}
-			continue
-		}
-		sc.ws()
-		if !sc.eat('{') {
-			return nil, false
+			return sc.skip()
 		}
 		nodes = map[string][]byte{}
-		for nfirst := true; ; nfirst = false {
-			sc.ws()
-			if sc.eat('}') {
-				break
-			}
-			if !nfirst && (!sc.eat(',') || !sc.wsThen()) {
-				return nil, false
-			}
-			k, ok := sc.str()
-			if !ok {
-				return nil, false
-			}
-			sc.ws()
-			if !sc.eat(':') {
-				return nil, false
-			}
-			sc.ws()
+		return sc.members(func(k string) bool {
 			start := sc.i
 			if !sc.skip() {
-				return nil, false
+				return false
 			}
 			nodes[k] = data[start:sc.i:sc.i]
-		}
+			return true
+		})
+	})
+	if !ok {
+		return nil, false
 	}
 	if nodes == nil {
 		nodes = map[string][]byte{}
@@ -674,6 +635,37 @@ func (s *jscan) ws() {
 }
 
 func (s *jscan) wsThen() bool { s.ws(); return s.i < len(s.b) }
+
+// members walks the object at the scanner's position, calling f with each
+// key while the scanner sits on that member's value; f must move past the
+// value. It returns false when the data is not an object or f fails.
+func (s *jscan) members(f func(key string) bool) bool {
+	s.ws()
+	if !s.eat('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		s.ws()
+		if s.eat('}') {
+			return true
+		}
+		if !first && (!s.eat(',') || !s.wsThen()) {
+			return false
+		}
+		key, ok := s.str()
+		if !ok {
+			return false
+		}
+		s.ws()
+		if !s.eat(':') {
+			return false
+		}
+		s.ws()
+		if !f(key) {
+			return false
+		}
+	}
+}
 
 func (s *jscan) eat(c byte) bool {
 	if s.i < len(s.b) && s.b[s.i] == c {
