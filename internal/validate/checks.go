@@ -176,7 +176,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 	}
 	var fields []node.Field
 	if len(om) > 0 {
-		for _, ck := range sortedKeys(om) {
+		for _, ck := range value.SortedKeys(om) {
 			pk := value.Stringify(om[ck])
 			if child != nil && getOutput(child, ck) == nil && getInput(child, ck) == nil && getNode(child, ck) == nil {
 				var declared []string
@@ -233,7 +233,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 			Hint: fmt.Sprintf("Add it:\n- param_mapping:\n    %s: ${...}%s", in.Name, descSuffix(in.Description)),
 		})
 	}
-	for _, k := range sortedKeys(pm) {
+	for _, k := range value.SortedKeys(pm) {
 		if getInput(child, k) == nil {
 			var names []string
 			for _, in := range child.Inputs {
@@ -382,7 +382,7 @@ func collectStrings(v any, fn func(string)) {
 			collectStrings(e, fn)
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range value.SortedKeys(x) {
 			collectStrings(x[k], fn)
 		}
 	}
@@ -391,7 +391,7 @@ func collectStrings(v any, fn func(string)) {
 func (v *validator) sites() []*site {
 	var out []*site
 	for _, n := range v.nodes {
-		for _, p := range sortedKeys(n.Params) {
+		for _, p := range value.SortedKeys(n.Params) {
 			if n.Type == "workflow" && p == "workflow_ir" {
 				continue // the child's templates belong to the child
 			}
@@ -405,7 +405,7 @@ func (v *validator) sites() []*site {
 			})
 		}
 		if m := v.w.Mappings[n.ID]; m != nil {
-			for _, p := range sortedKeys(m.InputMappings) {
+			for _, p := range value.SortedKeys(m.InputMappings) {
 				if _, set := n.Params[p]; set {
 					continue
 				}
@@ -495,7 +495,7 @@ func (v *validator) nameCollisions() {
 			})
 		}
 	}
-	for _, key := range sortedKeys(v.mapped) {
+	for _, key := range value.SortedKeys(v.mapped) {
 		mk := v.mapped[key]
 		if v.byID[key] != nil || v.inputs[key] != nil {
 			what := "step"
@@ -751,7 +751,7 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 			inputNames = append(inputNames, in.Name)
 		}
 	}
-	mappedKeys := sortedKeys(v.mapped)
+	mappedKeys := value.SortedKeys(v.mapped)
 	dotted := len(r.Segments) > 0 && !r.Segments[0].IsIndex
 
 	if st.kind == siteOutput {
@@ -1226,7 +1226,7 @@ func (v *validator) unknownParams() {
 		if len(known) == 0 {
 			continue
 		}
-		for _, p := range sortedKeys(n.Params) {
+		for _, p := range value.SortedKeys(n.Params) {
 			if contains(known, p) || contains(engineControls, p) || strings.HasPrefix(p, "__") {
 				continue
 			}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -162,12 +163,12 @@ func newValidator(w *workflow.Workflow, opts Options) *validator {
 			v.unknown[n.ID] = true
 		}
 	}
-	for _, id := range sortedKeys(w.Mappings) {
+	for _, id := range value.SortedKeys(w.Mappings) {
 		m := w.Mappings[id]
 		if m == nil || v.byID[id] == nil {
 			continue
 		}
-		for _, out := range sortedKeys(m.OutputMappings) {
+		for _, out := range value.SortedKeys(m.OutputMappings) {
 			target := m.OutputMappings[out]
 			if _, taken := v.mapped[target]; !taken && target != "" {
 				v.mapped[target] = mappedKey{nodeID: id, output: out}
@@ -175,15 +176,6 @@ func newValidator(w *workflow.Workflow, opts Options) *validator {
 		}
 	}
 	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func (v *validator) add(layer int, d Diagnostic) {

@@ -3,12 +3,13 @@ package workflow
 import (
 	"bytes"
 	"fmt"
-	"github.com/pflow-go/pflow/internal/suggest"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/pflow-go/pflow/internal/suggest"
+	"github.com/pflow-go/pflow/internal/value"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -787,7 +788,7 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 		if !isMap || len(m) == 0 {
 			return p.errf(keyLine["on"], "Write '- on: {error: <step-id>}' mapping each action to the step it leads to.", "'on' for step '%s' must map actions to step IDs, got %s.", e.id, pyRepr(v))
 		}
-		for _, action := range sortedKeys(m) {
+		for _, action := range value.SortedKeys(m) {
 			s, isStr := m[action].(string)
 			if !isStr || s == "" {
 				return p.errf(keyLine["on"], "Write '- on: {error: <step-id>}' mapping each action to the step it leads to.", "'on.%s' for step '%s' must be a step ID, got %s.", action, e.id, pyRepr(m[action]))
@@ -869,15 +870,6 @@ func firstLine(s string) string {
 	return s
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // finish runs the after-scan checks and builds edges and mappings.
 func (p *mdParser) finish() error {
 	if p.stepsLine == 0 {
@@ -912,7 +904,7 @@ func (p *mdParser) finish() error {
 		if si.next != "" && !known[si.next] {
 			return unknown(si.nextLine, "next", si.node.ID, si.next)
 		}
-		for _, a := range sortedKeysStr(si.actions) {
+		for _, a := range value.SortedKeys(si.actions) {
 			to := si.actions[a]
 			if !known[to] {
 				key := "on." + a
@@ -942,7 +934,7 @@ func (p *mdParser) finish() error {
 				}
 			}
 		}
-		for _, a := range sortedKeysStr(si.actions) {
+		for _, a := range value.SortedKeys(si.actions) {
 			edges = append(edges, Edge{From: from, To: si.actions[a], Action: a})
 		}
 		if si.mapping != nil {
@@ -956,15 +948,6 @@ func (p *mdParser) finish() error {
 	p.w.decodeErrs = p.d.errs
 	p.w.Normalize()
 	return nil
-}
-
-func sortedKeysStr(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func truncate(s string, n int) string {
