@@ -3,10 +3,12 @@
 package trace
 
 import (
-	"github.com/pflow-go/pflow/internal/settings"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/pflow-go/pflow/internal/settings"
 )
 
 // Redacted replaces a secret.
@@ -82,14 +84,18 @@ func (r *Redactor) String(s string) string {
 }
 
 // Value returns a copy of v with secret-looking keys and secret values redacted.
-func (r *Redactor) Value(v any) any {
+func (r *Redactor) Value(v any) any { return r.value(v, 0) }
+
+// value is Value that also cuts strings longer than maxLen bytes (0: no
+// limit) in the same walk, so a trace copies each value once.
+func (r *Redactor) value(v any, maxLen int) any {
 	switch x := v.(type) {
 	case string:
-		return r.String(x)
+		return truncate(r.String(x), maxLen)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = r.Value(e)
+			out[i] = r.value(e, maxLen)
 		}
 		return out
 	case map[string]any:
@@ -101,10 +107,23 @@ func (r *Redactor) Value(v any) any {
 					continue
 				}
 			}
-			out[k] = r.Value(e)
+			out[k] = r.value(e, maxLen)
 		}
 		return out
 	default:
 		return v
 	}
+}
+
+// truncate cuts s to at most maxLen bytes (0: no limit) at a rune boundary
+// and marks the cut.
+func truncate(s string, maxLen int) string {
+	if maxLen <= 0 || len(s) <= maxLen {
+		return s
+	}
+	cut := maxLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "... [truncated]"
 }

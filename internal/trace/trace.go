@@ -95,7 +95,7 @@ func Build(name string, w *workflow.Workflow, inputs map[string]any, res *runtim
 		DurationMS:    ms(res.Duration),
 		FinalStatus:   res.Status,
 		Interrupted:   res.Interrupted,
-		Inputs:        bound(red.Value(publicInputs(inputs))),
+		Inputs:        red.value(publicInputs(inputs), maxString),
 	}
 	if w.Source != nil {
 		f.WorkflowFile = w.Source.Path
@@ -119,13 +119,13 @@ func Build(name string, w *workflow.Workflow, inputs map[string]any, res *runtim
 				n.StartTime = s.Started.Format(time.RFC3339Nano)
 			}
 			if s.Params != nil {
-				n.Params = bound(red.Value(publicParams(s.Params)))
+				n.Params = red.value(publicParams(s.Params), maxString)
 			}
 			if s.Outputs != nil {
-				n.Outputs = bound(red.Value(s.Outputs))
+				n.Outputs = red.value(s.Outputs, maxString)
 			}
 			if s.Batch != nil {
-				n.Batch = bound(red.Value(toAny(s.Batch)))
+				n.Batch = red.value(toAny(s.Batch), maxString)
 			}
 			f.Nodes = append(f.Nodes, n)
 			add(s.Children, depth+1)
@@ -133,13 +133,13 @@ func Build(name string, w *workflow.Workflow, inputs map[string]any, res *runtim
 	}
 	add(res.Steps, 0)
 	if len(res.Outputs) > 0 {
-		f.Outputs = bound(red.Value(res.Outputs))
+		f.Outputs = red.value(res.Outputs, maxString)
 	}
 	if res.Failure != nil {
-		f.Failure = bound(red.Value(toAny(res.Failure)))
+		f.Failure = red.value(toAny(res.Failure), maxString)
 	}
 	if len(res.Warnings) > 0 {
-		f.Warnings = bound(red.Value(toAny(res.Warnings)))
+		f.Warnings = red.value(toAny(res.Warnings), maxString)
 	}
 	if len(res.LLMCalls) > 0 {
 		calls := res.LLMCalls
@@ -198,31 +198,6 @@ func toAny(v any) any {
 	var out any
 	json.Unmarshal(b, &out)
 	return out
-}
-
-// bound truncates long strings so a trace stays readable.
-func bound(v any) any {
-	switch x := v.(type) {
-	case string:
-		if len(x) > maxString {
-			return x[:maxString] + "... [truncated]"
-		}
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = bound(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = bound(e)
-		}
-		return out
-	default:
-		return v
-	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

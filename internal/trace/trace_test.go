@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -58,5 +59,27 @@ func TestWriteIsUniqueAndRedacted(t *testing.T) {
 		if err := json.Unmarshal(data, &f); err != nil || f.FormatVersion != FormatVersion || f.NodesExecuted != 1 {
 			t.Fatalf("trace: %v %+v", err, f)
 		}
+	}
+}
+
+func TestBuildTruncatesLongStringsAfterRedacting(t *testing.T) {
+	r := NewRedactor()
+	r.AddSecret("API_TOKEN", "tok-123456")
+	long := "tok-123456 " + strings.Repeat("é", maxString) // multi-byte runes across the cut
+	res := &runtime.Result{Status: runtime.RunSuccess, Started: time.Now(),
+		Steps: []*runtime.Step{{NodeID: "a", Type: "shell", Status: runtime.StatusCompleted,
+			Outputs: map[string]any{"stdout": long, "list": []any{long}}}}}
+	f := Build("flow", &workflow.Workflow{}, nil, res, r)
+	out := f.Nodes[0].Outputs.(map[string]any)
+	for _, s := range []string{out["stdout"].(string), out["list"].([]any)[0].(string)} {
+		if !strings.HasPrefix(s, "<REDACTED> é") || !strings.HasSuffix(s, "... [truncated]") {
+			t.Fatalf("want redacted then truncated, got %.40q...%q", s, s[len(s)-20:])
+		}
+		if len(s) > maxString+len("... [truncated]") || !utf8.ValidString(s) {
+			t.Fatalf("truncated string is %d bytes, valid UTF-8: %v", len(s), utf8.ValidString(s))
+		}
+	}
+	if got := r.Value(long).(string); strings.Contains(got, "[truncated]") {
+		t.Fatal("Redactor.Value must not truncate")
 	}
 }
