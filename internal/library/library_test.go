@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/pflow-go/pflow/internal/fsutil/fsutiltest"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -328,33 +328,14 @@ func TestConcurrentSavesLoseNothing(t *testing.T) {
 	ctx := context.Background()
 	src := filepath.Join(t.TempDir(), "hello.pflow.md")
 	os.WriteFile(src, hello(t), 0o644)
-	var wg sync.WaitGroup
-	errs := make(chan error, 40)
-	for i := range 10 {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
+	fsutiltest.Race(t, 10, "TestHelperSave",
+		func(i int) []string {
+			return []string{"PFLOW_LIB_HELPER=" + l.Dir, "PFLOW_LIB_SRC=" + src, fmt.Sprintf("PFLOW_LIB_NAME=p-%d", i)}
+		},
+		func(i int) error {
 			_, err := l.SaveFile(ctx, src, fmt.Sprintf("g-%d", i), SaveOptions{})
-			errs <- err
-		}()
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSave$")
-			cmd.Env = append(os.Environ(), "PFLOW_LIB_HELPER="+l.Dir, "PFLOW_LIB_SRC="+src, fmt.Sprintf("PFLOW_LIB_NAME=p-%d", i))
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs <- fmt.Errorf("helper: %v: %s", err, out)
-				return
-			}
-			errs <- nil
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+			return err
+		})
 	all, err := l.List("")
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/pflow-go/pflow/internal/fsutil/fsutiltest"
 	"github.com/pflow-go/pflow/internal/node"
 )
 
@@ -183,35 +182,16 @@ func TestConcurrentUpdatesFromProcesses(t *testing.T) {
 		return
 	}
 	path := filepath.Join(t.TempDir(), "registry.json")
-	var wg sync.WaitGroup
-	errs := make(chan error, 20)
-	for i := range 10 {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			errs <- Open(path, nil).Update(context.Background(), func(f *File) error {
+	fsutiltest.Race(t, 10, "TestHelperRegistryUpdate",
+		func(i int) []string {
+			return []string{"PFLOW_REG_HELPER=" + path, fmt.Sprintf("PFLOW_REG_KEY=mcp-p-t%d", i)}
+		},
+		func(i int) error {
+			return Open(path, nil).Update(context.Background(), func(f *File) error {
 				f.Nodes[fmt.Sprintf("mcp-g-t%d", i)] = mcpEntry("g", fmt.Sprint(i))
 				return nil
 			})
-		}()
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRegistryUpdate$")
-			cmd.Env = append(os.Environ(), "PFLOW_REG_HELPER="+path, fmt.Sprintf("PFLOW_REG_KEY=mcp-p-t%d", i))
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs <- fmt.Errorf("helper: %v: %s", err, out)
-				return
-			}
-			errs <- nil
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+		})
 	f, err := Open(path, nil).Load()
 	if err != nil {
 		t.Fatal(err)

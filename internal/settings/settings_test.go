@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/pflow-go/pflow/internal/fsutil/fsutiltest"
 )
 
 func TestLoadMissingGivesDefaults(t *testing.T) {
@@ -199,32 +199,13 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "settings.json")
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	errs := make(chan error, 20)
-	for i := range 10 {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			errs <- Update(ctx, p, func(s *Settings) error { s.Env[fmt.Sprintf("G%d", i)] = "v"; return nil })
-		}()
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperUpdate$")
-			cmd.Env = append(os.Environ(), "PFLOW_SETTINGS_HELPER="+p, fmt.Sprintf("PFLOW_SETTINGS_KEY=P%d", i))
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs <- fmt.Errorf("helper: %v: %s", err, out)
-				return
-			}
-			errs <- nil
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	fsutiltest.Race(t, 10, "TestHelperUpdate",
+		func(i int) []string {
+			return []string{"PFLOW_SETTINGS_HELPER=" + p, fmt.Sprintf("PFLOW_SETTINGS_KEY=P%d", i)}
+		},
+		func(i int) error {
+			return Update(ctx, p, func(s *Settings) error { s.Env[fmt.Sprintf("G%d", i)] = "v"; return nil })
+		})
 	data, _ := os.ReadFile(p)
 	var s Settings
 	if err := json.Unmarshal(data, &s); err != nil {
