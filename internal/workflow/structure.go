@@ -389,6 +389,22 @@ func (d *decoder) object(path string, v any) (map[string]any, bool) {
 	return m, ok
 }
 
+// objects decodes v (at key) as an array of objects, calling each with an
+// element's path ("key[i]") and value; other elements are type errors.
+func (d *decoder) objects(key string, v any, each func(path string, m map[string]any)) {
+	list, ok := v.([]any)
+	if !ok {
+		d.typeErr(key, v, "array")
+		return
+	}
+	for i, e := range list {
+		path := fmt.Sprintf("%s[%d]", key, i)
+		if m, ok := d.object(path, e); ok {
+			each(path, m)
+		}
+	}
+}
+
 // workflow decodes a whole IR object. keyOrder gives the document order of
 // the keys of "inputs" and "outputs" (nil: sorted).
 func (d *decoder) workflow(m map[string]any, keyOrder map[string][]string) *Workflow {
@@ -399,31 +415,11 @@ func (d *decoder) workflow(m map[string]any, keyOrder map[string][]string) *Work
 	}
 	if v, ok := m["nodes"]; !ok {
 		d.errs = append(d.errs, requiredErr("root", "nodes"))
-	} else if list, ok := v.([]any); !ok {
-		d.typeErr("nodes", v, "array")
 	} else {
-		for i, e := range list {
-			path := fmt.Sprintf("nodes[%d]", i)
-			nm, ok := d.object(path, e)
-			if !ok {
-				continue
-			}
-			w.Nodes = append(w.Nodes, d.node(path, nm))
-		}
+		d.objects("nodes", v, func(path string, nm map[string]any) { w.Nodes = append(w.Nodes, d.node(path, nm)) })
 	}
 	if v, ok := m["edges"]; ok {
-		if list, ok := v.([]any); !ok {
-			d.typeErr("edges", v, "array")
-		} else {
-			for i, e := range list {
-				path := fmt.Sprintf("edges[%d]", i)
-				em, ok := d.object(path, e)
-				if !ok {
-					continue
-				}
-				w.Edges = append(w.Edges, d.edge(path, em))
-			}
-		}
+		d.objects("edges", v, func(path string, em map[string]any) { w.Edges = append(w.Edges, d.edge(path, em)) })
 	}
 	if v, ok := m["start_node"]; ok {
 		w.StartNode = d.str("start_node", v)

@@ -97,6 +97,14 @@ func TestCheckStructure(t *testing.T) {
 			},
 		},
 		{
+			name: "array elements that are not objects",
+			json: `{"nodes":[{"id":"a","type":"t"},"b"],"edges":[1]}`,
+			want: []StructureError{
+				{"nodes[1]", "'b' is not of type 'object'", "Change type from 'string' to 'object'"},
+				{"edges[0]", "1 is not of type 'object'", "Change type from 'integer' to 'object'"},
+			},
+		},
+		{
 			name: "input and output type enum",
 			json: `{"nodes":[{"id":"a","type":"t"}],"inputs":{"i":{"type":"text"}},"outputs":{"o":{"type":"json"}}}`,
 			want: []StructureError{
