@@ -342,9 +342,6 @@ func (f *Fake) successBody(resp Response, req map[string]any) []byte {
 	return b
 }
 
-// Header returns a header of the request, for concise assertions.
-func (r Request) HeaderValue(k string) string { return r.Header.Get(k) }
-
 // Messages returns the body's messages array (nil when absent).
 func (r Request) Messages() []any {
 	m, _ := r.Body["messages"].([]any)
