@@ -185,13 +185,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 						declared = append(declared, o.Name)
 					}
 				}
-				hint := "The child workflow declares no outputs; add an '## Outputs' section to it."
-				if len(declared) > 0 {
-					hint = "Declared outputs: " + strings.Join(declared, ", ")
-					if s := suggest.Closest(ck, declared, 1, 0.6); len(s) > 0 {
-						hint = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], hint)
-					}
-				}
+				hint := declaredHint(ck, declared, "outputs", "The child workflow declares no outputs; add an '## Outputs' section to it.")
 				v.add(layerParams, Diagnostic{
 					Message: fmt.Sprintf("Node '%s' (workflow): output_mapping maps '%s', which the child workflow does not produce", n.ID, ck),
 					NodeID:  n.ID, Param: "output_mapping", Line: n.Line, Hint: hint,
@@ -241,13 +235,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 					names = append(names, in.Name)
 				}
 			}
-			hint := "The child workflow declares no inputs."
-			if len(names) > 0 {
-				hint = "Declared inputs: " + strings.Join(names, ", ")
-				if s := suggest.Closest(k, names, 1, 0.6); len(s) > 0 {
-					hint = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], hint)
-				}
-			}
+			hint := declaredHint(k, names, "inputs", "The child workflow declares no inputs.")
 			v.add(layerParams, Diagnostic{
 				Severity: SeverityWarning,
 				Message:  fmt.Sprintf("Node '%s' (workflow): param_mapping sets '%s', which the child workflow does not declare as an input", n.ID, k),
@@ -255,6 +243,19 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 			})
 		}
 	}
+}
+
+// declaredHint lists the names a child workflow declares ("Declared
+// inputs: a, b"), led by the closest to key; none when there are no names.
+func declaredHint(key string, names []string, what, none string) string {
+	if len(names) == 0 {
+		return none
+	}
+	hint := "Declared " + what + ": " + strings.Join(names, ", ")
+	if s := suggest.Closest(key, names, 1, 0.6); len(s) > 0 {
+		hint = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], hint)
+	}
+	return hint
 }
 
 // getInput and getOutput are nil-safe lookups (a hand-built IR may hold nil entries).

@@ -642,7 +642,11 @@ func TestNestedWorkflowOutputs(t *testing.T) {
 	errs, _ = Validate(mk(map[string]any{"workflow_name": "child", "output_mapping": map[string]any{"sumary": "s"}}, "echo ${call.s}"), opts)
 	find(t, errs, "Node 'call' (workflow): the child workflow requires input 'topic', which param_mapping does not provide")
 	o := find(t, errs, "Node 'call' (workflow): output_mapping maps 'sumary', which the child workflow does not produce")
-	hasLines(t, o.Hint, "Did you mean 'summary'?")
+	hasLines(t, o.Hint, "Did you mean 'summary'?", "Declared outputs: summary, items")
+
+	_, warns = Validate(mk(map[string]any{"workflow_name": "child", "param_mapping": map[string]any{"topic": "x", "langs": "de"}}, "echo ${call.summary}"), opts)
+	p := find(t, warns, "Node 'call' (workflow): param_mapping sets 'langs', which the child workflow does not declare as an input")
+	hasLines(t, p.Hint, "Did you mean 'lang'?", "Declared inputs: topic, lang")
 
 	errs, _ = Validate(mk(map[string]any{"workflow_name": "missing"}, "echo ${call.x}"), opts)
 	find(t, errs, "Node 'call' (workflow): cannot load workflow_name 'missing': workflow 'missing' not found")
