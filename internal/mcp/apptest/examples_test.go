@@ -14,32 +14,13 @@ import (
 	"github.com/pflow-go/pflow/internal/mcp/faketest"
 )
 
-func repoRoot(t *testing.T) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("repository root not found")
-		}
-		dir = parent
-	}
-}
-
 // TestExamplesAgainstRealServers runs examples/mcp/*.pflow.md with the real
 // pflow CLI against the npm reference servers and checks that no server
 // process is left afterwards.
 func TestExamplesAgainstRealServers(t *testing.T) {
-	root := repoRoot(t)
-	mods := filepath.Join(root, "testdata", "peers", "node_modules", "@modelcontextprotocol")
-	if _, err := os.Stat(filepath.Join(mods, "server-everything", "dist", "index.js")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("MCP npm test peers not installed: run scripts/install-peers.sh")
-		}
-		t.Skip("SKIPPING: MCP npm test peers not installed: run scripts/install-peers.sh (make test does)")
-	}
+	root := faketest.RepoRoot(t)
+	peers := faketest.PeersDir(t, []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js"}, "node")
+	mods := filepath.Join(peers, "node_modules", "@modelcontextprotocol")
 	home := t.TempDir()
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	id := faketest.NewID()

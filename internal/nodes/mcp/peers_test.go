@@ -17,32 +17,10 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 )
 
-// peersDir returns <repo>/testdata/peers, or skips (fails when CI=true) when
-// the npm peers are not installed (scripts/install-peers.sh).
+// peersDir returns <repo>/testdata/peers with the reference servers and node.
 func peersDir(t testing.TB) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("repository root not found")
-		}
-		dir = parent
-	}
-	peers := filepath.Join(dir, "testdata", "peers")
-	_, err := os.Stat(filepath.Join(peers, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
-	_, nodeErr := exec.LookPath("node")
-	if err != nil || nodeErr != nil {
-		msg := "MCP npm test peers or node not installed: run scripts/install-peers.sh (make test does)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip("SKIPPING: " + msg)
-	}
-	return peers
+	return faketest.PeersDir(t, []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js"}, "node")
 }
 
 type peer struct {
