@@ -92,7 +92,7 @@ type RunOutcome struct {
 	Warnings         []validate.Diagnostic
 	Result           *runtime.Result
 	TracePath        string
-	// SecretValues are values that must never be shown (for renderers).
+	// Redactor removes this run's secret values from what renderers show.
 	Redactor *trace.Redactor
 }
 
@@ -205,16 +205,12 @@ func (a *App) loadNested(t *Target) func(name, ref string) (*workflow.Workflow, 
 func (a *App) ensureMCP(ctx context.Context, w *workflow.Workflow) error {
 	var types []string
 	seen := map[string]bool{}
-	var collect func(*workflow.Workflow)
-	collect = func(w *workflow.Workflow) {
-		for _, n := range w.Nodes {
-			if strings.HasPrefix(n.Type, "mcp-") && !seen[n.Type] {
-				seen[n.Type] = true
-				types = append(types, n.Type)
-			}
+	for _, n := range w.Nodes {
+		if strings.HasPrefix(n.Type, "mcp-") && !seen[n.Type] {
+			seen[n.Type] = true
+			types = append(types, n.Type)
 		}
 	}
-	collect(w)
 	if len(types) == 0 {
 		return nil
 	}
