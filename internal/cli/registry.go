@@ -29,13 +29,15 @@ func newRegistryCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func truncate(s string, n int) string {
-	s = firstLine(s)
+// truncate is the first line of s, cut to n characters.
+func truncate(s string, n int) string { return cut(firstLine(s), n) }
+
+// cut shortens s to n characters, the last three "..." when it was longer.
+func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-3]) + "..."
+	return string([]rune(s)[:n-3]) + "..."
 }
 
 func newRegistryListCmd(f *Factory) *cobra.Command {
@@ -358,10 +360,7 @@ func preview(v any, n int) string {
 			s = string(b)
 		}
 	}
-	if utf8.RuneCountInString(s) > n {
-		s = string([]rune(s)[:n-3]) + "..."
-	}
-	return s
+	return cut(s, n)
 }
 
 // escapeTemplates turns every "${" in strings into the template escape "$${",
