@@ -16,7 +16,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,7 +31,6 @@ import (
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/instructions"
 	"github.com/pflow-go/pflow/internal/pferr"
-	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -248,38 +246,26 @@ func (s *Server) handle(ctx context.Context, t *toolDef, req *mcp.CallToolReques
 
 // render redacts env and turns it into a tool result.
 func (s *Server) render(a *app.App, env map[string]any) *mcp.CallToolResult {
-	red := trace.NewRedactor()
-	if st, err := a.Settings(); err == nil {
-		red = a.Redactor(st)
-	} else {
-		red = a.Redactor(nil)
+	// Unreadable settings still redact the secrets in pflow's environment.
+	st, err := a.Settings()
+	if err != nil {
+		st = nil
 	}
+	red := a.Redactor(st)
 	env = toJSONValue(env)
 	if r, ok := red.Value(env).(map[string]any); ok {
 		env = r
 	}
-	b, err := marshal(env)
+	b, err := value.MarshalJSON(env)
 	if err != nil {
 		env = errorEnvelope(pferr.Newf(pferr.Internal, "cannot encode the response: %v", err))
-		b, _ = marshal(env)
+		b, _ = value.MarshalJSON(env)
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 		IsError:           env["success"] != true,
 	}
-}
-
-// marshal encodes v as compact JSON without HTML escaping (agents read
-// "<value>", not "\u003cvalue\u003e").
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // toJSONValue turns structs and typed slices into the canonical value model
