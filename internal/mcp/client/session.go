@@ -444,7 +444,6 @@ type recordingTransport struct {
 
 	mu      sync.Mutex
 	status  int
-	body    string
 	dialErr error
 }
 
