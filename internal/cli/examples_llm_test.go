@@ -65,3 +65,25 @@ func TestLLMExampleAgainstFakeProviders(t *testing.T) {
 		})
 	}
 }
+
+// TestTextRunShowsLLMCost: a text-mode run that called a priced model ends
+// with the cost and token count on stderr.
+func TestTextRunShowsLLMCost(t *testing.T) {
+	example, _ := filepath.Abs("../../examples/llm-summarize.pflow.md")
+	text := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(text, []byte("Quarterly revenue grew 12 percent."), 0o644)
+	fake := llmtest.NewAnthropic(t)
+	fake.Enqueue(llmtest.Response{Text: "Revenue up 12%.", Usage: &llmtest.Usage{Input: 120, Output: 8}})
+	env := []string{"PFLOW_HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	for k, v := range fake.Env() {
+		env = append(env, k+"="+v)
+	}
+	var out, errb bytes.Buffer
+	ios := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}
+	if code := Main(context.Background(), []string{example, "file=" + text, "model=anthropic/claude-sonnet-4-5"}, ios, env); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "💰 Cost: $") || !strings.Contains(errb.String(), "(128 tokens)") {
+		t.Errorf("stderr must show the run's cost and tokens:\n%s", errb.String())
+	}
+}

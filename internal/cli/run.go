@@ -304,10 +304,9 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 				fmt.Fprintf(errw, "  ⚠ %s\n", indentRest(red.String(w.Message), "    "))
 			}
 		}
-		if c := app.Metrics(r)["total"].(map[string]any)["cost_usd"]; c != nil {
-			if cf, _ := c.(float64); cf > 0 {
-				fmt.Fprintf(errw, "💰 Cost: $%.4f (%d tokens)\n", cf, app.Metrics(r)["total"].(map[string]any)["tokens_total"])
-			}
+		total := app.Metrics(r)["total"].(map[string]any)
+		if cf, _ := total["cost_usd"].(float64); cf > 0 {
+			fmt.Fprintf(errw, "💰 Cost: $%.4f (%d tokens)\n", cf, total["tokens_total"])
 		}
 	}
 	if ok {
