@@ -12,8 +12,6 @@ import (
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
-func dirOf(path string) string { return filepath.Dir(path) }
-
 // execNested runs a `type: workflow` step: it loads the child (by library
 // name, by path relative to the parent file, or inline IR), prepares the
 // child's inputs from param_mapping, runs it in the same run scope and
@@ -89,7 +87,7 @@ func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, r
 	stack := append(append([]string{}, f.stack...), f.label())
 	dir := f.dir // inline IR resolves relative refs against the parent's file
 	if child.Source != nil && child.Source.Path != "" {
-		dir = dirOf(child.Source.Path)
+		dir = filepath.Dir(child.Source.Path)
 	}
 	cres := e.run(ctx, child, prepared.Values, f.depth+1, stack, dir)
 	step.Children = cres.Steps

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -163,10 +164,9 @@ func Run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, opts 
 	}
 	dir := ""
 	if w.Source != nil && w.Source.Path != "" {
-		dir = dirOf(w.Source.Path)
+		dir = filepath.Dir(w.Source.Path)
 	}
-	res := e.run(ctx, w, inputs, 0, nil, dir)
-	return res
+	return e.run(ctx, w, inputs, 0, nil, dir)
 }
 
 type executor struct {
