@@ -13,6 +13,7 @@ import (
 	mcpnode "github.com/pflow-go/pflow/internal/nodes/mcp"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Settings loads settings.json (defaults when missing; a corrupt file gives a
@@ -92,7 +93,7 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 		builtins[s.Type] = true
 	}
 	var mcp node.Node
-	for _, k := range registry.SortedKeys(f.Nodes) {
+	for _, k := range value.SortedKeys(f.Nodes) {
 		e := f.Nodes[k]
 		if e.Type == registry.TypeCore || builtins[k] {
 			continue

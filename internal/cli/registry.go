@@ -77,7 +77,7 @@ func renderGrouped(w io.Writer, cat *registry.Catalog) {
 	fmt.Fprintln(w, "Core Packages:")
 	fmt.Fprintln(w, "─────────────")
 	core := 0
-	for _, pkg := range registry.SortedKeys(g.Core) {
+	for _, pkg := range value.SortedKeys(g.Core) {
 		specs := g.Core[pkg]
 		core += len(specs)
 		fmt.Fprintf(w, "\n%s (%d %s)\n", pkg, len(specs), plural(len(specs), "node", "nodes"))
@@ -91,7 +91,7 @@ func renderGrouped(w io.Writer, cat *registry.Catalog) {
 	if len(g.MCP) == 0 {
 		fmt.Fprintln(w, "  (none — add a server with 'pflow mcp add', then 'pflow mcp sync')")
 	}
-	for _, srv := range registry.SortedKeys(g.MCP) {
+	for _, srv := range value.SortedKeys(g.MCP) {
 		specs := g.MCP[srv]
 		mcp += len(specs)
 		fmt.Fprintf(w, "\n%s (%d %s)\n", srv, len(specs), plural(len(specs), "tool", "tools"))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // The registry cache is a compact binary snapshot of registry.json without
@@ -108,7 +109,7 @@ func encodeCache(size, mtime int64, ino uint64, f *File) []byte {
 	e.uvarint(ino)
 	e.str(f.Version)
 	e.uvarint(uint64(len(f.Nodes)))
-	for _, k := range SortedKeys(f.Nodes) {
+	for _, k := range value.SortedKeys(f.Nodes) {
 		en := f.Nodes[k]
 		e.str(k)
 		e.str(en.ClassName)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Extra keys set on specs built from registry entries.
@@ -208,11 +209,7 @@ func (c *Catalog) Group() *Grouped {
 }
 
 // SortedKeys returns m's keys sorted.
-func SortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+//
+// Deprecated: use value.SortedKeys; this stays until internal/app/mcp.go
+// and internal/mcp/apptest stop calling it.
+func SortedKeys[V any](m map[string]V) []string { return value.SortedKeys(m) }

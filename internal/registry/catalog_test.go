@@ -11,6 +11,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil/fsutiltest"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 func testCatalog() *Catalog {
@@ -80,7 +81,7 @@ func TestGroupAndDeny(t *testing.T) {
 	c.Deny("mcp-slack-post-message", "deny pattern 'mcp-slack-*'")
 	g := c.Group()
 	if len(g.Core["file"]) != 2 || len(g.MCP["github"]) != 2 || len(g.MCP["slack"]) != 0 || len(g.Core["test"]) != 0 {
-		t.Fatalf("group = core %v mcp %v", SortedKeys(g.Core), SortedKeys(g.MCP))
+		t.Fatalf("group = core %v mcp %v", value.SortedKeys(g.Core), value.SortedKeys(g.MCP))
 	}
 	if _, ok := c.Lookup("mcp-slack-post-message"); ok {
 		t.Fatal("denied node still resolvable")
