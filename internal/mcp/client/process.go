@@ -247,15 +247,12 @@ func (p *process) signal(sig syscall.Signal) {
 	}
 }
 
-// terminate stops the group now: SIGTERM, StopGrace, SIGKILL (used on a
-// call timeout and by the memory watchdog).
+// terminate stops the group now (proc.Terminate: SIGTERM, StopGrace,
+// SIGKILL to the whole group) and waits up to StopGrace for the server to be
+// reaped. Used on a call timeout and by the memory watchdog.
 func (p *process) terminate() {
-	p.signal(syscall.SIGTERM)
-	if !p.exited(StopGrace) {
-		p.signal(syscall.SIGKILL)
-		p.exited(StopGrace)
-	}
-	p.signal(syscall.SIGKILL) // leftovers in the group
+	proc.Terminate(p.cmd, StopGrace)
+	p.exited(StopGrace)
 }
 
 // stop is the D5 shutdown: close stdin, wait StopGrace, SIGTERM the group,
