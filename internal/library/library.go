@@ -189,7 +189,7 @@ func (l *Library) notFound(name string) error {
 		Hint:    "Run 'pflow workflow list' to see saved workflows, or 'pflow workflow save <file> --name " + name + "' to save one.",
 	}
 	names, _ := l.Names()
-	if s := closestNames(name, names, 3); len(s) > 0 {
+	if s := suggest.Near(name, names, 3, 2); len(s) > 0 {
 		e.Suggestions = append(e.Suggestions, "Did you mean: "+strings.Join(s, ", ")+"?")
 		e.Details = map[string]any{"suggestions": s}
 	}
@@ -661,33 +661,4 @@ func renderRaw(meta Metadata, rest string) ([]byte, error) {
 		return nil, pferr.Newf(pferr.Internal, "encode workflow metadata: %v", err)
 	}
 	return []byte("---\n" + string(y) + "---\n" + rest), nil
-}
-
-// closestNames returns up to n names close to name.
-func closestNames(name string, names []string, n int) []string {
-	type c struct {
-		s string
-		d int
-	}
-	var cs []c
-	for _, x := range names {
-		d := suggest.Distance(name, x)
-		if strings.Contains(x, name) || strings.Contains(name, x) {
-			d = min(d, 1)
-		}
-		if d <= max(2, len(name)/3) {
-			cs = append(cs, c{x, d})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool {
-		if cs[i].d != cs[j].d {
-			return cs[i].d < cs[j].d
-		}
-		return cs[i].s < cs[j].s
-	})
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].s)
-	}
-	return out
 }

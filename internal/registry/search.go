@@ -125,33 +125,11 @@ func normalizeName(s string) string {
 
 // Suggest returns up to n node types close to name (did-you-mean).
 func (c *Catalog) Suggest(name string, n int) []string {
-	type cand struct {
-		t string
-		d int
-	}
-	name = strings.ToLower(name)
-	var cs []cand
+	visible := make([]string, 0, len(c.types))
 	for _, t := range c.types {
-		if c.specs[t].Hidden && !c.IncludeHidden {
-			continue
-		}
-		d := suggest.Distance(name, t)
-		if strings.Contains(t, name) || strings.Contains(name, t) {
-			d = min(d, 1)
-		}
-		if d <= max(1, len(name)/3) {
-			cs = append(cs, cand{t, d})
+		if !c.specs[t].Hidden || c.IncludeHidden {
+			visible = append(visible, t)
 		}
 	}
-	sort.SliceStable(cs, func(i, j int) bool {
-		if cs[i].d != cs[j].d {
-			return cs[i].d < cs[j].d
-		}
-		return cs[i].t < cs[j].t
-	})
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].t)
-	}
-	return out
+	return suggest.Near(strings.ToLower(name), visible, n, 1)
 }

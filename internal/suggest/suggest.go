@@ -89,3 +89,35 @@ func Closest(word string, candidates []string, n int, cutoff float64) []string {
 	}
 	return out
 }
+
+// Near returns up to n candidates within edit distance max(minDist,
+// len(word)/3) of word, a candidate that contains word or is contained in it
+// counting as distance 1; nearest first, ties alphabetical. Unlike Closest it
+// keeps short substring matches ("gh" finds "gh-pr").
+func Near(word string, candidates []string, n, minDist int) []string {
+	type cand struct {
+		s string
+		d int
+	}
+	var cs []cand
+	for _, c := range candidates {
+		d := Distance(word, c)
+		if strings.Contains(c, word) || strings.Contains(word, c) {
+			d = min(d, 1)
+		}
+		if d <= max(minDist, len(word)/3) {
+			cs = append(cs, cand{c, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].d != cs[j].d {
+			return cs[i].d < cs[j].d
+		}
+		return cs[i].s < cs[j].s
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].s)
+	}
+	return out
+}
