@@ -8,6 +8,7 @@ package discovery
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -178,11 +179,11 @@ func RankPrepared(query string, docs []Prepared, limit int) []Match {
 				continue
 			}
 			for _, f := range d.Fields {
-				if containsTerm(f.Terms, bestForm[qi]) {
+				if slices.Contains(f.Terms, bestForm[qi]) {
 					if _, ok := hits[f.Label]; !ok {
 						labels = append(labels, f.Label)
 					}
-					if !contains(hits[f.Label], q.word) {
+					if !slices.Contains(hits[f.Label], q.word) {
 						hits[f.Label] = append(hits[f.Label], q.word)
 					}
 					break
@@ -229,24 +230,6 @@ func RankPrepared(query string, docs []Prepared, limit int) []Match {
 		out = out[:limit]
 	}
 	return out
-}
-
-func containsTerm(ts []string, t string) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func quoteJoin(ws []string) string {
