@@ -100,16 +100,7 @@ func renderError(w io.Writer, e *pferr.Error) {
 func isCobraUsage(err error) bool {
 	msg := err.Error()
 	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires at most", "bad flag syntax"} {
-		if len(msg) >= len(p) && contains(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
+		if strings.Contains(msg, p) {
 			return true
 		}
 	}

@@ -77,3 +77,18 @@ func TestJSONModeKeepsStdoutParseable(t *testing.T) {
 		})
 	}
 }
+
+// TestCobraUsageErrorsExitTwo: flag and argument errors cobra reports are
+// usage errors (exit 2) with a pointer to --help, not internal errors.
+func TestCobraUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{{"--bogus", "x"}, {"-Z"}, {"--output-format"}, {"workflow", "frob"}} {
+		var out, errb bytes.Buffer
+		ios := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb}
+		if code := runCLI(t, ios, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, errb.String())
+		}
+		if !strings.Contains(errb.String(), "pflow") || !strings.Contains(errb.String(), "help") {
+			t.Errorf("%v: the error must point to help:\n%s", args, errb.String())
+		}
+	}
+}

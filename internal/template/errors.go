@@ -3,6 +3,7 @@ package template
 import (
 	"fmt"
 	"github.com/pflow-go/pflow/internal/suggest"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ func UnresolvedError(param string, unresolved []string, root map[string]any) err
 		if d.suggestion != "" {
 			suggestions = append(suggestions, fmt.Sprintf("  Did you mean '%s'? (instead of '%s')", d.suggestion, raw))
 		}
-		if d.head != "" && !contains(stderrNodes, d.head) {
+		if d.head != "" && !slices.Contains(stderrNodes, d.head) {
 			stderrNodes = append(stderrNodes, d.head)
 		}
 	}
@@ -119,15 +120,6 @@ func UnresolvedError(param string, unresolved []string, root map[string]any) err
 		fmt.Fprintf(&b, "\n  ⚠️  Upstream node '%s' stderr:\n     %s\n", id, strings.ReplaceAll(se, "\n", "\n     "))
 	}
 	return &UnresolvedVarsError{Param: param, Vars: append([]string(nil), unresolved...), msg: strings.TrimRight(b.String(), "\n")}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // preview renders a scalar for the context listing.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/pflow-go/pflow/internal/suggest"
+	"slices"
 	"sort"
 	"strings"
 
@@ -1228,7 +1229,7 @@ func (v *validator) unknownParams() {
 			continue
 		}
 		for _, p := range value.SortedKeys(n.Params) {
-			if contains(known, p) || contains(engineControls, p) || strings.HasPrefix(p, "__") {
+			if slices.Contains(known, p) || slices.Contains(engineControls, p) || strings.HasPrefix(p, "__") {
 				continue
 			}
 			if p == "timeout" && strings.HasPrefix(n.Type, "mcp-") {
@@ -1246,13 +1247,4 @@ func (v *validator) unknownParams() {
 			})
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -843,7 +844,7 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 	}
 	rest := map[string]any{}
 	for k, v := range params {
-		if !contains(stepKeys, k) {
+		if !slices.Contains(stepKeys, k) {
 			rest[k] = v
 		}
 	}
@@ -851,7 +852,7 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 		n.Params = rest
 	}
 	for _, b := range e.blocks {
-		if !b.yaml && !contains(stepKeys, b.param) {
+		if !b.yaml && !slices.Contains(stepKeys, b.param) {
 			if n.SourceLines == nil {
 				n.SourceLines = map[string]int{}
 			}

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -119,7 +120,7 @@ func (c *checker) check(w *Workflow) {
 			continue
 		}
 		base := "inputs." + in.Name
-		if in.Type != "" && !contains(InputTypes, in.Type) {
+		if in.Type != "" && !slices.Contains(InputTypes, in.Type) {
 			c.add(base+".type", fmt.Sprintf("%s is not one of %s", pyRepr(in.Type), pyList(InputTypes)), "Valid types: "+strings.Join(InputTypes, ", "))
 		}
 	}
@@ -177,7 +178,7 @@ func (c *checker) check(w *Workflow) {
 			continue
 		}
 		base := "outputs." + o.Name
-		if o.Type != "" && !contains(InputTypes, o.Type) {
+		if o.Type != "" && !slices.Contains(InputTypes, o.Type) {
 			c.add(base+".type", fmt.Sprintf("%s is not one of %s", pyRepr(o.Type), pyList(InputTypes)), "Valid types: "+strings.Join(InputTypes, ", "))
 		}
 	}
@@ -235,15 +236,6 @@ func rangeErrs(path string, v, lo, hi int64) []StructureError {
 		return []StructureError{{Path: path, Message: fmt.Sprintf("%d is greater than the maximum of %d", v, hi), Suggestion: sug}}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // pyRepr renders a value the way Python's jsonschema messages do ('text', 5, True, None).
@@ -322,7 +314,7 @@ func (d *decoder) typeErr(path string, v any, want string) {
 func (d *decoder) unknown(path string, m map[string]any, allowed ...string) []string {
 	var extra []string
 	for _, k := range value.SortedKeys(m) {
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			extra = append(extra, k)
 		}
 	}
