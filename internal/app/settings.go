@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
@@ -33,12 +34,12 @@ func (a *App) AddNodePattern(ctx context.Context, pattern string, deny bool) (*P
 		if deny {
 			list, other = other, list
 		}
-		if !containsStr(*list, pattern) {
+		if !slices.Contains(*list, pattern) {
 			*list = append(*list, pattern)
 			ch.Changed = true
 		}
-		if containsStr(*other, pattern) {
-			*other = removeStr(*other, pattern)
+		if slices.Contains(*other, pattern) {
+			*other = slices.DeleteFunc(*other, func(x string) bool { return x == pattern })
 			ch.RemovedFromOther = true
 		}
 		ch.Filter = s.Registry.Nodes
@@ -55,8 +56,8 @@ func (a *App) RemoveNodePattern(ctx context.Context, pattern string, deny bool) 
 		if deny {
 			list = &s.Registry.Nodes.Deny
 		}
-		if containsStr(*list, pattern) {
-			*list = removeStr(*list, pattern)
+		if slices.Contains(*list, pattern) {
+			*list = slices.DeleteFunc(*list, func(x string) bool { return x == pattern })
 			ch.Changed = true
 		}
 		ch.Filter = s.Registry.Nodes
@@ -75,7 +76,7 @@ func (a *App) UnsetSettingsEnv(ctx context.Context, key string) (found bool, err
 			return nil
 		}
 		for k := range s.Env {
-			if equalFold(k, key) {
+			if strings.EqualFold(k, key) {
 				delete(s.Env, k)
 				found = true
 			}
@@ -132,44 +133,6 @@ func (a *App) CheckNode(ctx context.Context, name string) (*NodeCheck, error) {
 		c.Matches = []settings.PatternMatch{}
 	}
 	return c, nil
-}
-
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func removeStr(ss []string, s string) []string {
-	out := ss[:0]
-	for _, x := range ss {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // LLM model roles stored in settings.json (llm.*).
