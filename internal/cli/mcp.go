@@ -207,44 +207,33 @@ func newMCPSyncCmd(f *Factory) *cobra.Command {
 		Short: "Discover the tools of MCP servers and register each as a node mcp-<server>-<tool>",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := f.IO.Out
+			single := len(args) == 1 && !all
 			progress := func(ev app.MCPSyncEvent) {
 				if asJSON {
 					return
 				}
 				if !ev.Done {
-					if len(args) == 1 && !all {
+					switch {
+					case single:
 						fmt.Fprintf(out, "Syncing server '%s'...\n", ev.Server)
-					} else if f.IO.ErrTTY {
+					case ev.Index == 0:
+						fmt.Fprintf(out, "Syncing %d servers...\n", ev.Total)
+					}
+					if !single && f.IO.ErrTTY {
 						fmt.Fprintf(f.IO.ErrOut, "  [%d/%d] %s...\r", ev.Index+1, ev.Total, ev.Server)
 					}
 					return
 				}
-				if f.IO.ErrTTY && (all || len(args) > 1) {
-					fmt.Fprintf(f.IO.ErrOut, "\r\033[K")
-				}
-				r := ev.Result
-				if len(args) == 1 && !all {
+				if single {
 					return
 				}
-				if r.Error != "" {
+				if f.IO.ErrTTY {
+					fmt.Fprintf(f.IO.ErrOut, "\r\033[K")
+				}
+				if r := ev.Result; r.Error != "" {
 					fmt.Fprintf(f.IO.ErrOut, "  ✗ %s: %s\n", r.Server, r.Error)
 				} else {
 					fmt.Fprintf(out, "  ✓ %s: %d discovered, %d registered\n", r.Server, r.Discovered, r.Registered)
-				}
-			}
-			if all || len(args) > 1 {
-				if !asJSON {
-					n := len(args)
-					if all {
-						servers, err := f.App.MCPServers()
-						if err != nil {
-							return err
-						}
-						n = len(servers)
-					}
-					if n > 0 {
-						fmt.Fprintf(out, "Syncing %d servers...\n", n)
-					}
 				}
 			}
 			res, err := f.App.SyncMCP(cmd.Context(), args, all, progress)
@@ -260,7 +249,7 @@ func newMCPSyncCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(args) == 1 && !all {
+			if single {
 				r := res[0]
 				fmt.Fprintf(out, "✓ Discovered %d tools\n", r.Discovered)
 				fmt.Fprintf(out, "✓ Registered %d tools in pflow registry\n", r.Registered)

@@ -93,3 +93,40 @@ func TestCLIMCPCommands(t *testing.T) {
 		t.Fatalf("remove again: %d %q", code, errs)
 	}
 }
+
+// TestCLIMCPSyncSeveralServers checks the multi-server sync output: one
+// header with the server count, a line per server (failures on stderr), the
+// total, and exit 1 when a server failed.
+func TestCLIMCPSyncSeveralServers(t *testing.T) {
+	c := newCLI(t)
+	id := faketest.NewID()
+	cfg, _ := json.Marshal(map[string]any{
+		"good": faketest.Entry(id, ""),
+		"bad":  faketest.Entry(id, "", "crash-before-init"),
+	})
+	if out, errs, code := c.run("", "mcp", "add", string(cfg)); code != 0 {
+		t.Fatalf("add: %d %q %q", code, out, errs)
+	}
+	out, errs, code := c.run("", "mcp", "sync", "--all")
+	if code != 1 {
+		t.Fatalf("sync --all with a failing server: exit %d, want 1\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"Syncing 2 servers...\n", "  ✓ good: 10 discovered, 10 registered\n", "Total: 10 tools discovered, 10 registered\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "Syncing") != 1 {
+		t.Errorf("want one header line:\n%s", out)
+	}
+	if !strings.Contains(errs, "  ✗ bad: ") {
+		t.Errorf("stderr lacks the failed server:\n%s", errs)
+	}
+	out, _, _ = c.run("", "mcp", "sync", "--all", "--json")
+	if strings.Contains(out, "Syncing") {
+		t.Errorf("--json prints progress:\n%s", out)
+	}
+	if left := faketest.Leftovers(id); len(left) > 0 {
+		t.Errorf("server processes left behind: %v", left)
+	}
+}
