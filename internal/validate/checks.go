@@ -169,7 +169,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 	}
 	childType := func(key string) string {
 		if child != nil {
-			if o := getOutput(child, key); o != nil && o.Type != "" {
+			if o := child.Outputs.Get(key); o != nil && o.Type != "" {
 				return o.Type
 			}
 		}
@@ -179,7 +179,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 	if len(om) > 0 {
 		for _, ck := range value.SortedKeys(om) {
 			pk := value.Stringify(om[ck])
-			if child != nil && getOutput(child, ck) == nil && getInput(child, ck) == nil && getNode(child, ck) == nil {
+			if child != nil && child.Outputs.Get(ck) == nil && child.Inputs.Get(ck) == nil && child.Node(ck) == nil {
 				var declared []string
 				for _, o := range child.Outputs {
 					if o != nil {
@@ -229,7 +229,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 		})
 	}
 	for _, k := range value.SortedKeys(pm) {
-		if getInput(child, k) == nil {
+		if child.Inputs.Get(k) == nil {
 			var names []string
 			for _, in := range child.Inputs {
 				if in != nil {
@@ -257,34 +257,6 @@ func declaredHint(key string, names []string, what, none string) string {
 		hint = fmt.Sprintf("Did you mean '%s'?\n%s", s[0], hint)
 	}
 	return hint
-}
-
-// getInput and getOutput are nil-safe lookups (a hand-built IR may hold nil entries).
-func getInput(w *workflow.Workflow, name string) *workflow.Input {
-	for _, in := range w.Inputs {
-		if in != nil && in.Name == name {
-			return in
-		}
-	}
-	return nil
-}
-
-func getNode(w *workflow.Workflow, id string) *workflow.Node {
-	for _, n := range w.Nodes {
-		if n != nil && n.ID == id {
-			return n
-		}
-	}
-	return nil
-}
-
-func getOutput(w *workflow.Workflow, name string) *workflow.Output {
-	for _, o := range w.Outputs {
-		if o != nil && o.Name == name {
-			return o
-		}
-	}
-	return nil
 }
 
 func descSuffix(d string) string {

@@ -236,7 +236,7 @@ func (v *validator) structure() {
 			}
 		} else if name, ok := strings.CutPrefix(e.Path, "outputs."); ok {
 			name, _, _ = strings.Cut(name, ".")
-			if o := getOutput(v.w, name); o != nil {
+			if o := v.w.Outputs.Get(name); o != nil {
 				d.Line = o.Line
 			}
 		}

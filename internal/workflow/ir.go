@@ -146,10 +146,11 @@ type Mapping struct {
 // Namespacing reports whether node outputs are namespaced (default true).
 func (w *Workflow) Namespacing() bool { return w.EnableNamespacing == nil || *w.EnableNamespacing }
 
-// Node returns the node with the given id, or nil.
+// Node returns the node with the given id, or nil. Like Inputs.Get and
+// Outputs.Get it skips nil entries (a hand-built IR may hold them).
 func (w *Workflow) Node(id string) *Node {
 	for _, n := range w.Nodes {
-		if n.ID == id {
+		if n != nil && n.ID == id {
 			return n
 		}
 	}
@@ -173,7 +174,7 @@ type Inputs []*Input
 // Get returns the named input or nil.
 func (s Inputs) Get(name string) *Input {
 	for _, in := range s {
-		if in.Name == name {
+		if in != nil && in.Name == name {
 			return in
 		}
 	}
@@ -205,7 +206,7 @@ type Outputs []*Output
 // Get returns the named output or nil.
 func (s Outputs) Get(name string) *Output {
 	for _, o := range s {
-		if o.Name == name {
+		if o != nil && o.Name == name {
 			return o
 		}
 	}
