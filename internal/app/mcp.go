@@ -108,17 +108,11 @@ func maskValue(v any) any {
 
 func maskEntry(cfg map[string]any) map[string]any {
 	out := value.Clone(cfg).(map[string]any)
-	if env, ok := out["env"].(map[string]any); ok {
-		for k, v := range env {
+	for _, section := range []string{"env", "headers"} {
+		m, _ := out[section].(map[string]any)
+		for k, v := range m {
 			if settings.IsSecretKey(k) {
-				env[k] = maskValue(v)
-			}
-		}
-	}
-	if h, ok := out["headers"].(map[string]any); ok {
-		for k, v := range h {
-			if settings.IsSecretKey(k) {
-				h[k] = maskValue(v)
+				m[k] = maskValue(v)
 			}
 		}
 	}
