@@ -42,3 +42,13 @@ func TestFailureDetails(t *testing.T) {
 		})
 	}
 }
+
+// TestCoerceErrorQuotesLongValuesWhole: a long wrong value is shortened in
+// the message at a character boundary (no broken bytes shown as \x escapes).
+func TestCoerceErrorQuotesLongValuesWhole(t *testing.T) {
+	_, err := Coerce("xy"+strings.Repeat("é", 40), "int")
+	want := `expects an integer, got str "xy` + strings.Repeat("é", 27) + `..."`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+}

@@ -384,7 +384,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		Log:         e.opts.Log,
 		Scope:       e.scope,
 	}
-	explicitRetries := hasParam(n, "retries")
+	_, explicitRetries := n.Params["retries"]
 	var res *node.Result
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -452,11 +452,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-func hasParam(n *workflow.Node, k string) bool {
-	_, ok := n.Params[k]
-	return ok
 }
 
 func (e *executor) lookupEnv(key string) (string, bool) {
