@@ -84,8 +84,9 @@ type RunRequest struct {
 	Observer runtime.Observer
 }
 
-// RunOutcome is what a run produced. Exactly one of InputErrors,
-// ValidationErrors or Result explains a failure.
+// RunOutcome is what a run produced. A failure is explained by InputErrors
+// and/or ValidationErrors (both are reported at once; Result is then nil) or
+// by Result.
 type RunOutcome struct {
 	InputErrors      []runtime.InputError
 	ValidationErrors []validate.Diagnostic
