@@ -166,11 +166,6 @@ func (a *App) LLMComplete() (discovery.CompleteFunc, error) {
 // RerankWorkflows lets the configured LLM rerank the top local matches. On
 // failure it warns on a.Log and keeps the local ranking.
 func (a *App) RerankWorkflows(ctx context.Context, query string, ms []discovery.Match) []discovery.Match {
-	complete, err := a.LLMComplete()
-	if err != nil {
-		fmt.Fprintf(a.Log, "Warning: --llm ignored: %v\n", err)
-		return ms
-	}
 	lib := a.Library()
 	describe := func(name string) string {
 		s, err := lib.Load(name)
@@ -184,14 +179,12 @@ func (a *App) RerankWorkflows(ctx context.Context, query string, ms []discovery.
 		}
 		return fmt.Sprintf("description: %s\n inputs: %s\n node types: %s", firstLineOf(s.Description), strings.Join(ins, ", "), strings.Join(info.NodeTypes, ", "))
 	}
-	out, err := discovery.Rerank(ctx, query, ms, describe, complete)
-	if err != nil {
-		fmt.Fprintf(a.Log, "Warning: LLM rerank failed, showing the local ranking: %v\n", err)
-	}
-	return out
+	return a.RerankNodes(ctx, query, ms, describe)
 }
 
-// RerankNodes lets the configured LLM rerank node matches (see RerankWorkflows).
+// RerankNodes lets the configured LLM rerank matches, describing each one to
+// it with describe(name). On failure it warns on a.Log and keeps the local
+// ranking. RerankWorkflows uses it for saved workflows.
 func (a *App) RerankNodes(ctx context.Context, query string, ms []discovery.Match, describe func(string) string) []discovery.Match {
 	complete, err := a.LLMComplete()
 	if err != nil {
