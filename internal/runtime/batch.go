@@ -32,6 +32,10 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 	attempts := max(b.MaxRetries, 1)
 	wait := time.Duration(b.RetryWait * float64(time.Second))
 	continueOnError := b.ErrorHandling == "continue"
+	limit := b.MaxConcurrent // structure checks keep it in 1..100 when set
+	if limit <= 0 {
+		limit = 10
+	}
 
 	var done atomic.Int64
 	runItem := func(ctx context.Context, i int) bool {
@@ -70,10 +74,6 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 	}
 
 	if b.Parallel && total > 1 {
-		limit := b.MaxConcurrent
-		if limit <= 0 {
-			limit = 10
-		}
 		ictx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
 		next := atomic.Int64{}
@@ -128,16 +128,9 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 	if len(errList) > 0 {
 		errorsOut = errList
 	}
-	mc := any(nil)
+	mc, mode := any(nil), "sequential"
 	if b.Parallel {
-		mc = int64(max(b.MaxConcurrent, 0))
-		if b.MaxConcurrent == 0 {
-			mc = int64(10)
-		}
-	}
-	mode := "sequential"
-	if b.Parallel {
-		mode = "parallel"
+		mc, mode = int64(limit), "parallel"
 	}
 	out := map[string]any{
 		"results":       results,

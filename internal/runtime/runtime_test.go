@@ -198,6 +198,14 @@ func TestBatchResultsInOrder(t *testing.T) {
 					t.Fatalf("result %d out of order: %v", i, m)
 				}
 			}
+			meta := out["batch_metadata"].(map[string]any)
+			wantMode, wantMC := "sequential", any(nil)
+			if parallel {
+				wantMode, wantMC = "parallel", int64(50)
+			}
+			if meta["execution_mode"] != wantMode || meta["max_concurrent"] != wantMC || meta["parallel"] != parallel {
+				t.Errorf("batch_metadata = %v", meta)
+			}
 		})
 	}
 }
