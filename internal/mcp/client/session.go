@@ -341,18 +341,6 @@ func (s *Session) Pid() int {
 	return s.proc.cmd.Process.Pid
 }
 
-// StderrTail returns the last lines the stdio server wrote to stderr.
-func (s *Session) StderrTail(n int) []string {
-	if s.proc == nil {
-		return nil
-	}
-	lines := s.proc.stderr.Lines()
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines
-}
-
 func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 	where := fmt.Sprintf("server '%s'", s.Server.Name)
 	if tool != "" {

@@ -95,15 +95,6 @@ func New(opts Options) *Server {
 // MCP returns the underlying go-sdk server (for transports and tests).
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// ToolNames lists the registered tools in registration order.
-func (s *Server) ToolNames() []string {
-	out := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		out[i] = t.name
-	}
-	return out
-}
-
 // Shutdown cancels every running tool call (their workflows stop and their
 // processes are killed) and waits for them to return.
 func (s *Server) Shutdown() {
