@@ -1,10 +1,38 @@
 // Package faketest is a fault-injecting MCP server for tests: the test
 // binary re-runs itself as a stdio MCP server whose misbehaviour is chosen by
-// the PFLOW_FAKE_MCP variable (a comma-separated list of modes, see Modes).
+// the PFLOW_FAKE_MCP variable (a comma-separated list of modes, below).
 //
 // A test package calls MaybeRun first thing in TestMain, and configures a
-// server with Entry(t, modes...). Leftovers finds any process a test left
-// behind, by the unique id Entry puts in the server's environment.
+// server with Entry(NewID(), mark, modes...). Leftovers finds any process a
+// test left behind, by the unique id Entry puts in the server's environment.
+// PeersDir finds the npm test peers (real reference servers) for tests that
+// drive them.
+//
+// Modes (each may be combined):
+//
+//	notools              tools/list is empty
+//	tools=N              N generated tools tool-1..tool-N instead of the default set
+//	paged                tools/list returns one tool per page (nextCursor)
+//	garbage-stdout       non-JSON banner lines on stdout before and between replies
+//	bad-json             the tools/call reply is truncated JSON
+//	crash-before-init    exit 3 before reading anything
+//	crash-after-init     exit 4 right after notifications/initialized
+//	crash-mid-call       exit 7 when a tool is called
+//	hang-connect         never answer initialize
+//	hang-list            never answer tools/list
+//	slow-start=DUR       sleep DUR before serving
+//	stderr-flood=MB      write MB megabytes to stderr before serving
+//	version=V            answer initialize with protocol version V
+//	rpc-error=CODE       answer tools/call with JSON-RPC error CODE
+//	ignore-term          ignore SIGTERM (shutdown must SIGKILL)
+//	ignore-eof           keep running after stdin closes
+//	spawn-child          start a grandchild (sleep 300) in the server's group
+//	memory=MB            allocate and touch MB megabytes at start
+//	print-env=NAME       write NAME=value of an env variable to stderr at start
+//
+// Default tools: echo{message}, add{a,b:number}, struct (structuredContent
+// with outputSchema), fail (isError), hang (never answers), big{mb}
+// (an MB-megabyte text), getenv{name}, image (an image block), cwd.
 package faketest
 
 import (
@@ -31,33 +59,6 @@ const IDVar = "PFLOW_FAKE_ID"
 
 // MarkVar names a file the server appends signal names to ("SIGTERM").
 const MarkVar = "PFLOW_FAKE_MARK"
-
-// Modes (each may be combined):
-//
-//	notools              tools/list is empty
-//	tools=N              N generated tools tool-1..tool-N instead of the default set
-//	paged                tools/list returns one tool per page (nextCursor)
-//	garbage-stdout       non-JSON banner lines on stdout before and between replies
-//	bad-json             the tools/call reply is truncated JSON
-//	crash-before-init    exit 3 before reading anything
-//	crash-after-init     exit 4 right after notifications/initialized
-//	crash-mid-call       exit 7 when a tool is called
-//	hang-connect         never answer initialize
-//	hang-list            never answer tools/list
-//	slow-start=DUR       sleep DUR before serving
-//	stderr-flood=MB      write MB megabytes to stderr before serving
-//	version=V            answer initialize with protocol version V
-//	rpc-error=CODE       answer tools/call with JSON-RPC error CODE
-//	ignore-term          ignore SIGTERM (shutdown must SIGKILL)
-//	ignore-eof           keep running after stdin closes
-//	spawn-child          start a grandchild (sleep 300) in the server's group
-//	memory=MB            allocate and touch MB megabytes at start
-//	print-env=NAME       write NAME=value of an env variable to stderr at start
-//
-// Default tools: echo{message}, add{a,b:number}, struct (structuredContent
-// with outputSchema), fail (isError), hang (never answers), big{mb}
-// (an MB-megabyte text), getenv{name}, image (an image block), cwd.
-func Modes() {}
 
 // MaybeRun runs the fake server and exits when EnvVar is set.
 func MaybeRun() {
