@@ -426,26 +426,8 @@ func (d *decoder) workflow(m map[string]any, keyOrder map[string][]string) *Work
 			}
 		}
 	}
-	if v, ok := m["inputs"]; ok {
-		if im, ok := d.object("inputs", v); ok {
-			for _, name := range orderedKeys(im, keyOrder["inputs"]) {
-				path := "inputs." + name
-				if e, ok := d.object(path, im[name]); ok {
-					w.Inputs = append(w.Inputs, d.input(path, name, e))
-				}
-			}
-		}
-	}
-	if v, ok := m["outputs"]; ok {
-		if om, ok := d.object("outputs", v); ok {
-			for _, name := range orderedKeys(om, keyOrder["outputs"]) {
-				path := "outputs." + name
-				if e, ok := d.object(path, om[name]); ok {
-					w.Outputs = append(w.Outputs, d.output(path, name, e))
-				}
-			}
-		}
-	}
+	w.Inputs = declarations(d, m, "inputs", keyOrder["inputs"], d.input)
+	w.Outputs = declarations(d, m, "outputs", keyOrder["outputs"], d.output)
 	if v, ok := m["enable_namespacing"]; ok {
 		if b, ok := d.boolean("enable_namespacing", v); ok {
 			w.EnableNamespacing = &b
@@ -455,6 +437,27 @@ func (d *decoder) workflow(m map[string]any, keyOrder map[string][]string) *Work
 		w.TemplateResolutionMode = d.str("template_resolution_mode", v)
 	}
 	return w
+}
+
+// declarations decodes m[key], an object of named objects ("inputs",
+// "outputs"), with dec in document order; other entries are type errors.
+func declarations[T any](d *decoder, m map[string]any, key string, order []string, dec func(path, name string, e map[string]any) T) []T {
+	v, ok := m[key]
+	if !ok {
+		return nil
+	}
+	om, ok := d.object(key, v)
+	if !ok {
+		return nil
+	}
+	var out []T
+	for _, name := range orderedKeys(om, order) {
+		path := key + "." + name
+		if e, ok := d.object(path, om[name]); ok {
+			out = append(out, dec(path, name, e))
+		}
+	}
+	return out
 }
 
 func orderedKeys(m map[string]any, order []string) []string {

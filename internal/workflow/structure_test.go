@@ -105,6 +105,14 @@ func TestCheckStructure(t *testing.T) {
 			},
 		},
 		{
+			name: "declarations that are not objects",
+			json: `{"nodes":[{"id":"a","type":"t"}],"inputs":[1],"outputs":{"o":"x"}}`,
+			want: []StructureError{
+				{"inputs", "[1] is not of type 'object'", "Change type from 'array' to 'object'"},
+				{"outputs.o", "'x' is not of type 'object'", "Change type from 'string' to 'object'"},
+			},
+		},
+		{
 			name: "input and output type enum",
 			json: `{"nodes":[{"id":"a","type":"t"}],"inputs":{"i":{"type":"text"}},"outputs":{"o":{"type":"json"}}}`,
 			want: []StructureError{
