@@ -77,13 +77,17 @@ func startProcess(srv *Server, log io.Writer) (*process, error) {
 	cmd.WaitDelay = 500 * time.Millisecond
 	p := &process{srv: srv, cmd: cmd, stderr: proc.NewTailBuffer(10, 8<<10), log: log, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
+	pipeErr := func(err error) error {
+		return pferr.Newf(pferr.Execution, "Cannot start MCP server %s: %v", srv.Name, err).
+			WithHint("The system could not create the server's stdin/stdout pipes; check the open-file limit (ulimit -n).")
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, pipeErr(err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, pipeErr(err)
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, pferr.Newf(pferr.Execution, "Command not found: %s", srv.Command).
