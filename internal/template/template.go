@@ -16,6 +16,7 @@ package template
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -426,12 +427,9 @@ func resolveValue(v any, root map[string]any, inContainer bool, unresolved *[]st
 }
 
 func addUnresolved(list *[]string, raw string) {
-	for _, u := range *list {
-		if u == raw {
-			return
-		}
+	if !slices.Contains(*list, raw) {
+		*list = append(*list, raw)
 	}
-	*list = append(*list, raw)
 }
 
 func resolveString(s string, root map[string]any, inContainer bool, unresolved *[]string) any {
