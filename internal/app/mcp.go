@@ -417,17 +417,20 @@ func (a *App) loadSyncState() *mcpSyncState {
 	return st
 }
 
-// updateSyncState is a locked read-modify-write of the sync state.
+// updateSyncState is a locked read-modify-write of the sync state. A
+// failure only costs a needless re-sync on the next run, so it is a warning.
 func (a *App) updateSyncState(ctx context.Context, fn func(st *mcpSyncState)) {
 	lock, err := fsutil.LockFile(ctx, a.syncStatePath(), 10*time.Second)
-	if err != nil {
-		return
+	if err == nil {
+		defer lock.Unlock()
+		st := a.loadSyncState()
+		fn(st)
+		b, _ := json.MarshalIndent(st, "", "  ")
+		err = fsutil.WriteFileAtomic(a.syncStatePath(), append(b, '\n'), 0o600)
 	}
-	defer lock.Unlock()
-	st := a.loadSyncState()
-	fn(st)
-	b, _ := json.MarshalIndent(st, "", "  ")
-	_ = fsutil.WriteFileAtomic(a.syncStatePath(), append(b, '\n'), 0o600)
+	if err != nil {
+		fmt.Fprintf(a.Log, "Warning: cannot record the MCP sync state (%v); the next run that uses these servers will sync them again. Check that %s is writable.\n", err, a.Paths.Cache)
+	}
 }
 
 func entryHash(cfg map[string]any) string {

@@ -346,3 +346,21 @@ func TestToolsAndInfo(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestSyncStateWriteFailureWarns: when the sync state cannot be written the
+// sync still succeeds, and the user is told why the next run syncs again.
+func TestSyncStateWriteFailureWarns(t *testing.T) {
+	a, log := newApp(t)
+	blocker := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.Paths.Cache = filepath.Join(blocker, "cache")
+	addFake(t, a, "fake", "tools=1")
+	if _, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil); err != nil {
+		t.Fatalf("sync failed: %v", err)
+	}
+	if !strings.Contains(log.String(), "Warning: cannot record the MCP sync state") || !strings.Contains(log.String(), a.Paths.Cache) {
+		t.Fatalf("no warning about the unwritable sync state: %q", log.String())
+	}
+}
