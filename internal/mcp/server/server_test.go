@@ -235,7 +235,7 @@ func TestWorkflowSave(t *testing.T) {
 	}
 	contains(t, string(data), "# Greet")
 	ew := r.data()["execute_with"].(map[string]any)
-	if ew["workflow"] != "greet" {
+	if ew["workflow"] != "greet" || ew["parameters"].(map[string]any)["name"] != "<string>" {
 		t.Fatal(r.Text)
 	}
 	// Refuses to overwrite without force, names force in the fix.
@@ -318,6 +318,9 @@ func TestWorkflowListAndDescribe(t *testing.T) {
 		t.Fatalf("execution statistics: %s", r.Text)
 	}
 	contains(t, d["cli_command"].(string), "pflow greet name=")
+	if ew := d["execute_with"].(map[string]any); ew["workflow"] != "greet" || ew["parameters"].(map[string]any)["name"] != "<string>" {
+		t.Fatalf("execute_with: %s", r.Text)
+	}
 
 	// Template inputs: ${region} is read but not declared.
 	md := strings.Replace(echoMD, "- message: ${msg}", "- message: ${msg} ${region}", 1)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -374,15 +375,9 @@ func (s *Server) workflowSave(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	info := app.SavedInfoOf(res.Saved, false)
-	params := map[string]any{}
-	for _, in := range info.Inputs {
-		if in.Required {
-			params[in.Name] = "<" + orDefault(in.Type, "value") + ">"
-		}
-	}
 	data := map[string]any{
 		"name": info.Name, "path": info.Path, "description": info.Description, "inputs": info.Inputs, "outputs": info.Outputs,
-		"execute_with": map[string]any{"workflow": info.Name, "parameters": params},
+		"execute_with": executeWith(info),
 		"cli_command":  app.SavedExampleCommand(info.Name, res.Saved.Workflow),
 		"message":      fmt.Sprintf("Saved workflow '%s' to the library", info.Name),
 	}
@@ -395,11 +390,16 @@ func (s *Server) workflowSave(ctx context.Context, c *call) (any, error) {
 	return data, nil
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
+// executeWith is the workflow_execute call for a saved workflow, with a
+// "<type>" placeholder for each required input.
+func executeWith(info *app.SavedInfo) map[string]any {
+	params := map[string]any{}
+	for _, in := range info.Inputs {
+		if in.Required {
+			params[in.Name] = "<" + cmp.Or(in.Type, "value") + ">"
+		}
 	}
-	return s
+	return map[string]any{"workflow": info.Name, "parameters": params}
 }
 
 func (s *Server) workflowList(ctx context.Context, c *call) (any, error) {
@@ -422,16 +422,10 @@ func (s *Server) workflowDescribe(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, withNotFoundHint(err)
 	}
-	params := map[string]any{}
-	for _, in := range info.Inputs {
-		if in.Required {
-			params[in.Name] = "<" + orDefault(in.Type, "value") + ">"
-		}
-	}
 	return map[string]any{
 		"name": info.Name, "description": info.Description, "path": info.Path, "inputs": info.Inputs, "outputs": info.Outputs,
 		"node_types": info.NodeTypes, "nodes": info.Nodes, "template_inputs": nonNil(info.TemplateInputs), "execution": info.Execution,
-		"execute_with": map[string]any{"workflow": info.Name, "parameters": params}, "cli_command": info.Example,
+		"execute_with": executeWith(info), "cli_command": info.Example,
 	}, nil
 }
 
