@@ -1,13 +1,11 @@
 package apptest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,19 +21,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
-func (l *syncLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-func (l *syncLog) Reset()                      { l.mu.Lock(); defer l.mu.Unlock(); l.b.Reset() }
-
-func newApp(t *testing.T) (*app.App, *syncLog) {
+func newApp(t *testing.T) (*app.App, *faketest.Buffer) {
 	t.Helper()
 	home := t.TempDir()
-	log := &syncLog{}
+	log := &faketest.Buffer{}
 	a := app.New([]string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH"), "HOME=" + home}, log)
 	return a, log
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
 )
 
 var benchTopics = []string{"sales report", "github issues", "release notes", "weather forecast", "invoice totals",
@@ -38,7 +39,7 @@ func benchClient(b *testing.B, workflows int) *fixture {
 	b.Helper()
 	home := b.TempDir()
 	writeLibrary(b, home, workflows)
-	f := &fixture{home: home, log: &syncBuf{}}
+	f := &fixture{home: home, log: &faketest.Buffer{}}
 	env := []string{"PFLOW_HOME=" + home, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
 	f.app = newApp(env, f.log)
 	f.srv = New(Options{App: f.app, Log: f.log})
@@ -101,4 +102,4 @@ func TestBenchPrepareHome(t *testing.T) {
 	writeLibrary(t, home, 1000)
 }
 
-func newApp(env []string, log *syncBuf) *app.App { return app.New(env, log) }
+func newApp(env []string, log *faketest.Buffer) *app.App { return app.New(env, log) }

@@ -75,7 +75,7 @@ func testEnv(home string, extra ...string) []string {
 }
 
 // startHTTP runs `pflow mcp serve --http 127.0.0.1:0` and returns its URL.
-func startHTTP(t testing.TB, bin, home string, args ...string) (*exec.Cmd, string, *syncBuf) {
+func startHTTP(t testing.TB, bin, home string, args ...string) (*exec.Cmd, string, *faketest.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = testEnv(home)
@@ -86,7 +86,7 @@ func startHTTP(t testing.TB, bin, home string, args ...string) (*exec.Cmd, strin
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuf{}
+	log := &faketest.Buffer{}
 	urlc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -194,7 +194,7 @@ func signalStdioServer(t *testing.T, sig syscall.Signal, code int) {
 	cmd.Env = testEnv(home)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	stderr := &syncBuf{}
+	stderr := &faketest.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -15,25 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
 )
-
-// syncBuf is a goroutine-safe log sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type fixture struct {
 	t    *testing.T
@@ -41,7 +24,7 @@ type fixture struct {
 	app  *app.App
 	srv  *Server
 	cs   *mcp.ClientSession
-	log  *syncBuf
+	log  *faketest.Buffer
 	// progress notifications received by the client.
 	progMu   sync.Mutex
 	progress []*mcp.ProgressNotificationParams
@@ -62,7 +45,7 @@ func newFixture(t *testing.T, extraEnv []string, opts ...fixtureOpt) *fixture {
 	t.Helper()
 	home := t.TempDir()
 	env := append([]string{"PFLOW_HOME=" + home, "HOME=" + home, "PATH=" + os.Getenv("PATH")}, extraEnv...)
-	f := &fixture{t: t, home: home, log: &syncBuf{}}
+	f := &fixture{t: t, home: home, log: &faketest.Buffer{}}
 	f.app = app.New(env, f.log)
 	o := Options{App: f.app, Version: "test", Log: f.log}
 	for _, fn := range opts {

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/mcp/faketest"
 )
 
 // The stdio server survives malformed input: each bad line gets a JSON-RPC
 // error and the session carries on.
 func TestStdioSurvivesMalformedInput(t *testing.T) {
 	home := t.TempDir()
-	log := &syncBuf{}
+	log := &faketest.Buffer{}
 	a := app.New([]string{"PFLOW_HOME=" + home, "HOME=" + home, "PATH=" + os.Getenv("PATH")}, log)
 	srv := New(Options{App: a, Log: log})
 	inR, inW := io.Pipe()
