@@ -318,7 +318,7 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 		return r
 	}
 	r.Registered = len(entries)
-	r.Nodes = registry.SortedKeys(entries)
+	r.Nodes = value.SortedKeys(entries)
 	for _, w := range r.Warnings {
 		fmt.Fprintf(a.Log, "Warning: %s\n", w)
 	}
@@ -474,7 +474,7 @@ func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 	if len(need) == 0 {
 		return nil
 	}
-	names := registry.SortedKeys(need)
+	names := value.SortedKeys(need)
 	fmt.Fprintf(a.Log, "MCP config changed, syncing %s...\n", strings.Join(names, ", "))
 	results, _ := a.SyncMCP(ctx, names, false, nil)
 	for _, r := range results {
@@ -504,7 +504,7 @@ func (a *App) MCPTools(server string) ([]MCPTool, error) {
 		return nil, err
 	}
 	var out []MCPTool
-	for _, k := range registry.SortedKeys(f.Nodes) {
+	for _, k := range value.SortedKeys(f.Nodes) {
 		e := f.Nodes[k]
 		if e.MCP == nil || (server != "" && e.MCP.Server != server) {
 			continue

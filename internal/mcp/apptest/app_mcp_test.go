@@ -13,6 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/mcp/faketest"
 	"github.com/pflow-go/pflow/internal/registry"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 func TestMain(m *testing.M) {
@@ -61,7 +62,7 @@ func registryNodes(t *testing.T, a *app.App) map[string]*registry.Entry {
 
 func mcpKeys(nodes map[string]*registry.Entry) []string {
 	var out []string
-	for _, k := range registry.SortedKeys(nodes) {
+	for _, k := range value.SortedKeys(nodes) {
 		if nodes[k].MCP != nil {
 			out = append(out, k)
 		}
