@@ -73,10 +73,13 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 	if err != nil {
 		return nil, err
 	}
-	if params == nil {
-		params = map[string]any{}
+	// No templates apply to a single node: "${HOME}" reaches it as typed
+	// (escaped so the engine renders it back literally).
+	escaped := map[string]any{}
+	for k, v := range params {
+		escaped[k] = escapeTemplates(v)
 	}
-	w := &workflow.Workflow{Nodes: []*workflow.Node{{ID: TrialStepID, Type: spec.Type, Params: params}}}
+	w := &workflow.Workflow{Nodes: []*workflow.Node{{ID: TrialStepID, Type: spec.Type, Params: escaped}}}
 	w.Normalize()
 	t := &Target{Workflow: w, Name: "registry-run-" + spec.Type}
 	out, err := a.Run(ctx, RunRequest{Target: t, NoTrace: true})
@@ -179,6 +182,28 @@ func trialPreview(v any) any {
 		return "{" + strconv.Itoa(len(x)) + " keys}"
 	case []any:
 		return "[" + strconv.Itoa(len(x)) + " items]"
+	}
+	return v
+}
+
+// escapeTemplates turns every "${" in strings into the template escape "$${",
+// which the engine renders back as "${".
+func escapeTemplates(v any) any {
+	switch x := v.(type) {
+	case string:
+		return strings.ReplaceAll(x, "${", "$${")
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = escapeTemplates(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = escapeTemplates(e)
+		}
+		return out
 	}
 	return v
 }

@@ -298,10 +298,6 @@ func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) err
 		}
 		params[k] = app.InferType(v)
 	}
-	// No templates apply in registry run: "${HOME}" reaches the node as typed.
-	for k, v := range params {
-		params[k] = escapeTemplates(v)
-	}
 	start := time.Now()
 	tr, err := f.App.TryNode(ctx, spec.Type, params)
 	if err != nil {
@@ -361,26 +357,4 @@ func preview(v any, n int) string {
 		}
 	}
 	return cut(s, n)
-}
-
-// escapeTemplates turns every "${" in strings into the template escape "$${",
-// which the engine renders back as "${".
-func escapeTemplates(v any) any {
-	switch x := v.(type) {
-	case string:
-		return strings.ReplaceAll(x, "${", "$${")
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = escapeTemplates(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = escapeTemplates(e)
-		}
-		return out
-	}
-	return v
 }
