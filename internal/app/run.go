@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/library"
@@ -14,6 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/validate"
+	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -108,7 +108,7 @@ func (o *RunOutcome) Failed() bool {
 // updated.
 func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	w := req.Target.Workflow
-	if err := a.ensureMCP(ctx, w); err != nil {
+	if err := a.ensureMCP(ctx, req.Target); err != nil {
 		fmt.Fprintf(a.Log, "Warning: %v\n", err)
 	}
 	cat, st, err := a.Catalog(ctx)
@@ -202,21 +202,40 @@ func (a *App) loadNested(t *Target) func(name, ref string) (*workflow.Workflow, 
 	}
 }
 
-// ensureMCP re-syncs MCP servers whose config changed when the workflow uses MCP nodes.
-func (a *App) ensureMCP(ctx context.Context, w *workflow.Workflow) error {
-	var types []string
+// ensureMCP re-syncs MCP servers whose config changed when the workflow, or
+// a workflow nested in it, uses MCP nodes.
+func (a *App) ensureMCP(ctx context.Context, t *Target) error {
 	seen := map[string]bool{}
-	for _, n := range w.Nodes {
-		if strings.HasPrefix(n.Type, "mcp-") && !seen[n.Type] {
-			seen[n.Type] = true
-			types = append(types, n.Type)
+	visited := map[*workflow.Workflow]bool{}
+	load := a.loadNested(t)
+	var collect func(w *workflow.Workflow, depth int)
+	collect = func(w *workflow.Workflow, depth int) {
+		if w == nil || visited[w] || depth > 10 {
+			return
+		}
+		visited[w] = true
+		for _, n := range w.Nodes {
+			if strings.HasPrefix(n.Type, "mcp-") {
+				seen[n.Type] = true
+			}
+			if n.Type != "workflow" {
+				continue
+			}
+			name, _ := n.Params["workflow_name"].(string)
+			ref, _ := n.Params["workflow_ref"].(string)
+			if name == "" && ref == "" {
+				continue
+			}
+			if child, err := load(name, ref); err == nil {
+				collect(child, depth+1)
+			}
 		}
 	}
-	if len(types) == 0 {
+	collect(t.Workflow, 0)
+	if len(seen) == 0 {
 		return nil
 	}
-	sort.Strings(types)
-	return a.EnsureMCPSynced(ctx, types)
+	return a.EnsureMCPSynced(ctx, value.SortedKeys(seen))
 }
 
 // Redactor returns the secret filter for this process: values of settings

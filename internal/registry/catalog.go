@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
-	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Extra keys set on specs built from registry entries.
@@ -207,9 +206,3 @@ func (c *Catalog) Group() *Grouped {
 	}
 	return g
 }
-
-// SortedKeys returns m's keys sorted.
-//
-// Deprecated: use value.SortedKeys; this stays until internal/app/mcp.go
-// and internal/mcp/apptest stop calling it.
-func SortedKeys[V any](m map[string]V) []string { return value.SortedKeys(m) }

@@ -354,3 +354,24 @@ func TestSyncStateWriteFailureWarns(t *testing.T) {
 		t.Fatalf("no warning about the unwritable sync state: %q", log.String())
 	}
 }
+
+// TestRunSyncsServersUsedOnlyByANestedWorkflow: a parent that has no MCP
+// step itself but nests a child that does still re-syncs that server.
+func TestRunSyncsServersUsedOnlyByANestedWorkflow(t *testing.T) {
+	a, log := newApp(t)
+	addFake(t, a, "fake", "tools=1")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "child.pflow.md"), []byte("# Child\nCalls the tool.\n## Steps\n### call\nCall it.\n- type: mcp-fake-tool-1\n"), 0o644)
+	parent := filepath.Join(dir, "parent.pflow.md")
+	os.WriteFile(parent, []byte("# Parent\nNests the child.\n## Steps\n### nest\nRun the child.\n- type: workflow\n- workflow_ref: child.pflow.md\n"), 0o644)
+	tg, err := a.ResolveTarget(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), app.RunRequest{Target: tg, ValidateOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "MCP config changed, syncing fake") || len(mcpKeys(registryNodes(t, a))) != 1 {
+		t.Fatalf("the nested workflow's server was not synced: %q", log.String())
+	}
+}
