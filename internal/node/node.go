@@ -32,7 +32,30 @@ type Field struct {
 	// Structure describes the fields of a dict output, or of the items of a
 	// list output (list[dict]).
 	Structure []Field `json:"structure,omitempty"`
+	// Sink says how template values reach a param whose text is executed or
+	// parsed (a shell command, source code, a URL). Empty means data: values
+	// are pasted into text or keep their type.
+	Sink Sink `json:"sink,omitempty"`
 }
+
+// Sink is how template values reach a param that is not plain data
+// (DESIGN D16: template values are data in every sink).
+type Sink string
+
+const (
+	// SinkShell binds each value to an environment variable of the step's
+	// process and references it from the command (see internal/sink).
+	SinkShell Sink = "shell"
+	// SinkCode refuses templates in source code: values are passed as bound
+	// inputs instead.
+	SinkCode Sink = "code"
+	// SinkURL percent-encodes each value for the part of the URL it lands in.
+	SinkURL Sink = "url"
+)
+
+// UnsafeSpliceParam is the step param that opts a step out of its sinks'
+// protection: template values are pasted into the command or source as text.
+const UnsafeSpliceParam = "unsafe_splice"
 
 // Interface is the metadata validation, the registry and docs use.
 type Interface struct {
@@ -130,6 +153,10 @@ type Request struct {
 	Scope Scope
 	// Attempt is the 1-based attempt number.
 	Attempt int
+	// TemplateEnv holds the template values of shell-sink params, bound to
+	// environment variables that the param's text references (name → value).
+	// A node that runs such a param must add them to its process environment.
+	TemplateEnv map[string]string
 }
 
 // Scope gives nodes access to resources that live as long as one workflow run

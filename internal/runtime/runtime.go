@@ -369,7 +369,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		return map[string]any{"error": "unknown node type"}, failf(CategoryException,
 			fmt.Sprintf("Unknown node type '%s'. Run 'pflow registry list' to see available node types.", n.Type))
 	}
-	params, attempts, wait, perr := e.prepareParams(f, n, spec, root)
+	params, bound, attempts, wait, perr := e.prepareParams(f, n, spec, root)
 	if perr != nil {
 		return map[string]any{"error": perr.Message}, perr
 	}
@@ -378,6 +378,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		NodeID:      n.ID,
 		Type:        n.Type,
 		Params:      params,
+		TemplateEnv: bound,
 		Shared:      root,
 		WorkflowDir: f.dir,
 		Env:         e.lookupEnv,
@@ -469,10 +470,15 @@ func (e *executor) lookupEnv(key string) (string, bool) {
 // prepareParams builds the params a node receives: the step's params with
 // input mappings applied, engine controls removed, internal params
 // injected, templates resolved and values coerced to declared types.
-func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, root map[string]any) (map[string]any, int, time.Duration, *Failure) {
+func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, root map[string]any) (params map[string]any, bound map[string]string, attempts int, wait time.Duration, fail *Failure) {
 	failf := func(cat, msg string) *Failure {
 		return &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: cat, Message: msg}
 	}
+	params, bound, attempts, wait, fail = e.prepareParamsSinks(f, n, spec, root, failf)
+	return
+}
+
+func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spec, root map[string]any, failf func(cat, msg string) *Failure) (map[string]any, map[string]string, int, time.Duration, *Failure) {
 	attempts := max(spec.Attempts, 1)
 	wait := spec.RetryWait
 	params := make(map[string]any, len(n.Params)+4)
@@ -487,9 +493,16 @@ func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, ro
 			params[param] = "${" + strings.TrimSuffix(strings.TrimPrefix(path, "${"), "}") + "}"
 		}
 	}
+	// Params whose text is executed or parsed (a command, code, a URL) take
+	// their template values through their sink, never pasted as text.
+	sinkParams, bound, sinkUnresolved, serr := bindSinks(params, spec, root)
+	if serr != nil {
+		return nil, nil, 0, 0, failf(CategoryTemplate, serr.Error())
+	}
 	// Resolve templates first so that controls may be templated too.
-	if template.HasTemplate(params) {
+	if template.HasTemplate(params) || len(sinkUnresolved) > 0 {
 		resolved, unresolved := template.Resolve(params, root)
+		unresolved = append(unresolved, sinkUnresolved...)
 		if len(unresolved) > 0 {
 			if !e.opts.Permissive {
 				var msgs []string
@@ -499,7 +512,7 @@ func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, ro
 				if len(msgs) == 0 {
 					msgs = append(msgs, template.UnresolvedError("params", unresolved, root).Error())
 				}
-				return nil, 0, 0, failf(CategoryTemplate, strings.Join(msgs, "\n\n"))
+				return nil, nil, 0, 0, failf(CategoryTemplate, strings.Join(msgs, "\n\n"))
 			}
 			e.mu.Lock()
 			f.res.Warnings = append(f.res.Warnings, Warning{NodeID: n.ID, Type: "template_resolution",
@@ -508,17 +521,20 @@ func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, ro
 		}
 		params = resolved.(map[string]any)
 	}
+	for k, v := range sinkParams {
+		params[k] = v
+	}
 	if v, ok := params["retries"]; ok {
 		r, err := node.Int(params, "retries", 0)
 		if err != nil || r < 0 || r > 10 {
-			return nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': 'retries' must be a whole number from 0 to 10, got %s", n.ID, value.Stringify(v)))
+			return nil, nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': 'retries' must be a whole number from 0 to 10, got %s", n.ID, value.Stringify(v)))
 		}
 		attempts = r + 1
 	}
 	if _, ok := params["retry_wait"]; ok {
 		d, err := node.Duration(params, "retry_wait", wait)
 		if err != nil {
-			return nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': 'retry_wait' %s", n.ID, err.(*node.ParamError).Message))
+			return nil, nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': 'retry_wait' %s", n.ID, err.(*node.ParamError).Message))
 		}
 		wait = d
 	}
@@ -540,9 +556,9 @@ func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, ro
 		params["__workflow_file__"] = f.w.Source.Path
 	}
 	if err := coerceParams(params, spec); err != nil {
-		return nil, 0, 0, failf(CategoryException, err.Error())
+		return nil, nil, 0, 0, failf(CategoryException, err.Error())
 	}
-	return params, attempts, wait, nil
+	return params, bound, attempts, wait, nil
 }
 
 // coerceParams converts values to the types the node declares: containers

@@ -490,3 +490,64 @@ func resolveString(s string, root map[string]any, inContainer bool, unresolved *
 	b.WriteString(s[last:])
 	return b.String()
 }
+
+// Part is one piece of a string split by Parts: literal text (with "$${"
+// escapes already turned into "${") or one top-level template reference.
+type Part struct {
+	// Text is the literal text when Ref is nil.
+	Text string
+	// Ref is the reference when the part is a template.
+	Ref *Ref
+}
+
+// Parts splits s into literal text and top-level template references, in
+// order. Concatenating the Text of literal parts and the Raw of references
+// gives s back, except that each "$${" escape becomes "${". Sinks that must
+// not paste values into text (a shell command, a URL) use it to treat each
+// value according to where it lands.
+func Parts(s string) []Part {
+	var out []Part
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			out = append(out, Part{Text: lit.String()})
+			lit.Reset()
+		}
+	}
+	last := 0
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			break
+		}
+		j += i
+		if escapedAt(s, j) {
+			lit.WriteString(s[last : j-1])
+			lit.WriteString("${")
+			last = j + 2
+			i = j + 2
+			continue
+		}
+		var rec segRecorder
+		end, ok := scanPath(s, j+2, true, &rec)
+		if !ok {
+			i = j + 2
+			continue
+		}
+		lit.WriteString(s[last:j])
+		flush()
+		out = append(out, Part{Ref: &Ref{Raw: s[j:end], Path: s[j+2 : end-1], Head: rec.headName, Segments: rec.segs, Start: j, End: end}})
+		last = end
+		i = end
+	}
+	lit.WriteString(s[last:])
+	flush()
+	return out
+}
+
+// Value evaluates one reference against root. found is false when the path
+// does not resolve.
+func Value(root map[string]any, ref Ref) (v any, found bool) {
+	v, found, _, ok := eval(root, ref.Raw, 0)
+	return v, ok && found
+}

@@ -3,6 +3,7 @@ package template
 import (
 	"github.com/pflow-go/pflow/internal/suggest"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -473,5 +474,40 @@ func TestHasTemplateGatesEscapes(t *testing.T) {
 	out, _ := Resolve(params, nil)
 	if got := out.(map[string]any)["command"]; got != "echo ${HOME}" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+func TestParts(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string // literal text as is, references as <raw>
+	}{
+		{"echo hi", []string{"echo hi"}},
+		{"${a}", []string{"<${a}>"}},
+		{`echo "hello ${name}!"`, []string{`echo "hello `, "<${name}>", `!"`}},
+		{"$${x} ${y.z[0]}", []string{"${x} ", "<${y.z[0]}>"}},
+		{"${a[${i}]}x", []string{"<${a[${i}]}>", "x"}},
+		{"${VAR:-d} ${1}", []string{"${VAR:-d} ${1}"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, p := range Parts(tt.in) {
+			if p.Ref != nil {
+				got = append(got, "<"+p.Ref.Raw+">")
+			} else {
+				got = append(got, p.Text)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("Parts(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	root := map[string]any{"a": []any{"x", "y"}, "i": int64(1)}
+	ref := Parts("${a[${i}]}")[0].Ref
+	if v, ok := Value(root, *ref); !ok || v != "y" {
+		t.Errorf("Value = %v, %v; want y", v, ok)
+	}
+	if _, ok := Value(root, Ref{Raw: "${nope}"}); ok {
+		t.Error("Value of a missing path reported found")
 	}
 }

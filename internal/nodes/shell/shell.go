@@ -58,7 +58,11 @@ var iface = node.Interface{
 		"the step succeeds with exit_code 1 and empty output. Exit code 2 from those tools is an " +
 		"error as usual. The decision uses only the command and its exit code, never stderr text.",
 	Params: []node.Field{
-		{Key: "command", Type: "str", Required: true, Description: "Shell command or script to run with /bin/sh -c (pipes, redirects and multiple lines allowed)."},
+		{Key: "command", Type: "str", Required: true, Sink: node.SinkShell, Description: "Shell command or script to run with /bin/sh -c (pipes, redirects and multiple lines allowed). " +
+			"Template values are never pasted into the command: each ${...} is passed as an environment variable and referenced where it stands, " +
+			"so \"${x}\" and '${x}' yield the value as one word and an unquoted ${x} behaves like an unquoted shell variable; nothing a value contains is run as shell."},
+		{Key: node.UnsafeSpliceParam, Type: "bool", Default: false, Description: "Paste template values into the command as shell code instead of binding them as variables. " +
+			"Only for values you wrote yourself: a value from data (a web page, an issue title, an LLM answer) can then run any command. --validate-only warns about it."},
 		{Key: "stdin", Type: "any", Description: "Data written to the command's standard input: a string as-is, a dict or list as JSON, a bool as true/false, a number as text. Omit for no input."},
 		{Key: "cwd", Type: "str", Description: "Working directory; ~ is expanded and a relative path resolves against the workflow file's directory (the current directory when there is none). Must exist."},
 		{Key: "env", Type: "dict", Description: "Environment variables set for the command, merged over pflow's own environment."},
@@ -75,7 +79,7 @@ var iface = node.Interface{
 		{Key: "stderr_truncated", Type: "bool", Description: "True when stderr exceeded max_output and was cut."},
 		{Key: "stdout_is_binary", Type: "bool", Description: "True when stdout was not valid UTF-8 and is base64-encoded."},
 		{Key: "stderr_is_binary", Type: "bool", Description: "True when stderr was not valid UTF-8 and is base64-encoded."},
-		{Key: "command", Type: "str", Description: "The command that was run."},
+		{Key: "command", Type: "str", Description: "The command that was run: template values appear as references to the variables that carried them (\"${_pflow_1}\")."},
 		{Key: "error", Type: "str", Description: "Why the step failed (non-zero exit with the end of stderr, timeout). Set on failure; with ignore_errors always set (empty when the exit code was 0)."},
 	},
 	Actions: []string{"default", "error"},
@@ -122,8 +126,11 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = cwd
-	if len(env) > 0 {
+	if len(env) > 0 || len(req.TemplateEnv) > 0 {
 		environ := os.Environ()
+		for _, k := range value.SortedKeys(req.TemplateEnv) {
+			environ = append(environ, k+"="+req.TemplateEnv[k])
+		}
 		for _, k := range value.SortedKeys(env) {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
 				return nil, &node.ParamError{Param: "env", Message: fmt.Sprintf("invalid variable name %q (names must not be empty or contain '=')", k)}

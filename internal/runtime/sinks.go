@@ -1,0 +1,71 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/sink"
+)
+
+// bindSinks takes the params whose node field has a sink (a shell command,
+// code, a URL) out of params and renders them through their sink, so that
+// no template value is ever pasted into them as text (DESIGN D16). It returns
+// the rendered params, the environment variables bound for shell sinks and
+// the templates that did not resolve. A step that sets unsafe_splice: true
+// keeps the old pasting behaviour.
+func bindSinks(params map[string]any, spec *node.Spec, root map[string]any) (rendered map[string]any, env map[string]string, unresolved []string, err error) {
+	if splice, _ := params[node.UnsafeSpliceParam].(bool); splice {
+		return nil, nil, nil, nil
+	}
+	for _, fld := range spec.Interface.Params {
+		if fld.Sink == "" {
+			continue
+		}
+		raw, ok := params[fld.Key].(string)
+		if !ok || !strings.Contains(raw, "${") {
+			continue
+		}
+		var out string
+		switch fld.Sink {
+		case node.SinkShell:
+			cmd, serr := sink.Shell(raw, root)
+			if serr != nil {
+				return nil, nil, nil, sinkError(fld.Key, serr)
+			}
+			out, unresolved = cmd.Command, append(unresolved, cmd.Unresolved...)
+			if len(cmd.Env) > 0 && env == nil {
+				env = make(map[string]string, len(cmd.Env))
+			}
+			for k, v := range cmd.Env {
+				env[k] = v
+			}
+		case node.SinkCode:
+			if problems := sink.CheckCode(raw); len(problems) > 0 {
+				return nil, nil, nil, sinkError(fld.Key, problems[0])
+			}
+			out = raw
+		case node.SinkURL:
+			u, unres, uerr := sink.URL(raw, root)
+			if uerr != nil {
+				return nil, nil, nil, sinkError(fld.Key, uerr)
+			}
+			out, unresolved = u, append(unresolved, unres...)
+		default:
+			continue
+		}
+		if rendered == nil {
+			rendered = map[string]any{}
+		}
+		rendered[fld.Key] = out
+		delete(params, fld.Key)
+	}
+	return rendered, env, unresolved, nil
+}
+
+func sinkError(param string, err error) error {
+	if p, ok := err.(*sink.Problem); ok && p.Hint != "" {
+		return fmt.Errorf("Parameter '%s': %s. %s", param, p.Message, p.Hint)
+	}
+	return fmt.Errorf("Parameter '%s': %v", param, err)
+}

@@ -1,0 +1,59 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/sink"
+)
+
+// sinkChecks finds templates that cannot reach their param safely (DESIGN
+// D16): a template in code, or where a shell command reads literal text; and
+// warns about steps that opt out with unsafe_splice.
+func (v *validator) sinkChecks() {
+	if v.opts.Catalog == nil {
+		return
+	}
+	for _, n := range v.nodes {
+		if v.unknown[n.ID] {
+			continue
+		}
+		spec, ok := v.opts.Catalog.Lookup(n.Type)
+		if !ok {
+			continue
+		}
+		splice, _ := n.Params[node.UnsafeSpliceParam].(bool)
+		for _, fld := range spec.Interface.Params {
+			raw, ok := n.Params[fld.Key].(string)
+			if fld.Sink == "" || !ok || !strings.Contains(raw, "${") {
+				continue
+			}
+			if splice {
+				if fld.Sink == node.SinkShell || fld.Sink == node.SinkCode {
+					v.add(layerTypes, Diagnostic{Severity: SeverityWarning,
+						Message: fmt.Sprintf("Step '%s' (%s) sets %s: true, so template values are pasted into '%s' as code; a hostile value (a web page, an issue title, an LLM answer) can run any command", n.ID, n.Type, node.UnsafeSpliceParam, fld.Key),
+						NodeID:  n.ID, Param: node.UnsafeSpliceParam, Line: n.Line,
+						Hint:    fmt.Sprintf("Remove '- %s: true' unless every value in '%s' is text you wrote yourself.", node.UnsafeSpliceParam, fld.Key)})
+				}
+				continue
+			}
+			var problems []*sink.Problem
+			switch fld.Sink {
+			case node.SinkShell:
+				problems = sink.CheckShell(raw)
+			case node.SinkCode:
+				problems = sink.CheckCode(raw)
+			}
+			for _, p := range problems {
+				line := n.Line
+				if start, ok := n.SourceLines[fld.Key]; ok {
+					line = start + strings.Count(raw[:p.Offset], "\n")
+				}
+				v.add(layerTypes, Diagnostic{
+					Message: fmt.Sprintf("Step '%s' (%s), param '%s': %s", n.ID, n.Type, fld.Key, p.Message),
+					NodeID:  n.ID, Param: fld.Key, Line: line, Hint: p.Hint})
+			}
+		}
+	}
+}
