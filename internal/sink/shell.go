@@ -86,10 +86,10 @@ func prepare(cmd string) (*prepared, []*Problem) {
 		slots = append(slots, slot{ref: *p.Ref, name: name, start: start, end: b.Len()})
 		offsets = append(offsets, p.Ref.Start)
 	}
-	if len(slots) == 0 {
-		return &prepared{text: cmd}, nil
-	}
 	text := b.String()
+	if len(slots) == 0 {
+		return &prepared{text: text}, nil
+	}
 	f, err := parse(text)
 	if err != nil {
 		return nil, []*Problem{{

@@ -162,6 +162,10 @@ func TestShellCommentAndNoTemplates(t *testing.T) {
 	if err != nil || b.Command != `echo "${HOME:-x}" $1` || len(b.Env) != 0 {
 		t.Errorf("a command without templates must pass unchanged: %+v, %v", b, err)
 	}
+	b, err = Shell(`printf '%s' '$${x}'`, nil)
+	if err != nil || b.Command != `printf '%s' '${x}'` {
+		t.Errorf("an escaped $${x} must reach the shell as ${x}: %+v, %v", b, err)
+	}
 	b, err = Shell(`echo "${missing}"`, map[string]any{})
 	if err != nil || len(b.Unresolved) != 1 || b.Unresolved[0] != "${missing}" {
 		t.Errorf("unresolved: %+v, %v", b, err)
