@@ -97,14 +97,20 @@ type runResult struct {
 	Code           int
 }
 
-// pflow runs the binary with args in dir (the home when ""), bounded by 60 s.
+// pflow runs the binary with args in the home directory, bounded by 60 s.
 func pflow(t *testing.T, home string, extraEnv []string, stdin string, args ...string) runResult {
+	t.Helper()
+	return pflowIn(t, home, home, extraEnv, stdin, args...)
+}
+
+// pflowIn runs the binary with args in dir, bounded by 60 s.
+func pflowIn(t *testing.T, home, dir string, extraEnv []string, stdin string, args ...string) runResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, pflowBin(t), args...)
 	cmd.Env = env(home, extraEnv...)
-	cmd.Dir = home
+	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
