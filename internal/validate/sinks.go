@@ -34,7 +34,7 @@ func (v *validator) sinkChecks() {
 					v.add(layerTypes, Diagnostic{Severity: SeverityWarning,
 						Message: fmt.Sprintf("Step '%s' (%s) sets %s: true, so template values are pasted into '%s' as code; a hostile value (a web page, an issue title, an LLM answer) can run any command", n.ID, n.Type, node.UnsafeSpliceParam, fld.Key),
 						NodeID:  n.ID, Param: node.UnsafeSpliceParam, Line: n.Line,
-						Hint:    fmt.Sprintf("Remove '- %s: true' unless every value in '%s' is text you wrote yourself.", node.UnsafeSpliceParam, fld.Key)})
+						Hint: fmt.Sprintf("Remove '- %s: true' unless every value in '%s' is text you wrote yourself.", node.UnsafeSpliceParam, fld.Key)})
 				}
 				continue
 			}
