@@ -232,3 +232,18 @@ func TestHostileValuesStayData(t *testing.T) {
 		}
 	})
 }
+
+// TestUnsafeSpliceOptIn: a step that opts in with unsafe_splice gets the
+// value pasted as shell code (the old behaviour), and --validate-only warns.
+func TestUnsafeSpliceOptIn(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	wf := writeFile(t, filepath.Join(t.TempDir(), "splice.pflow.md"), "# Splice\nRuns a trusted snippet.\n\n## Inputs\n\n### snippet\nShell code I wrote.\n- type: string\n\n## Steps\n\n### run\nRun it.\n- type: shell\n- unsafe_splice: true\n- command: ${snippet}\n")
+	r := pflowIn(t, root, dir, nil, "", "--validate-only", wf)
+	if r.Code != 0 || !strings.Contains(r.Stdout+r.Stderr, "unsafe_splice: true") {
+		t.Errorf("--validate-only should pass with a warning about unsafe_splice: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = pflowIn(t, root, dir, nil, "", wf, "snippet=touch PWNED")
+	if _, err := os.Stat(filepath.Join(dir, "PWNED")); r.Code != 0 || err != nil {
+		t.Errorf("with unsafe_splice the value should run as shell: exit %d, %v\n%s", r.Code, err, r.Stderr)
+	}
+}
