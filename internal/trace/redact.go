@@ -120,7 +120,7 @@ func embeddedBase64(enc *base64.Encoding, secret []byte, off int) string {
 	buf := make([]byte, off+len(secret))
 	copy(buf[off:], secret)
 	s := enc.EncodeToString(buf)
-	first := (8*off + 5) / 6             // first character whose 6 bits all lie in secret
+	first := (8*off + 5) / 6            // first character whose 6 bits all lie in secret
 	last := (8*(off+len(secret)))/6 - 1 // last such character
 	if last >= len(s) {
 		last = len(s) - 1
