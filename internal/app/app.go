@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/home"
+	"github.com/pflow-go/pflow/internal/trace"
 )
 
 // App is the environment every use-case runs in. It is cheap to build and
@@ -24,11 +25,18 @@ type App struct {
 	Log io.Writer
 	// Now is the clock (tests may pin it).
 	Now func() time.Time
+	// Secrets collects every secret value this process has met: settings
+	// env, secret-looking process variables, MCP server credentials, and the
+	// secret inputs and params of every run (see Redactor). The CLI masks
+	// its output streams with it and the MCP server every response. It is
+	// shared by concurrent requests on purpose: a secret of one run is
+	// masked in every output. Nil: each run gets its own redactor.
+	Secrets *trace.Redactor
 }
 
 // New builds an App from a process environment.
 func New(environ []string, log io.Writer) *App {
-	a := &App{Environ: environ, Log: log, Now: time.Now}
+	a := &App{Environ: environ, Log: log, Now: time.Now, Secrets: trace.NewRedactor()}
 	if a.Log == nil {
 		a.Log = io.Discard
 	}
