@@ -44,6 +44,21 @@ func New(environ []string, log io.Writer) *App {
 	return a
 }
 
+// Scoped returns a copy of a for one request of a long-lived process (the
+// MCP server): its Secrets are a fork of a's, so the secrets the request
+// meets are masked in all its outputs (its Log included) without piling up
+// for the life of the process.
+func (a *App) Scoped() *App {
+	c := *a
+	c.Secrets = a.Secrets.Fork()
+	log := a.Log
+	if u, ok := log.(interface{ Unwrap() io.Writer }); ok {
+		log = u.Unwrap()
+	}
+	c.Log = c.Secrets.Writer(log)
+	return &c
+}
+
 // Getenv returns the value of key in the process environment.
 func (a *App) Getenv(key string) string {
 	v, _ := a.LookupProcessEnv(key)

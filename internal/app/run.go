@@ -293,8 +293,8 @@ func (a *App) LoadSecrets() {
 }
 
 // notSecretEnv are shell variables whose names look secret but are not
-// (PWD is the working directory, not a password).
-var notSecretEnv = map[string]bool{"PWD": true, "OLDPWD": true}
+// (PWD is the working directory, not a password; SSH_AUTH_SOCK a socket path).
+var notSecretEnv = map[string]bool{"PWD": true, "OLDPWD": true, "SSH_AUTH_SOCK": true}
 
 func (a *App) environ() []string {
 	if a.Environ != nil {

@@ -51,6 +51,30 @@ func NewRedactor() *Redactor {
 	return &Redactor{values: map[string]bool{}, patterns: map[string]bool{}, names: map[string]bool{}}
 }
 
+// Fork returns a new redactor that starts with every secret r holds. What is
+// added to the fork later stays in the fork: a long-lived process forks its
+// redactor per request, so a request's secrets are masked in its outputs
+// without piling up for the life of the process.
+func (r *Redactor) Fork() *Redactor {
+	f := NewRedactor()
+	if r == nil {
+		return f
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for k := range r.values {
+		f.values[k] = true
+	}
+	for k := range r.patterns {
+		f.patterns[k] = true
+	}
+	for k := range r.names {
+		f.names[k] = true
+	}
+	f.replace = r.replace // immutable; rebuilt when the fork gains a pattern
+	return f
+}
+
 // Maskable reports whether v is masked when registered as a secret: it has
 // at least MinSecretLen bytes and is not a number or a JSON literal (true,
 // false, null). Masking "8080" or "true" in free text would break counts,
@@ -214,13 +238,20 @@ func (r *Redactor) rebuild() {
 	r.replace = strings.NewReplacer(pairs...)
 }
 
+// maxURLScan bounds the strings AddSecretsIn searches for URLs: URLs with
+// credentials sit in short params (url, command, connection strings), and a
+// run's data (a 50 MB response passed on as a param) must not cost a scan
+// per step and batch item.
+const maxURLScan = 64 << 10
+
 // AddSecretsIn registers the secrets found in a value (params, inputs, a
 // config): every string under a secret-looking key (settings.IsSecretKey, at
 // any depth; a map under such a key is searched by its own keys), the
 // credential of an "Authorization"-style value ("Bearer X" registers X as
 // well; "Basic B64" registers the decoded password), and in any string the
 // password of a URL (https://user:PASS@host), a token used as a URL's user
-// name, and secret-looking query parameters (?api_key=, token=, key=, sig=).
+// name, and secret-looking query parameters (?api_key=, token=, key=, sig=)
+// (strings up to 64 KiB).
 func (r *Redactor) AddSecretsIn(v any) {
 	if r == nil {
 		return
@@ -240,8 +271,10 @@ func (r *Redactor) collect(name string, v any, secret bool, depth int) {
 				r.AddSecret(name, c)
 			}
 		}
-		for _, c := range URLSecrets(x) {
-			r.AddSecret("", c)
+		if len(x) <= maxURLScan {
+			for _, c := range URLSecrets(x) {
+				r.AddSecret("", c)
+			}
 		}
 	case map[string]any:
 		for k, e := range x {

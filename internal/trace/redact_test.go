@@ -205,3 +205,26 @@ func TestEmbeddedBase64MatchesAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestForkKeepsItsOwnSecrets(t *testing.T) {
+	base := NewRedactor()
+	base.AddSecret("BASE", "base-secret-1")
+	a, b := base.Fork(), base.Fork()
+	a.AddSecret("", "request-a-secret")
+	for _, c := range []struct {
+		r    *Redactor
+		text string
+		want string
+	}{
+		{a, "base-secret-1 request-a-secret", "<REDACTED> <REDACTED>"},
+		{b, "base-secret-1 request-a-secret", "<REDACTED> request-a-secret"},
+		{base, "base-secret-1 request-a-secret", "<REDACTED> request-a-secret"},
+	} {
+		if got := c.r.String(c.text); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+	if names := a.SecretNames(); len(names) != 1 || names[0] != "BASE" {
+		t.Errorf("%v", names)
+	}
+}
