@@ -52,6 +52,9 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string) ([]MCPAddSour
 			return nil, err
 		}
 		parsed = append(parsed, s)
+		for _, srv := range s.Servers {
+			client.AddConfigSecrets(a.Secrets, srv.Name, srv.Config, a.LookupProcessEnv)
+		}
 	}
 	err := client.Update(ctx, a.Paths.MCPServers, func(f *client.File) error {
 		for _, s := range parsed {

@@ -39,6 +39,7 @@ launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR
 			if token == "" {
 				token = f.App.Getenv("PFLOW_MCP_TOKEN")
 			}
+			f.App.Secrets.AddSecret("--token", token)
 			var dirs []string
 			for _, d := range allowDirs {
 				abs, err := filepath.Abs(d)
