@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/home"
+	"github.com/pflow-go/pflow/internal/trace"
 )
 
 // App is the environment every use-case runs in. It is cheap to build and
@@ -24,16 +25,38 @@ type App struct {
 	Log io.Writer
 	// Now is the clock (tests may pin it).
 	Now func() time.Time
+	// Secrets collects every secret value this process has met: settings
+	// env, secret-looking process variables, MCP server credentials, and the
+	// secret inputs and params of every run (see Redactor). The CLI masks
+	// its output streams with it and the MCP server every response. It is
+	// shared by concurrent requests on purpose: a secret of one run is
+	// masked in every output. Nil: each run gets its own redactor.
+	Secrets *trace.Redactor
 }
 
 // New builds an App from a process environment.
 func New(environ []string, log io.Writer) *App {
-	a := &App{Environ: environ, Log: log, Now: time.Now}
+	a := &App{Environ: environ, Log: log, Now: time.Now, Secrets: trace.NewRedactor()}
 	if a.Log == nil {
 		a.Log = io.Discard
 	}
 	a.Paths = home.FromEnv(a.Getenv)
 	return a
+}
+
+// Scoped returns a copy of a for one request of a long-lived process (the
+// MCP server): its Secrets are a fork of a's, so the secrets the request
+// meets are masked in all its outputs (its Log included) without piling up
+// for the life of the process.
+func (a *App) Scoped() *App {
+	c := *a
+	c.Secrets = a.Secrets.Fork()
+	log := a.Log
+	if u, ok := log.(interface{ Unwrap() io.Writer }); ok {
+		log = u.Unwrap()
+	}
+	c.Log = c.Secrets.Writer(log)
+	return &c
 }
 
 // Getenv returns the value of key in the process environment.

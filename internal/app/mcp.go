@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -50,6 +52,9 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string) ([]MCPAddSour
 			return nil, err
 		}
 		parsed = append(parsed, s)
+		for _, srv := range s.Servers {
+			client.AddConfigSecrets(a.Secrets, srv.Name, srv.Config, a.LookupProcessEnv)
+		}
 	}
 	err := client.Update(ctx, a.Paths.MCPServers, func(f *client.File) error {
 		for _, s := range parsed {
@@ -74,18 +79,46 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string) ([]MCPAddSour
 }
 
 // MCPServers returns the configured servers with secrets masked: literal
-// values of secret-looking env keys, headers and auth credentials (${VAR}
-// references are shown as written, they hold no secret).
+// values of secret-looking env keys, headers, args and auth credentials show
+// their first 3 characters + "***" (as settings do), and every other secret
+// the redactor knows — URL passwords and api keys, a token given as the
+// argument after --token — is replaced by trace.Redacted. ${VAR} references
+// are shown as written: they hold no secret.
 func (a *App) MCPServers() (map[string]map[string]any, error) {
 	f, err := client.LoadFile(a.Paths.MCPServers)
 	if err != nil {
 		return nil, err
 	}
+	st, err := settings.Load(a.Paths.Settings, io.Discard)
+	if err != nil {
+		st = nil
+	}
+	red := a.Redactor(st)
 	out := map[string]map[string]any{}
 	for name, cfg := range f.Servers {
-		out[name] = maskEntry(cfg)
+		out[name] = maskStrings(red, maskEntry(cfg)).(map[string]any)
 	}
 	return out, nil
+}
+
+// maskStrings masks the secrets red knows in every string of v (values
+// only: names are kept, so "${GITHUB_TOKEN}" under GITHUB_TOKEN stays).
+func maskStrings(red *trace.Redactor, v any) any {
+	switch x := v.(type) {
+	case string:
+		return red.String(x)
+	case []any:
+		for i, e := range x {
+			x[i] = maskStrings(red, e)
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			x[k] = maskStrings(red, e)
+		}
+		return x
+	}
+	return v
 }
 
 func maskValue(v any) any {

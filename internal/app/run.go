@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/library"
+	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
@@ -118,6 +120,9 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	red := a.Redactor(st)
 	out := &RunOutcome{Redactor: red}
 	env := runtime.EnvLookup{Process: a.LookupProcessEnv, Settings: st.LookupEnv}
+	// Secret-named inputs (and URL credentials in any input) are secrets
+	// from here on, even in the messages that reject them.
+	red.AddSecretsIn(req.Params)
 
 	// Inputs are prepared first; when some are missing or malformed the static
 	// checks still run (as in --validate-only) so every problem is reported at once.
@@ -128,6 +133,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		if len(ierrs) == 0 {
 			provided = prepared.Values
 			req.Params = prepared.Values
+			red.AddSecretsIn(prepared.Values) // defaults and values from env or settings
 		}
 	}
 	errs, warns := validate.Validate(w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
@@ -150,6 +156,8 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		Permissive:   mode == "permissive",
 		LoadWorkflow: func(name string) (*workflow.Workflow, error) { return a.loadSaved(name) },
 		Observer:     req.Observer,
+		// Every step's secret params are masked before the step can print them.
+		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },
 	})
 	out.Result = res
 	if !req.NoTrace {
@@ -238,10 +246,18 @@ func (a *App) ensureMCP(ctx context.Context, t *Target) error {
 	return a.EnsureMCPSynced(ctx, value.SortedKeys(seen))
 }
 
-// Redactor returns the secret filter for this process: values of settings
-// env and of secret-looking process variables.
+// Redactor returns the secret filter for this process (a.Secrets, or a
+// new one when it is nil) after registering with it what is secret in the
+// environment: every settings.json env value (the place for API keys;
+// a value stored there is masked wherever it shows up), the values of
+// secret-looking process variables (GITHUB_TOKEN, OPENAI_API_KEY, ...) and
+// every MCP server's credentials (client.AddConfigSecrets). st may be nil
+// (settings unreadable). A run adds its secret inputs and params as it goes.
 func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
-	r := trace.NewRedactor()
+	r := a.Secrets
+	if r == nil {
+		r = trace.NewRedactor()
+	}
 	if st != nil {
 		for k, v := range st.Env {
 			r.AddSecret(k, v)
@@ -253,12 +269,32 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 			r.AddSecret(k, v)
 		}
 	}
+	if f, err := client.LoadFile(a.Paths.MCPServers); err == nil {
+		lookup := a.LookupProcessEnv
+		if st != nil {
+			lookup = a.EnvLookup(st)
+		}
+		for name, raw := range f.Servers {
+			client.AddConfigSecrets(r, name, raw, lookup)
+		}
+	}
 	return r
 }
 
+// LoadSecrets registers the environment's secrets (see Redactor) with
+// a.Secrets without reporting anything: an unreadable settings file is
+// reported by the command that needs it.
+func (a *App) LoadSecrets() {
+	st, err := settings.Load(a.Paths.Settings, io.Discard)
+	if err != nil {
+		st = nil
+	}
+	a.Redactor(st)
+}
+
 // notSecretEnv are shell variables whose names look secret but are not
-// (PWD is the working directory, not a password).
-var notSecretEnv = map[string]bool{"PWD": true, "OLDPWD": true}
+// (PWD is the working directory, not a password; SSH_AUTH_SOCK a socket path).
+var notSecretEnv = map[string]bool{"PWD": true, "OLDPWD": true, "SSH_AUTH_SOCK": true}
 
 func (a *App) environ() []string {
 	if a.Environ != nil {

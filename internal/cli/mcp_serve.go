@@ -39,6 +39,7 @@ launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR
 			if token == "" {
 				token = f.App.Getenv("PFLOW_MCP_TOKEN")
 			}
+			f.App.Secrets.AddSecret("--token", token)
 			var dirs []string
 			for _, d := range allowDirs {
 				abs, err := filepath.Abs(d)
@@ -62,7 +63,7 @@ launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR
 				if len(dirs) > 0 {
 					fmt.Fprintln(f.IO.ErrOut, "pflow mcp: note: --allow-dir only matters with --http; over stdio the server reads any .pflow.md path")
 				}
-				return srv.ServeStdio(ctx, f.IO.In, f.IO.Out)
+				return srv.ServeStdio(ctx, f.IO.In, unmasked(f.IO.Out))
 			}
 			addr := server.ListenAddr(httpAddr)
 			if err := server.CheckHTTPSecurity(addr, token); err != nil {

@@ -42,9 +42,19 @@ func ExitCodeForSignal(sig os.Signal) int {
 	return pferr.ExitInterrupted
 }
 
-// Main runs pflow with args and returns the exit code.
+// Main runs pflow with args and returns the exit code. Everything written to
+// stdout and stderr is masked by the app's redactor (app.App.Secrets),
+// which knows the environment's secrets from the start and each run's as
+// the run meets them.
 func Main(ctx context.Context, args []string, ios *IOStreams, environ []string) int {
-	f := &Factory{IO: ios, App: app.New(environ, ios.ErrOut)}
+	a := app.New(environ, nil)
+	a.LoadSecrets()
+	masked := *ios
+	masked.Out = a.Secrets.Writer(ios.Out)
+	masked.ErrOut = a.Secrets.Writer(ios.ErrOut)
+	ios = &masked
+	a.Log = ios.ErrOut
+	f := &Factory{IO: ios, App: a}
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(ios.In)
@@ -76,6 +86,16 @@ func exitCode(ctx context.Context, ios *IOStreams, err error) int {
 	}
 	renderError(ios.ErrOut, pe)
 	return pe.ExitCode()
+}
+
+// unmasked returns the writer under w's secret masking, for output that must
+// stay byte-exact (the MCP protocol stream, whose every message is redacted
+// before it is encoded) or that the user asked to see unmasked.
+func unmasked(w io.Writer) io.Writer {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		return u.Unwrap()
+	}
+	return w
 }
 
 // exitError carries an exit code for an error that was already reported.

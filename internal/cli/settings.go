@@ -126,10 +126,13 @@ func newSettingsListEnvCmd(f *Factory) *cobra.Command {
 			if !show {
 				st = st.Masked()
 			}
-			if asJSON {
-				return writeJSON(f.IO.Out, map[string]any{"env": st.Env, "masked": !show})
-			}
 			w := f.IO.Out
+			if show {
+				w = unmasked(w) // asked for
+			}
+			if asJSON {
+				return writeJSON(w, map[string]any{"env": st.Env, "masked": !show})
+			}
 			if len(st.Env) == 0 {
 				fmt.Fprintln(w, "No environment variables configured")
 				fmt.Fprintln(w, "  Add one with: pflow settings set-env KEY=VALUE")

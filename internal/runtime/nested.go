@@ -39,6 +39,7 @@ func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, r
 		params["workflow_ir"] = ir
 	}
 	step.Params = params
+	e.sawParams(params)
 	child, label, err := e.loadChild(f, params)
 	if err != nil {
 		return failf(fmt.Sprintf("Nested workflow step '%s': %s", n.ID, err.Error()))
@@ -77,6 +78,7 @@ func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, r
 		}
 	}
 	prepared, ierrs := PrepareInputs(child, childParams, EnvLookup{})
+	e.sawParams(prepared.Values)
 	if len(ierrs) > 0 {
 		var msgs []string
 		for _, ie := range ierrs {

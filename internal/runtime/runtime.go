@@ -66,6 +66,11 @@ type Options struct {
 	// MaxSteps bounds node executions per workflow, protecting against
 	// endless action loops (default 10,000 or 100 × nodes, whichever is larger).
 	MaxSteps int
+	// OnParams, when set, sees every step's resolved params (and a nested
+	// workflow's inputs) before the step runs, so the caller can register
+	// secret values with its redactor before anything can print them. It
+	// may be called from several goroutines and must not keep params.
+	OnParams func(params map[string]any)
 }
 
 // Observer receives progress events. Calls may come from several goroutines.
@@ -374,6 +379,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		return map[string]any{"error": perr.Message}, perr
 	}
 	step.Params = params
+	e.sawParams(params)
 	req := &node.Request{
 		NodeID:      n.ID,
 		Type:        n.Type,
@@ -428,6 +434,12 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		return res.Outputs, fl
 	}
 	return res.Outputs, nil
+}
+
+func (e *executor) sawParams(params map[string]any) {
+	if e.opts.OnParams != nil {
+		e.opts.OnParams(params)
+	}
 }
 
 // safeRun runs a node, turning a panic into an error that names the node

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/pferr"
-	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -34,9 +33,10 @@ type Server struct {
 	CallTimeout    time.Duration
 	StartupTimeout time.Duration
 	MaxMemoryMB    int
-	// Secrets are the expanded values that came from variables; they are
-	// redacted from every message built from server output.
-	Secrets []string
+	// Secrets masks, in every message built from server output (errors, the
+	// server's stderr tail), the config's secrets (AddConfigSecrets) and
+	// every value a ${VAR} reference expanded to.
+	Secrets *trace.Redactor
 }
 
 // Resolve expands a raw config entry (D2) and builds the Server. Undefined
@@ -50,14 +50,14 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 	if err := ValidateEntry(name, raw); err != nil {
 		return nil, err
 	}
-	var secrets []string
+	secrets := trace.NewRedactor()
 	track := func(k string) (string, bool) {
 		if lookup == nil {
 			return "", false
 		}
 		v, ok := lookup(k)
-		if ok && len(v) >= 4 {
-			secrets = append(secrets, v)
+		if ok {
+			secrets.AddSecret(k, v)
 		}
 		return v, ok
 	}
@@ -94,22 +94,7 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 	}
 	e.WarnMissing(log, name)
 	// Literal secrets written into the config are redacted too.
-	for _, k := range []string{"env", "headers"} {
-		if m, ok := cfg[k].(map[string]any); ok {
-			for key, v := range m {
-				if str := value.Stringify(v); settings.IsSecretKey(key) && len(str) >= 4 {
-					secrets = append(secrets, str)
-				}
-			}
-		}
-	}
-	if m, ok := cfg["auth"].(map[string]any); ok {
-		for _, key := range []string{"token", "key", "password"} {
-			if str := value.Stringify(m[key]); len(str) >= 4 {
-				secrets = append(secrets, str)
-			}
-		}
-	}
+	AddConfigSecrets(secrets, name, raw, lookup)
 	s.Secrets = secrets
 	return s, nil
 }
@@ -193,21 +178,13 @@ func BuildHeaders(server string, cfg map[string]any, log io.Writer) map[string]s
 	return out
 }
 
-// Redact replaces every secret in s with "***".
+// Redact masks the server's secrets in text (see Secrets) with
+// trace.Redacted, the marker every pflow output uses.
 func (s *Server) Redact(text string) string {
-	secrets := append([]string(nil), s.Secrets...)
-	for _, h := range []string{"Authorization", "X-Api-Key"} {
-		if v := s.Headers[h]; v != "" {
-			secrets = append(secrets, v)
-		}
+	if s.Secrets == nil {
+		return text
 	}
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			text = strings.ReplaceAll(text, sec, "***")
-		}
-	}
-	return text
+	return s.Secrets.String(text)
 }
 
 // notConfigured is the D7 error for an unknown server.

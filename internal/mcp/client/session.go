@@ -346,7 +346,7 @@ func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 	if tool != "" {
 		where += fmt.Sprintf(", tool '%s'", tool)
 	}
-	e := pferr.New(pferr.Execution, msg)
+	e := pferr.New(pferr.Execution, s.Server.Redact(msg))
 	e.Where = where
 	if s.proc != nil {
 		if lines := s.proc.stderr.Lines(); len(lines) > 0 {

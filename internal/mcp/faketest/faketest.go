@@ -29,6 +29,7 @@
 //	spawn-child          start a grandchild (sleep 300) in the server's group
 //	memory=MB            allocate and touch MB megabytes at start
 //	print-env=NAME       write NAME=value of an env variable to stderr at start
+//	print-args           write the server's command-line arguments to stderr at start
 //
 // Default tools: echo{message}, add{a,b:number}, struct (structuredContent
 // with outputSchema), fail (isError), hang (never answers), big{mb}
@@ -184,6 +185,9 @@ func serve(modes modeSet) int {
 	fmt.Fprintln(os.Stderr, "fake MCP server starting")
 	if name, ok := modes["print-env"]; ok {
 		fmt.Fprintf(os.Stderr, "debug: %s=%s\n", name, os.Getenv(name))
+	}
+	if modes.has("print-args") {
+		fmt.Fprintf(os.Stderr, "debug: args %s\n", strings.Join(os.Args[1:], " "))
 	}
 	if modes.has("crash-before-init") {
 		fmt.Fprintln(os.Stderr, "fatal: missing API key FAKE_KEY")

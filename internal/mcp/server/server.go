@@ -197,7 +197,9 @@ func (s *Server) handle(ctx context.Context, t *toolDef, req *mcp.CallToolReques
 	defer stop()
 
 	start := time.Now()
-	a := s.opts.App
+	// The call's secrets (its parameters, its runs' inputs and params) are
+	// masked in everything it outputs and forgotten when it ends.
+	a := s.opts.App.Scoped()
 	var env map[string]any
 	defer func() {
 		if r := recover(); r != nil {

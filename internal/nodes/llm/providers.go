@@ -376,7 +376,9 @@ func (c *call) classify(ctx context.Context, err error) *Error {
 		e.Message = fmt.Sprintf("request to %s failed: %v", where, err)
 	}
 	if t.apiKey != "" {
-		e.Message = strings.ReplaceAll(e.Message, t.apiKey, "***")
+		// The marker every pflow output uses (trace.Redacted); the run's
+		// redactor masks the key's encoded forms too.
+		e.Message = strings.ReplaceAll(e.Message, t.apiKey, "<REDACTED>")
 	}
 	return e
 }
