@@ -112,7 +112,8 @@ type request struct {
 	contentType string
 	headers     nethttp.Header
 	timeout     time.Duration
-	// secrets are values that make a header a credential (auth_token, api_key).
+	// secrets are values that make a header holding them a credential:
+	// auth_token, api_key and secret-named inputs (see credentials).
 	secrets []string
 	// credentialHeaders are the canonical names of headers set from
 	// auth_token or api_key.
@@ -120,7 +121,7 @@ type request struct {
 }
 
 func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
-	r, err := parse(req.Params)
+	r, err := parse(req.Params, req.Shared)
 	if err != nil {
 		var refused *refusedError
 		if errors.As(err, &refused) {
@@ -135,7 +136,7 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 
 	rctx, cancel := context.WithTimeoutCause(ctx, r.timeout, errTimeout)
 	defer cancel()
-	rctx = context.WithValue(rctx, credentialsKey{}, credentials(r, req.Shared))
+	rctx = context.WithValue(rctx, credentialsKey{}, credentials(r))
 	var body io.Reader
 	if r.hasBody {
 		body = bytes.NewReader(r.body)
@@ -240,7 +241,9 @@ func displayURL(u *url.URL) string {
 	return c.String()
 }
 
-func parse(p map[string]any) (*request, error) {
+// parse validates the params; shared (the run's inputs and step outputs)
+// tells which values are secrets (see credentials).
+func parse(p map[string]any, shared map[string]any) (*request, error) {
 	raw, err := node.RequireString(p, "url")
 	if err != nil {
 		return nil, err
@@ -324,6 +327,12 @@ func parse(p map[string]any) (*request, error) {
 	}
 	token := node.String(p, "auth_token", "")
 	apiKey := node.String(p, "api_key", "")
+	r.secrets = inputSecrets(shared)
+	for _, sec := range []string{token, apiKey} {
+		if sec != "" {
+			r.secrets = append(r.secrets, sec)
+		}
+	}
 	for _, k := range value.SortedKeys(hdrs) {
 		if hdrs[k] == nil {
 			continue
@@ -332,7 +341,7 @@ func parse(p map[string]any) (*request, error) {
 		if !validHeaderName(k) {
 			return nil, &refusedError{fmt.Sprintf("Header name %q is not a valid HTTP header name (letters, digits and - only), so the request was not sent. Fix the name in the step's headers.", k)}
 		}
-		if err := checkHeaderValue(fmt.Sprintf("Header '%s'", k), v, isCredentialHeader(k) || containsAny(v, token, apiKey)); err != nil {
+		if err := checkHeaderValue(fmt.Sprintf("Header '%s'", k), v, isCredentialHeader(k) || containsAny(v, r.secrets...)); err != nil {
 			return nil, err
 		}
 		r.headers.Set(k, v)
@@ -347,7 +356,6 @@ func parse(p map[string]any) (*request, error) {
 			return nil, err
 		}
 		r.headers.Set("Authorization", "Bearer "+token)
-		r.secrets = append(r.secrets, token)
 		r.credentialHeaders["Authorization"] = true
 	}
 	if apiKey != "" {
@@ -359,7 +367,6 @@ func parse(p map[string]any) (*request, error) {
 			return nil, err
 		}
 		r.headers.Set(h, apiKey)
-		r.secrets = append(r.secrets, apiKey)
 		r.credentialHeaders[nethttp.CanonicalHeaderKey(h)] = true
 	}
 

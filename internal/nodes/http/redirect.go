@@ -31,16 +31,9 @@ const minSecretLen = 4
 
 // credentials lists the headers of r that must not follow a redirect to
 // another host: credential-like names (isCredentialHeader), the headers set
-// from auth_token and api_key, and any header whose value contains
-// auth_token, api_key or the value of a secret-named workflow input
-// (settings.IsSecretKey, e.g. api_token) found in shared.
-func credentials(r *request, shared map[string]any) credentialSet {
-	secrets := append([]string(nil), r.secrets...)
-	for k, v := range shared {
-		if s, ok := v.(string); ok && len(s) >= minSecretLen && settings.IsSecretKey(k) {
-			secrets = append(secrets, s)
-		}
-	}
+// from auth_token and api_key, and any header whose value contains one of
+// r.secrets (auth_token, api_key, secret-named inputs).
+func credentials(r *request) credentialSet {
 	out := credentialSet{}
 	for name, vals := range r.headers {
 		if r.credentialHeaders[name] || isCredentialHeader(name) {
@@ -48,9 +41,23 @@ func credentials(r *request, shared map[string]any) credentialSet {
 			continue
 		}
 		for _, v := range vals {
-			if containsAny(v, secrets...) {
+			if containsAny(v, r.secrets...) {
 				out[name] = true
 			}
+		}
+	}
+	return out
+}
+
+// inputSecrets returns the values of the run's secret-named inputs: string
+// values at the top of shared (where inputs live) whose name matches
+// settings.IsSecretKey (api_token, password, ...), at least minSecretLen
+// long.
+func inputSecrets(shared map[string]any) []string {
+	var out []string
+	for k, v := range shared {
+		if s, ok := v.(string); ok && len(s) >= minSecretLen && settings.IsSecretKey(k) {
+			out = append(out, s)
 		}
 	}
 	return out

@@ -37,12 +37,13 @@ func TestHTTPHeaderLineBreaksRefused(t *testing.T) {
 		{"header holding the token", map[string]any{"auth_token": "tok-SECRET", "headers": map[string]any{"X-Forward": "tok-SECRET\n"}}, `Header 'X-Forward'`, "tok-SECRET"},
 		{"auth_token", map[string]any{"auth_token": "tok-SECRET\r\nX-Injected: 1"}, `auth_token contains a line break`, "tok-SECRET"},
 		{"api_key", map[string]any{"api_key": "key-SECRET\nX-Injected: 1"}, `api_key contains a line break`, "key-SECRET"},
+		{"header holding a secret input", map[string]any{"headers": map[string]any{"X-Forward": "s3cr3t-input\n"}}, `Header 'X-Forward'`, "s3cr3t-input"},
 		{"bad name", map[string]any{"headers": map[string]any{"X-A\r\nX-Injected": "1"}}, `Header name "X-A\r\nX-Injected" is not a valid HTTP header name`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.params["url"] = srv.URL
-			res, err := run(t, context.Background(), tt.params)
+			res, err := Spec().Node.Run(context.Background(), &node.Request{NodeID: "h", Params: tt.params, Shared: map[string]any{"api_token": "s3cr3t-input"}})
 			if err != nil {
 				t.Fatalf("want an error result, got Go error %v", err)
 			}
