@@ -52,12 +52,19 @@ func TestScripts(t *testing.T) {
 // serveAPI starts a small JSON API on 127.0.0.1 for the http examples and
 // sets $API to its URL. Routes:
 //
-//	GET /projects/<p>/releases?per_page=N → {"releases":[{"id":42,"version":"v2.1.0"}, ...]}
-//	GET /releases/42/notes               → {"text":"Faster batches."}
-//	anything else                        → 404 {"error":"not found"}
+//	GET /projects/pflow/releases?per_page=N → {"releases":[{"id":42,"version":"v2.1.0"}, ...]}
+//	GET /projects/<other>/releases        → 404 {"error":"unknown project <other>"} (one path segment, decoded)
+//	GET /releases/42/notes                → {"text":"Faster batches."}
+//	anything else                         → 404 {"error":"not found"}
 func serveAPI(ts *testscript.TestScript, neg bool, args []string) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /projects/{p}/releases", func(w http.ResponseWriter, r *http.Request) {
+		if p := r.PathValue("p"); p != "pflow" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			json.NewEncoder(w).Encode(map[string]any{"error": "unknown project " + p})
+			return
+		}
 		if r.Header.Get("Accept") != "application/json" || r.URL.Query().Get("per_page") != "5" {
 			http.Error(w, `{"error":"expected Accept: application/json and per_page=5"}`, http.StatusBadRequest)
 			return

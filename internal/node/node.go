@@ -6,7 +6,8 @@
 //   - A node that ran and failed in a way the workflow should see returns a
 //     Result with Action "error" and Outputs["error"] set to a message that
 //     says what went wrong and how to fix it. Such results are not retried
-//     unless Result.Retryable is set.
+//     unless Result.Retryable is set or the step sets retries, and never when
+//     Result.Permanent is set.
 //   - A node that could not run (bad params, network error, exception) returns
 //     a Go error. The runtime retries it up to Spec.Attempts times and then
 //     fails the node with the error's message on the "error" action.
@@ -176,6 +177,11 @@ type Result struct {
 	Action string
 	// Retryable marks an error result as worth retrying (e.g. HTTP 429/5xx).
 	Retryable bool
+	// Permanent marks an error result that no retry can change (e.g. a
+	// request that is refused before sending because a header value holds a
+	// line break): the runtime does not retry it, even when the step sets
+	// retries.
+	Permanent bool
 }
 
 // Ok returns a default-action result.

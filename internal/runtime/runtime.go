@@ -398,7 +398,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		req.Attempt = attempt
 		step.Attempts = attempt
 		res, err = safeRun(ctx, spec.Node, req)
-		retry := err != nil || (res != nil && isErrorAction(res.Action) && (res.Retryable || explicitRetries))
+		retry := err != nil || (res != nil && isErrorAction(res.Action) && !res.Permanent && (res.Retryable || explicitRetries))
 		if !retry || attempt >= attempts || ctx.Err() != nil {
 			break
 		}

@@ -2,6 +2,12 @@
 // JSON bodies for dicts and lists, query params, bearer or API-key auth and a
 // per-request timeout. A non-2xx answer fails the step with its status and
 // body kept; 429 and 5xx are marked retryable.
+//
+// Template values never change a request's structure (DESIGN D16): the url
+// param is a URL sink (internal/sink encodes each value for its part of the
+// URL), a header value with CR, LF or NUL fails the step before sending and
+// is never retried, and credential headers are dropped when a redirect
+// leaves the original host (redirect.go).
 package http
 
 import (
@@ -63,10 +69,13 @@ var iface = node.Interface{
 		"so that ${step.response.field} works. A non-2xx status fails the step (action 'error') with " +
 		"the status and body kept in the outputs; 429 and 5xx answers and network errors are retried.",
 	Params: []node.Field{
-		{Key: "url", Type: "str", Required: true, Description: "URL to request (http:// or https://)."},
+		{Key: "url", Type: "str", Required: true, Sink: node.SinkURL, Description: "URL to request (http:// or https://). " +
+			"Template values are encoded for the part of the URL they land in: in the path a value is one segment ('/' becomes %2F), in the query a value cannot add parameters, after // it must be a host[:port]; " +
+			"only a template that starts the URL (${base}/items) may set the scheme and host."},
 		{Key: "method", Type: "str", Enum: methodEnum, Description: "HTTP method; POST when a body is given, GET otherwise."},
 		{Key: "body", Type: "dict|list|str", Description: "Request body: a dict or list is sent as JSON (Content-Type: application/json unless a Content-Type header is set); a string is sent as-is (labelled application/json when it holds a JSON object or array)."},
-		{Key: "headers", Type: "dict", Description: "Request headers (name: value)."},
+		{Key: "headers", Type: "dict", Description: "Request headers (name: value). A value with a line break (CR, LF) or NUL fails the step before sending, without retries. " +
+			"Credential headers (Authorization, Cookie, API-key and token headers, any header holding auth_token, api_key or a secret-named input) are dropped when a redirect leads to another host or from https to http."},
 		{Key: "params", Type: "dict", Description: "Query-string parameters (name: value; a list value repeats the name), added to any query already in the URL."},
 		{Key: "timeout", Type: "float", Default: int64(30), Description: "Seconds (e.g. 30 or 0.5) the whole request may take, including reading the response."},
 		{Key: "auth_token", Type: "str", Description: "Bearer token, sent as 'Authorization: Bearer <token>'. Cannot be combined with api_key."},
@@ -89,7 +98,7 @@ var iface = node.Interface{
 var defaultClient = func() *nethttp.Client {
 	t := nethttp.DefaultTransport.(*nethttp.Transport).Clone()
 	t.MaxIdleConnsPerHost = 16
-	return &nethttp.Client{Transport: t}
+	return newClient(t)
 }()
 
 type httpNode struct{ client *nethttp.Client }
@@ -103,17 +112,31 @@ type request struct {
 	contentType string
 	headers     nethttp.Header
 	timeout     time.Duration
+	// secrets are values that make a header holding them a credential:
+	// auth_token, api_key and secret-named inputs (see credentials).
+	secrets []string
+	// credentialHeaders are the canonical names of headers set from
+	// auth_token or api_key.
+	credentialHeaders map[string]bool
 }
 
 func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
-	r, err := parse(req.Params)
+	r, err := parse(req.Params, req.Shared)
 	if err != nil {
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			// Retrying cannot change the params: fail once, never retried.
+			res := node.Fail(refused.msg, nil)
+			res.Permanent = true
+			return res, nil
+		}
 		return nil, err
 	}
 	shown := displayURL(r.url)
 
 	rctx, cancel := context.WithTimeoutCause(ctx, r.timeout, errTimeout)
 	defer cancel()
+	rctx = context.WithValue(rctx, credentialsKey{}, credentials(r))
 	var body io.Reader
 	if r.hasBody {
 		body = bytes.NewReader(r.body)
@@ -218,7 +241,9 @@ func displayURL(u *url.URL) string {
 	return c.String()
 }
 
-func parse(p map[string]any) (*request, error) {
+// parse validates the params; shared (the run's inputs and step outputs)
+// tells which values are secrets (see credentials).
+func parse(p map[string]any, shared map[string]any) (*request, error) {
 	raw, err := node.RequireString(p, "url")
 	if err != nil {
 		return nil, err
@@ -300,31 +325,49 @@ func parse(p map[string]any) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
+	token := node.String(p, "auth_token", "")
+	apiKey := node.String(p, "api_key", "")
+	r.secrets = inputSecrets(shared)
+	for _, sec := range []string{token, apiKey} {
+		if sec != "" {
+			r.secrets = append(r.secrets, sec)
+		}
+	}
 	for _, k := range value.SortedKeys(hdrs) {
 		if hdrs[k] == nil {
 			continue
 		}
 		v := value.Stringify(hdrs[k])
-		if !validHeaderName(k) || strings.ContainsAny(v, "\r\n") {
-			return nil, &node.ParamError{Param: "headers", Message: fmt.Sprintf("header %q is not a valid HTTP header (names are letters, digits and -; values must be one line)", k)}
+		if !validHeaderName(k) {
+			return nil, &refusedError{fmt.Sprintf("Header name %q is not a valid HTTP header name (letters, digits and - only), so the request was not sent. Fix the name in the step's headers.", k)}
+		}
+		if err := checkHeaderValue(fmt.Sprintf("Header '%s'", k), v, isCredentialHeader(k) || containsAny(v, r.secrets...)); err != nil {
+			return nil, err
 		}
 		r.headers.Set(k, v)
 	}
 
-	token := node.String(p, "auth_token", "")
-	apiKey := node.String(p, "api_key", "")
 	if token != "" && apiKey != "" {
 		return nil, &node.ParamError{Param: "auth_token", Message: "Cannot specify both auth_token and api_key - they are mutually exclusive. Keep the one the API documents"}
 	}
+	r.credentialHeaders = map[string]bool{}
 	if token != "" {
+		if err := checkHeaderValue("auth_token", token, true); err != nil {
+			return nil, err
+		}
 		r.headers.Set("Authorization", "Bearer "+token)
+		r.credentialHeaders["Authorization"] = true
 	}
 	if apiKey != "" {
 		h := node.String(p, "api_key_header", "X-API-Key")
 		if !validHeaderName(h) {
 			return nil, &node.ParamError{Param: "api_key_header", Message: fmt.Sprintf("%q is not a valid HTTP header name", h)}
 		}
+		if err := checkHeaderValue("api_key", apiKey, true); err != nil {
+			return nil, err
+		}
 		r.headers.Set(h, apiKey)
+		r.credentialHeaders[nethttp.CanonicalHeaderKey(h)] = true
 	}
 
 	r.timeout, err = node.Duration(p, "timeout", DefaultTimeout)
@@ -335,6 +378,46 @@ func parse(p map[string]any) (*request, error) {
 		return nil, &node.ParamError{Param: "timeout", Message: "must be greater than 0 seconds"}
 	}
 	return r, nil
+}
+
+// refusedError is a request pflow will not send whatever the attempt (a
+// header value that would split the request): the step fails once, with no
+// retry.
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string { return e.msg }
+
+// checkHeaderValue refuses a header value with CR, LF or NUL: sent, it would
+// end the header and start another one (or a body). what names the header or
+// param; a credential's value is never quoted.
+func checkHeaderValue(what, v string, credential bool) error {
+	i := strings.IndexAny(v, "\r\n\x00")
+	if i < 0 {
+		return nil
+	}
+	problem := "a line break (CR or LF)"
+	if v[i] == 0 {
+		problem = "a NUL byte"
+	}
+	msg := fmt.Sprintf("%s contains %s, so the request was not sent: a header value must be one line, and a line break would let the value add headers of its own.", what, problem)
+	if !credential {
+		shown := v
+		if r := []rune(shown); len(r) > 60 {
+			shown = string(r[:60]) + "…"
+		}
+		msg += fmt.Sprintf(" The value is %q.", shown)
+	}
+	msg += " If the value comes from data (a response, a file, an LLM answer), remove line breaks first or send it in the body."
+	return &refusedError{msg}
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if sub != "" && strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func validHeaderName(h string) bool {

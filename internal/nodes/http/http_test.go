@@ -396,7 +396,6 @@ func TestHTTPParamErrors(t *testing.T) {
 		{"no host", map[string]any{"url": "http://"}, "has no host"},
 		{"bad method", map[string]any{"url": "http://127.0.0.1/", "method": "FETCH"}, `"FETCH" is not supported; use one of GET, POST`},
 		{"token and key", map[string]any{"url": "http://127.0.0.1/", "auth_token": "a", "api_key": "b"}, "Cannot specify both auth_token and api_key - they are mutually exclusive"},
-		{"bad header", map[string]any{"url": "http://127.0.0.1/", "headers": map[string]any{"X-A": "a\r\nInjected: 1"}}, "not a valid HTTP header"},
 		{"headers not a dict", map[string]any{"url": "http://127.0.0.1/", "headers": "X: y"}, "'headers'"},
 		{"bad timeout", map[string]any{"url": "http://127.0.0.1/", "timeout": int64(0)}, "greater than 0"},
 	}
