@@ -30,12 +30,14 @@ func (v *validator) sinkChecks() {
 				continue
 			}
 			if splice {
-				if fld.Sink == node.SinkShell || fld.Sink == node.SinkCode {
-					v.add(layerTypes, Diagnostic{Severity: SeverityWarning,
-						Message: fmt.Sprintf("Step '%s' (%s) sets %s: true, so template values are pasted into '%s' as code; a hostile value (a web page, an issue title, an LLM answer) can run any command", n.ID, n.Type, node.UnsafeSpliceParam, fld.Key),
-						NodeID:  n.ID, Param: node.UnsafeSpliceParam, Line: n.Line,
-						Hint: fmt.Sprintf("Remove '- %s: true' unless every value in '%s' is text you wrote yourself.", node.UnsafeSpliceParam, fld.Key)})
+				what := "as code; a hostile value (a web page, an issue title, an LLM answer) can run any command"
+				if fld.Sink == node.SinkURL {
+					what = "as text; a hostile value can add path segments or query parameters, or change the host"
 				}
+				v.add(layerTypes, Diagnostic{Severity: SeverityWarning,
+					Message: fmt.Sprintf("Step '%s' (%s) sets %s: true, so template values are pasted into '%s' %s", n.ID, n.Type, node.UnsafeSpliceParam, fld.Key, what),
+					NodeID:  n.ID, Param: node.UnsafeSpliceParam, Line: n.Line,
+					Hint: fmt.Sprintf("Remove '- %s: true' unless every value in '%s' is text you wrote yourself.", node.UnsafeSpliceParam, fld.Key)})
 				continue
 			}
 			var problems []*sink.Problem

@@ -72,6 +72,8 @@ var iface = node.Interface{
 		{Key: "url", Type: "str", Required: true, Sink: node.SinkURL, Description: "URL to request (http:// or https://). " +
 			"Template values are encoded for the part of the URL they land in: in the path a value is one segment ('/' becomes %2F), in the query a value cannot add parameters, after // it must be a host[:port]; " +
 			"only a template that starts the URL (${base}/items) may set the scheme and host."},
+		{Key: node.UnsafeSpliceParam, Type: "bool", Default: false, Description: "Paste template values into the url as text instead of encoding them (a value can then add path segments, query parameters or change the host). " +
+			"Only for values you control, such as an 'owner/name' input meant as two path segments; --validate-only warns about it."},
 		{Key: "method", Type: "str", Enum: methodEnum, Description: "HTTP method; POST when a body is given, GET otherwise."},
 		{Key: "body", Type: "dict|list|str", Description: "Request body: a dict or list is sent as JSON (Content-Type: application/json unless a Content-Type header is set); a string is sent as-is (labelled application/json when it holds a JSON object or array)."},
 		{Key: "headers", Type: "dict", Description: "Request headers (name: value). A value with a line break (CR, LF) or NUL fails the step before sending, without retries. " +
