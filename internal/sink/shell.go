@@ -87,7 +87,7 @@ func prepare(cmd string) (*prepared, []*Problem) {
 		offsets = append(offsets, p.Ref.Start)
 	}
 	if len(slots) == 0 {
-		return &prepared{text: cmd}, nil
+		return &prepared{text: b.String()}, nil // "$${" escapes become "${"
 	}
 	text := b.String()
 	f, err := parse(text)
