@@ -6,6 +6,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/sink"
+	"github.com/pflow-go/pflow/internal/template"
 )
 
 // sinkChecks finds templates that cannot reach their param safely (DESIGN
@@ -34,7 +35,7 @@ func (v *validator) sinkChecks() {
 					v.add(layerTypes, Diagnostic{Severity: SeverityWarning,
 						Message: fmt.Sprintf("Step '%s' (%s) sets %s: true, so template values are pasted into '%s' as code; a hostile value (a web page, an issue title, an LLM answer) can run any command", n.ID, n.Type, node.UnsafeSpliceParam, fld.Key),
 						NodeID:  n.ID, Param: node.UnsafeSpliceParam, Line: n.Line,
-						Hint:    fmt.Sprintf("Remove '- %s: true' unless every value in '%s' is text you wrote yourself.", node.UnsafeSpliceParam, fld.Key)})
+						Hint: fmt.Sprintf("Remove '- %s: true' unless every value in '%s' is text you wrote yourself.", node.UnsafeSpliceParam, fld.Key)})
 				}
 				continue
 			}
@@ -43,7 +44,11 @@ func (v *validator) sinkChecks() {
 			case node.SinkShell:
 				problems = sink.CheckShell(raw)
 			case node.SinkCode:
-				problems = sink.CheckCode(raw)
+				problems = sink.CheckCode(raw, sink.CodeContext{
+					Inputs:    n.Params["inputs"],
+					TypeOf:    func(r template.Ref) string { return v.refTypes[refTypeKey(n.ID, fld.Key, r.Raw)] },
+					FirstLine: n.SourceLines[fld.Key],
+				})
 			}
 			for _, p := range problems {
 				line := n.Line
