@@ -381,11 +381,15 @@ func (a *codeAnalysis) buildEdits() {
 			lit := a.lex.literals[o.lit]
 			if lit.has('f') {
 				// Already an f-string: a field for text, the name inside a field.
-				text := "{" + a.textExpr(o.tmpl) + "}"
+				e := edit{start: o.ref.Start, end: o.ref.End, text: "{" + a.textExpr(o.tmpl) + "}", tmpls: []int{o.tmpl}}
 				if fExprDepth(a.src, lit, o.ref.Start) > 0 {
-					text = placeholder(o.tmpl)
+					e.text = placeholder(o.tmpl)
+					// A string in the field ({len('${x}')}) is the value itself.
+					if q := a.src[e.start-1]; (q == '\'' || q == '"') && e.end < len(a.src) && a.src[e.end] == q {
+						e.start, e.end = e.start-1, e.end+1
+					}
 				}
-				a.edits = append(a.edits, edit{start: o.ref.Start, end: o.ref.End, text: text, tmpls: []int{o.tmpl}})
+				a.edits = append(a.edits, e)
 				continue
 			}
 			if done[o.lit] {

@@ -83,10 +83,10 @@ func TestCheckCodeRewrites(t *testing.T) {
 		},
 		{
 			name: "every template once, at its first line; f-strings and multi-line strings",
-			src:  "def f():\n    return ${x.y} + ${x.y}\nz = f'{${x.y}} and ${w}'\ntext = \"\"\"a\n${w}\nb {c}\"\"\"\nresult: int = f()",
+			src:  "def f():\n    return ${x.y} + ${x.y}\nz = f'{${x.y}} and ${w} {len(\"${w}\")}'\ntext = \"\"\"a\n${w}\nb {c}\"\"\"\nresult: int = f()",
 			wants: []string{
-				"Change line 2 of the code to:\n      return y + y\nChange line 3 of the code to:\n  z = f'{y} and {w}'\n",
-				"Change line 3 of the code to:\n  z = f'{y} and {w}'\nChange lines 4-6 of the code to:\n  text = f\"\"\"a\n  {w}\n  b {{c}}\"\"\"\n",
+				"Change line 2 of the code to:\n      return y + y\nChange line 3 of the code to:\n  z = f'{y} and {w} {len(w)}'\n",
+				"Change line 3 of the code to:\n  z = f'{y} and {w} {len(w)}'\nChange lines 4-6 of the code to:\n  text = f\"\"\"a\n  {w}\n  b {{c}}\"\"\"\n",
 			},
 		},
 		{
