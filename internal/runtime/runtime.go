@@ -507,7 +507,7 @@ func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spe
 	}
 	// Params whose text is executed or parsed (a command, code, a URL) take
 	// their template values through their sink, never pasted as text.
-	sinkParams, bound, sinkUnresolved, serr := bindSinks(params, spec, root)
+	sinkParams, bound, sinkUnresolved, serr := bindSinks(params, spec, root, n.SourceLines)
 	if serr != nil {
 		return nil, nil, 0, 0, failf(CategoryTemplate, serr.Error())
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,8 +14,9 @@ import (
 // no template value is ever pasted into them as text (DESIGN D16). It returns
 // the rendered params, the environment variables bound for shell sinks and
 // the templates that did not resolve. A step that sets unsafe_splice: true
-// keeps the old pasting behaviour.
-func bindSinks(params map[string]any, spec *node.Spec, root map[string]any) (rendered map[string]any, env map[string]string, unresolved []string, err error) {
+// keeps the old pasting behaviour. sourceLines (the step's _source_lines)
+// locates code in the workflow file for error messages.
+func bindSinks(params map[string]any, spec *node.Spec, root map[string]any, sourceLines map[string]int) (rendered map[string]any, env map[string]string, unresolved []string, err error) {
 	if splice, _ := params[node.UnsafeSpliceParam].(bool); splice {
 		return nil, nil, nil, nil
 	}
@@ -41,10 +43,15 @@ func bindSinks(params map[string]any, spec *node.Spec, root map[string]any) (ren
 				env[k] = v
 			}
 		case node.SinkCode:
-			if problems := sink.CheckCode(raw); len(problems) > 0 {
-				return nil, nil, nil, sinkError(fld.Key, problems[0])
+			src, problems := sink.Code(raw, sink.CodeContext{Inputs: params["inputs"], TypeOf: sink.ValueTypeOf(root), FirstLine: sourceLines[fld.Key]})
+			if len(problems) > 0 {
+				msgs := make([]string, len(problems))
+				for i, p := range problems {
+					msgs[i] = sinkError(fld.Key, p).Error()
+				}
+				return nil, nil, nil, errors.New(strings.Join(msgs, "\n\n"))
 			}
-			out = raw
+			out = src
 		case node.SinkURL:
 			u, unres, uerr := sink.URL(raw, root)
 			if uerr != nil {
@@ -64,6 +71,9 @@ func bindSinks(params map[string]any, spec *node.Spec, root map[string]any) (ren
 }
 
 func sinkError(param string, err error) error {
+	if p, ok := err.(*sink.Problem); ok && strings.Contains(p.Hint, "\n") {
+		return fmt.Errorf("Parameter '%s': %s.\n%s", param, p.Message, p.Hint)
+	}
 	if p, ok := err.(*sink.Problem); ok && p.Hint != "" {
 		return fmt.Errorf("Parameter '%s': %s. %s", param, p.Message, p.Hint)
 	}

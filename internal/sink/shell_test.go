@@ -115,8 +115,11 @@ func TestShellTypedValues(t *testing.T) {
 	if got := run(t, `echo $(( ${n} + 1 ))`, root); got != "42\n" {
 		t.Errorf("arithmetic: got %q", got)
 	}
-	if got := run(t, "printf '%s' \"$${HOME}\" | wc -c | tr -d ' '", root); got == "0\n" {
-		t.Errorf("$${HOME} should reach the shell as ${HOME}")
+	t.Setenv("PFLOW_SINK_TEST", "from-env")
+	for cmd, want := range map[string]string{`printf '%s' "$${PFLOW_SINK_TEST}"`: "from-env", `printf '%s-%s' "$${PFLOW_SINK_TEST}" "${n}"`: "from-env-41"} {
+		if got := run(t, cmd, root); got != want {
+			t.Errorf("%s: got %q, want %q; $${X} should reach the shell as ${X}", cmd, got, want)
+		}
 	}
 }
 

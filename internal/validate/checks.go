@@ -419,6 +419,9 @@ func (v *validator) scanSites() {
 		refs := template.Refs(st.s)
 		for _, r := range refs {
 			typ := v.checkRef(st, r)
+			if st.kind == siteParam && st.topLevel {
+				v.refTypes[refTypeKey(st.nodeID, st.param, r.Raw)] = typ
+			}
 			if r.Nested {
 				continue
 			}
@@ -428,6 +431,9 @@ func (v *validator) scanSites() {
 	v.requiredInputs()
 	v.sourcelessOutputs()
 }
+
+// refTypeKey keys validator.refTypes.
+func refTypeKey(nodeID, param, raw string) string { return nodeID + "\x00" + param + "\x00" + raw }
 
 // sourcelessOutputs: an output without a source reads the root key of its
 // name, which only an output mapping (or an input) provides.

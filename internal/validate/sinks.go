@@ -6,6 +6,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/sink"
+	"github.com/pflow-go/pflow/internal/template"
 )
 
 // sinkChecks finds templates that cannot reach their param safely (DESIGN
@@ -45,7 +46,11 @@ func (v *validator) sinkChecks() {
 			case node.SinkShell:
 				problems = sink.CheckShell(raw)
 			case node.SinkCode:
-				problems = sink.CheckCode(raw)
+				problems = sink.CheckCode(raw, sink.CodeContext{
+					Inputs:    n.Params["inputs"],
+					TypeOf:    func(r template.Ref) string { return v.refTypes[refTypeKey(n.ID, fld.Key, r.Raw)] },
+					FirstLine: n.SourceLines[fld.Key],
+				})
 			}
 			for _, p := range problems {
 				line := n.Line

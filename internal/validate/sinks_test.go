@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pflow-go/pflow/internal/node"
@@ -47,5 +48,68 @@ func TestUnsafeSpliceIsAWarning(t *testing.T) {
 	d := find(t, warns, "Step 'spliced' (shell) sets unsafe_splice: true")
 	if d.Severity != SeverityWarning {
 		t.Errorf("severity %s", d.Severity)
+	}
+}
+
+// codeCatalog adds a code-like node whose 'code' param is a code sink.
+func codeCatalog() fakeCatalog {
+	c := testCatalog()
+	c["code"] = &node.Spec{Type: "code", Interface: node.Interface{
+		Params: []node.Field{
+			{Key: "code", Type: "str", Required: true, Sink: node.SinkCode},
+			{Key: "inputs", Type: "dict"},
+			{Key: node.UnsafeSpliceParam, Type: "bool"},
+		},
+		Outputs: []node.Field{{Key: "result", Type: "any"}},
+	}}
+	return c
+}
+
+// TestTemplatesInCodeUseInferredTypes: each template in a code body is one
+// error at its file line, and the annotation in the rewrite comes from the
+// type validation infers for it.
+func TestTemplatesInCodeUseInferredTypes(t *testing.T) {
+	calc := nd("calc", "code", map[string]any{
+		"code":   "n = ${log.summary.count}\nfor c in ${log.commits}:\n    print(c, '${log.summary.count}', ${whatever})\nresult: int = n",
+		"inputs": map[string]any{"limit": int64(5)},
+	})
+	w := wf(nd("log", "git-log", map[string]any{}), calc)
+	calc.SourceLines = map[string]int{"code": 40}
+	errs, _ := Validate(w, Options{Catalog: codeCatalog()})
+	var got []Diagnostic
+	for _, d := range errs {
+		if d.Param == "code" && strings.Contains(d.Message, "is inside the Python code") {
+			got = append(got, d)
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("want 3 code-sink errors (count, commits, whatever), got:\n%s", dump(errs))
+	}
+	inputs := "  - inputs: {limit: 5, n: \"${log.summary.count}\", commits: \"${log.commits}\", whatever: \"${whatever}\"}"
+	for i, want := range []struct {
+		line  int
+		lines []string
+	}{
+		{40, []string{inputs, "Change line 40 to:\n  n: int\nChange line 42 to:\n      print(c, str(n), whatever)"}},
+		{41, []string{inputs, "Add at the top of the code:\n  commits: list\nChange line 41 to:\n  for c in commits:"}},
+		{42, []string{"Add at the top of the code:\n  whatever: object\n"}},
+	} {
+		if got[i].Line != want.line || got[i].NodeID != "calc" {
+			t.Errorf("error %d at line %d, want %d: %s", i, got[i].Line, want.line, got[i])
+		}
+		hasLines(t, got[i].Hint, want.lines...)
+	}
+}
+
+func TestUnsafeSpliceInCodeWarns(t *testing.T) {
+	w := wf(nd("calc", "code", map[string]any{"code": "result: int = ${n}", node.UnsafeSpliceParam: true}))
+	w.Inputs = append(w.Inputs, input("n", 2))
+	errs, warns := Validate(w, Options{Catalog: codeCatalog()})
+	if len(errs) > 0 {
+		t.Fatalf("errors:\n%s", dump(errs))
+	}
+	d := find(t, warns, "Step 'calc' (code) sets unsafe_splice: true")
+	if d.Param != node.UnsafeSpliceParam || !strings.Contains(d.Hint, "Remove '- unsafe_splice: true'") {
+		t.Errorf("warning = %s", d)
 	}
 }

@@ -78,9 +78,9 @@ func Validate(w *workflow.Workflow, opts Options) (errs, warnings []Diagnostic) 
 	v.graph()
 	v.nodeTypes()
 	v.nodeChecks()
-	v.sinkChecks()
 	v.nested()
 	v.scanSites()
+	v.sinkChecks() // after scanSites: reads refTypes
 	v.batches()
 	v.unusedInputs()
 	v.unknownParams()
@@ -122,8 +122,11 @@ type validator struct {
 	nestedKnown map[string]bool
 
 	usedInputs map[string]bool
-	diags      [numLayers][]Diagnostic
-	seen       map[string]bool
+	// refTypes holds the inferred type of each template of a top-level
+	// string param (refTypeKey(node, param, raw) → type), set by scanSites.
+	refTypes map[string]string
+	diags    [numLayers][]Diagnostic
+	seen     map[string]bool
 }
 
 type mappedKey struct {
@@ -136,7 +139,7 @@ func newValidator(w *workflow.Workflow, opts Options) *validator {
 		byID: map[string]*workflow.Node{}, index: map[string]int{}, inputs: map[string]*workflow.Input{},
 		specs: map[string]*node.Spec{}, unknown: map[string]bool{},
 		mapped: map[string]mappedKey{}, nestedOut: map[string][]node.Field{}, nestedKnown: map[string]bool{},
-		usedInputs: map[string]bool{}, seen: map[string]bool{},
+		usedInputs: map[string]bool{}, seen: map[string]bool{}, refTypes: map[string]string{},
 	}
 	for _, n := range w.Nodes {
 		if n == nil || n.ID == "" {

@@ -37,6 +37,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/proc"
+	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -68,8 +69,11 @@ func Spec() *node.Spec {
 		Interface: node.Interface{
 			Description: "Run inline Python (system python3). Declare every input with a type annotation (data: list) and the result (result: dict = ...); inputs arrive as native Python values.",
 			Params: []node.Field{
-				{Key: "code", Type: "str", Required: true, Description: "Python source, normally a ```python code block. Must declare `result: <type>` and set result."},
+				{Key: "code", Type: "str", Required: true, Sink: node.SinkCode, Description: "Python source, normally a ```python code block. Must declare `result: <type>` and set result. " +
+					"Never put ${...} in the code: pass values through inputs (validation refuses a template in the code and shows the rewrite). Write $${ for a literal ${ in the code."},
 				{Key: "inputs", Type: "dict", Description: "Variables passed to the code as native values (name → value, e.g. data: ${fetch.response}). Each needs an annotation in the code (data: dict)."},
+				{Key: node.UnsafeSpliceParam, Type: "bool", Default: false, Description: "Paste template values into the code as Python source instead of refusing them. " +
+					"Only for values you wrote yourself: a value from data (a web page, an issue title, an LLM answer) can then run any code. --validate-only warns about it."},
 				{Key: "timeout", Type: "int", Default: int64(30), Description: "Seconds before the Python process is killed."},
 				{Key: "requires", Type: "list", Description: "Python packages the code imports (documentation only; install them for python3)."},
 			},
@@ -92,8 +96,20 @@ func Spec() *node.Spec {
 // When python3 is missing, the run itself reports it.
 func check(ctx context.Context, params map[string]any) []node.Problem {
 	src, ok := params["code"].(string)
-	if !ok || strings.Contains(src, "${") {
+	if !ok {
 		return nil
+	}
+	if strings.Contains(src, "${") {
+		// A template in the code is the sink check's one diagnostic (its
+		// text is not Python); escaped "$${" reaches Python as "${".
+		var b strings.Builder
+		for _, p := range template.Parts(src) {
+			if p.Ref != nil {
+				return nil
+			}
+			b.WriteString(p.Text)
+		}
+		src = b.String()
 	}
 	var se *SyntaxError
 	if err := CheckSyntax(ctx, src, os.LookupEnv); errors.As(err, &se) {

@@ -3,7 +3,6 @@ package code_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,9 +24,7 @@ func (c catalog) Types() []string                    { return value.SortedKeys(c
 // code node registered.
 func runFile(t *testing.T, src string) *runtime.Result {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil && os.Getenv("PFLOW_PYTHON") == "" {
-		t.Skip("SKIPPING: python3 not on PATH")
-	}
+	needPython(t)
 	path := filepath.Join(t.TempDir(), "report.pflow.md")
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
