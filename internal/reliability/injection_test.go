@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/llmtest"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // hostileValues would run a command, split words, expand globs or
@@ -38,47 +41,71 @@ var hostileValues = []string{
 }
 
 // injectionSteps reads one value, written as the template expr, in every
-// shell quoting style; each step brackets what the shell received.
-func injectionSteps(expr string) string {
+// shell quoting style (each step brackets what the shell received), in the
+// path and query of an http url (the echo API at api returns what it
+// received) and, withCode, in a code step through its inputs. (A code step
+// costs two Python start-ups, so only the batch path, which sends every
+// value in one run, includes it; the sink sees the same value whatever path
+// it came by.)
+func injectionSteps(expr, api string, withCode bool) string {
 	block := func(id, cmd string) string {
 		return fmt.Sprintf("### %s\nQuote style %s.\n- type: shell\n\n```shell command\n%s\n```\n\n", id, id, cmd)
 	}
-	return block("dq", `printf '[%s]' "`+expr+`"`) +
+	steps := block("dq", `printf '[%s]' "`+expr+`"`) +
 		block("sq", `printf '[%s]' '`+expr+`'`) +
 		block("mixed", `printf '[%s]' "a"'`+expr+`'"b"`) +
 		block("heredoc", "cat <<EOF\n["+expr+"]\nEOF") +
 		block("subst", `printf '[%s]' "$(printf '%s' "`+expr+`")"`) +
-		block("unquoted", `set -f; printf '[%s]' `+expr)
+		block("unquoted", `set -f; printf '[%s]' `+expr) +
+		"### url\nThe value in a URL.\n- type: http\n- url: " + api + "/echo/" + expr + "?q=" + expr + "&fixed=1\n\n"
+	if withCode {
+		steps += "### code\nThe value in Python.\n- type: code\n- inputs: {v: \"" + expr + "\"}\n\n```python code\nv: str\nresult: str = '[' + v + ']'\n```\n\n"
+	}
+	return steps
 }
 
-const injectionOutputs = `## Outputs
+// injectionSinks maps each output to the step and output path holding what
+// the sink received.
+var injectionSinks = map[string]string{
+	"dq": "dq.stdout", "sq": "sq.stdout", "mixed": "mixed.stdout", "heredoc": "heredoc.stdout",
+	"subst": "subst.stdout", "unquoted": "unquoted.stdout", "code": "code.result",
+	"urlseg": "url.response.seg", "urlq": "url.response.q", "urlquery": "url.response.query",
+}
 
-### dq
-What the step printed.
-- source: ${dq.stdout}
+// injectionOutputs declares one workflow output per sink but code.
+func injectionOutputs() string {
+	var b strings.Builder
+	b.WriteString("## Outputs\n\n")
+	for _, name := range value.SortedKeys(injectionSinks) {
+		if name == "code" {
+			continue
+		}
+		fmt.Fprintf(&b, "### %s\nWhat the sink received.\n- source: ${%s}\n\n", name, injectionSinks[name])
+	}
+	return b.String()
+}
 
-### sq
-What the step printed.
-- source: ${sq.stdout}
+// echoAPI answers /echo/<segment>?q=... with the decoded segment, q and the
+// set of query keys, so a test sees exactly what reached each URL part.
+func echoAPI(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seg, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/echo/"))
+		if err != nil || strings.Contains(strings.TrimPrefix(r.URL.EscapedPath(), "/echo/"), "/") {
+			seg = "BAD PATH " + r.URL.EscapedPath()
+		}
+		var keys []string
+		for k := range r.URL.Query() {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"seg": seg, "q": r.URL.Query().Get("q"), "query": strings.Join(keys, ",")})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
 
-### mixed
-What the step printed.
-- source: ${mixed.stdout}
-
-### heredoc
-What the step printed.
-- source: ${heredoc.stdout}
-
-### subst
-What the step printed.
-- source: ${subst.stdout}
-
-### unquoted
-What the step printed.
-- source: ${unquoted.stdout}
-`
-
-// wantQuoted is what each quoting style must print for value v.
+// wantQuoted is what each sink must receive for value v.
 func wantQuoted(v string) map[string]string {
 	fields := strings.Fields(v)
 	unquoted := ""
@@ -91,6 +118,7 @@ func wantQuoted(v string) map[string]string {
 	return map[string]string{
 		"dq": "[" + v + "]", "sq": "[" + v + "]", "mixed": "[a" + v + "b]",
 		"heredoc": "[" + v + "]", "subst": "[" + v + "]", "unquoted": unquoted,
+		"code": "[" + v + "]", "urlseg": v, "urlq": v, "urlquery": "fixed,q",
 	}
 }
 
@@ -101,15 +129,21 @@ func checkInjection(t *testing.T, path, v, dir string, outputs map[string]any) {
 		t.Fatalf("%s: the value %q ran as a command", path, v)
 	}
 	for style, want := range wantQuoted(v) {
-		if got, _ := outputs[style].(string); got != want {
-			t.Errorf("%s, %s: the shell received %q, want %q", path, style, got, want)
+		got, ok := outputs[style].(string)
+		if style == "code" && !ok {
+			continue // only the batch path runs a code step
+		}
+		if got != want {
+			t.Errorf("%s, %s: the sink received %q, want %q", path, style, got, want)
 		}
 	}
 }
 
 // TestHostileValuesStayData sends hostile values through every data path
-// into shell commands written in every quoting style (DESIGN D16): nothing
-// executes and each value arrives where the author's quoting says.
+// into shell commands written in every quoting style, a code step and the
+// path and query of an http url (DESIGN D16): nothing executes and each
+// value arrives where the author's quoting says. Header values are covered
+// by TestURLAndHeaderSinksEndToEnd (urlsink_test.go).
 func TestHostileValuesStayData(t *testing.T) {
 	// An HTTP API and a remote MCP server that hand out hostile[i].
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +165,7 @@ func TestHostileValuesStayData(t *testing.T) {
 	mcpSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(mcpSrv.Close)
 	llm := llmtest.NewOpenAI(t)
+	echo := echoAPI(t)
 
 	root := t.TempDir()
 	src := t.TempDir()
@@ -144,15 +179,15 @@ func TestHostileValuesStayData(t *testing.T) {
 		name, inputs, steps string
 		stdin               bool // v is piped, not an argument
 	}{
-		{name: "cli input", inputs: declV, steps: injectionSteps("${v}")},
-		{name: "stdin", inputs: "### v\nThe value, piped.\n- type: string\n- stdin: true\n\n", steps: injectionSteps("${v}"), stdin: true},
-		{name: "http response", inputs: declI, steps: "### fetch\nGet it.\n- type: http\n- url: " + api.URL + "/?i=${i}\n\n" + injectionSteps("${fetch.response.v}")},
-		{name: "mcp result", inputs: declI, steps: "### tool\nGet it.\n- type: mcp-inj-hostile\n- i: ${i}\n\n" + injectionSteps("${tool.value}")},
-		{name: "llm answer", inputs: declI, steps: "### ask\nAsk.\n- type: llm\n- model: openai/gpt-4o-mini\n- prompt: give value ${i}\n\n" + injectionSteps("${ask.response}")},
+		{name: "cli input", inputs: declV, steps: injectionSteps("${v}", echo.URL, false)},
+		{name: "stdin", inputs: "### v\nThe value, piped.\n- type: string\n- stdin: true\n\n", steps: injectionSteps("${v}", echo.URL, false), stdin: true},
+		{name: "http response", inputs: declI, steps: "### fetch\nGet it.\n- type: http\n- url: " + api.URL + "/?i=${i}\n\n" + injectionSteps("${fetch.response.v}", echo.URL, false)},
+		{name: "mcp result", inputs: declI, steps: "### tool\nGet it.\n- type: mcp-inj-hostile\n- i: ${i}\n\n" + injectionSteps("${tool.value}", echo.URL, false)},
+		{name: "llm answer", inputs: declI, steps: "### ask\nAsk.\n- type: llm\n- model: openai/gpt-4o-mini\n- prompt: give value ${i}\n\n" + injectionSteps("${ask.response}", echo.URL, false)},
 	}
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
-			body := "# Injection via " + p.name + "\nHostile data.\n\n## Inputs\n\n" + p.inputs + "## Steps\n\n" + p.steps + injectionOutputs
+			body := "# Injection via " + p.name + "\nHostile data.\n\n## Inputs\n\n" + p.inputs + "## Steps\n\n" + p.steps + injectionOutputs()
 			wf := writeFile(t, filepath.Join(t.TempDir(), "inj.pflow.md"), body)
 			for i, v := range hostileValues {
 				llm.Enqueue(llmtest.Text(v))
@@ -184,11 +219,14 @@ func TestHostileValuesStayData(t *testing.T) {
 
 	t.Run("batch item", func(t *testing.T) {
 		items, _ := json.Marshal(hostileValues)
-		steps := strings.ReplaceAll(injectionSteps("${item}"), "- type: shell\n", "- type: shell\n- batch: {items: \"${vs}\"}\n")
+		steps := injectionSteps("${item}", echo.URL, true)
+		for _, typ := range []string{"shell", "code", "http"} {
+			steps = strings.ReplaceAll(steps, "- type: "+typ+"\n", "- type: "+typ+"\n- batch: {items: \"${vs}\"}\n")
+		}
 		var outs strings.Builder
 		outs.WriteString("## Outputs\n\n")
-		for style := range wantQuoted("") {
-			fmt.Fprintf(&outs, "### %s\nWhat the step printed.\n- source: ${%s.results}\n\n", style, style)
+		for _, step := range []string{"dq", "sq", "mixed", "heredoc", "subst", "unquoted", "code", "url"} {
+			fmt.Fprintf(&outs, "### %s\nWhat the step received.\n- source: ${%s.results}\n\n", step, step)
 		}
 		body := "# Injection via batch items\nHostile data.\n\n## Inputs\n\n### vs\nThe values.\n- type: array\n\n## Steps\n\n" + steps + outs.String()
 		wf := writeFile(t, filepath.Join(t.TempDir(), "batch.pflow.md"), body)
@@ -198,26 +236,33 @@ func TestHostileValuesStayData(t *testing.T) {
 			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 		}
 		var env struct {
-			Result map[string][]struct {
-				Stdout string `json:"stdout"`
-			} `json:"result"`
+			Result map[string][]map[string]any `json:"result"`
 		}
 		if err := json.Unmarshal([]byte(r.Stdout), &env); err != nil {
 			t.Fatalf("stdout is not JSON: %v\n%s", err, r.Stdout)
 		}
 		for i, v := range hostileValues {
 			outputs := map[string]any{}
-			for style, results := range env.Result {
-				if i < len(results) {
-					outputs[style] = results[i].Stdout
+			for sink, path := range injectionSinks {
+				step, field, _ := strings.Cut(path, ".")
+				if results := env.Result[step]; i < len(results) {
+					var cur any = results[i]
+					for _, k := range strings.Split(field, ".") {
+						m, _ := cur.(map[string]any)
+						cur = m[k]
+					}
+					outputs[sink] = cur
 				}
+			}
+			if _, ok := outputs["code"].(string); !ok {
+				t.Fatalf("item %d: the code step's result is missing: %v", i, env.Result["code"])
 			}
 			checkInjection(t, "batch item", v, dir, outputs)
 		}
 	})
 
 	t.Run("mcp serve parameters", func(t *testing.T) {
-		body := "# Injection via MCP parameters\nHostile data.\n\n## Inputs\n\n### v\nThe value.\n- type: string\n\n## Steps\n\n" + injectionSteps("${v}") + injectionOutputs
+		body := "# Injection via MCP parameters\nHostile data.\n\n## Inputs\n\n### v\nThe value.\n- type: string\n\n## Steps\n\n" + injectionSteps("${v}", echo.URL, false) + injectionOutputs()
 		c := startServe(t, root, nil)
 		defer c.close()
 		for _, v := range hostileValues {
