@@ -166,6 +166,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			fmt.Fprintf(a.Log, "Warning: could not write the trace: %v\n", terr)
 		} else {
 			out.TracePath = path
+			a.pruneTraces(st)
 		}
 	}
 	if req.Target.Saved && res.Success() {

@@ -96,6 +96,20 @@ func Interleave(ctx context.Context, cs []Contender, rounds, warmup int) ([]Timi
 
 // RunOnce runs c and returns its wall-clock and CPU time.
 func RunOnce(ctx context.Context, c Contender) (wall, cpu time.Duration, err error) {
+	u, err := Measure(ctx, c)
+	return u.Wall, u.CPU, err
+}
+
+// Usage is what one run of a contender cost.
+type Usage struct {
+	Wall, CPU time.Duration
+	// MaxRSS is the peak resident set size in bytes of the process or of
+	// the largest child it waited for (getrusage's ru_maxrss).
+	MaxRSS int64
+}
+
+// Measure runs c once and returns its wall-clock time, CPU time and peak RSS.
+func Measure(ctx context.Context, c Contender) (Usage, error) {
 	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 	cmd.Env = c.Env
 	cmd.Dir = c.Dir
@@ -106,15 +120,16 @@ func RunOnce(ctx context.Context, c Contender) (wall, cpu time.Duration, err err
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
-	err = cmd.Run()
-	wall = time.Since(start)
+	err := cmd.Run()
+	u := Usage{Wall: time.Since(start)}
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s failed (%v)\n  command: %s\n  output (last lines):\n%s\n  fix: run the command by hand to see why", c.Name, err, c.Command(), indent(outb.String()))
+		return Usage{}, fmt.Errorf("%s failed (%v)\n  command: %s\n  output (last lines):\n%s\n  fix: run the command by hand to see why", c.Name, err, c.Command(), indent(outb.String()))
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		u.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		u.MaxRSS = int64(ru.Maxrss) * 1024 // kilobytes on Linux
 	}
-	return wall, cpu, nil
+	return u, nil
 }
 
 // tail keeps the last 4 KiB written to it.

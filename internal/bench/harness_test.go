@@ -150,3 +150,20 @@ func TestParseGoBench(t *testing.T) {
 		t.Error("Median of a missing benchmark reported as measured")
 	}
 }
+
+// Measure reports the peak RSS of the process it ran: a shell holding 50 MB
+// in a variable peaks at least 40 MB above one that does nothing.
+func TestMeasureReportsPeakRSS(t *testing.T) {
+	small, err := Measure(context.Background(), Contender{Name: "true", Argv: []string{"/bin/sh", "-c", "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := Measure(context.Background(), Contender{Name: "hold 50 MB", Argv: []string{"/bin/sh", "-c",
+		`x=$(head -c 50000000 /dev/zero | tr '\0' a); echo ${#x}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.MaxRSS <= 0 || big.MaxRSS < small.MaxRSS+40<<20 {
+		t.Fatalf("peak RSS: %d bytes for true, %d for a 50 MB variable", small.MaxRSS, big.MaxRSS)
+	}
+}

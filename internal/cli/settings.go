@@ -27,7 +27,7 @@ glob, a glob with more literal characters beats a shorter one — and on a tie
 deny wins. So 'pflow settings allow git-log' re-enables one node hidden by the
 default deny 'pflow.nodes.git.*'. 'pflow settings check <node>' shows the verdict.`,
 	}
-	cmd.AddCommand(newSettingsLLMCmd(f))
+	cmd.AddCommand(newSettingsLLMCmd(f), newSettingsRetentionCmd(f))
 	cmd.AddCommand(newSettingsShowCmd(f), newSettingsSetEnvCmd(f), newSettingsUnsetEnvCmd(f), newSettingsListEnvCmd(f),
 		newSettingsPatternCmd(f, false), newSettingsPatternCmd(f, true), newSettingsRemoveCmd(f), newSettingsCheckCmd(f))
 	return cmd
@@ -311,5 +311,55 @@ func newSettingsLLMCmd(f *Factory) *cobra.Command {
 	}
 	cmd.AddCommand(set("set-default", app.ModelDefault, "Model for llm steps that do not set 'model'"),
 		set("set-discovery", app.ModelDiscovery, "Model for 'workflow discover --llm' and 'registry discover --llm'"), unset)
+	return cmd
+}
+
+// newSettingsRetentionCmd is 'pflow settings retention': how many traces
+// $PFLOW_HOME/debug/ keeps.
+func newSettingsRetentionCmd(f *Factory) *cobra.Command {
+	var maxCount, maxAgeDays int
+	cmd := &cobra.Command{
+		Use:   "retention [--max-count N] [--max-age-days N]",
+		Short: "Show or set how many traces pflow keeps (0: no limit)",
+		Long: `Each run writes a trace to $PFLOW_HOME/debug/. When a new trace is written,
+pflow removes the oldest beyond --max-count and those older than
+--max-age-days. 0 means no limit. Without flags, shows the current setting.`,
+		Example: "  pflow settings retention\n  pflow settings retention --max-count 500 --max-age-days 0",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r settings.Retention
+			if !cmd.Flags().Changed("max-count") && !cmd.Flags().Changed("max-age-days") {
+				st, err := f.App.Settings()
+				if err != nil {
+					return err
+				}
+				r = st.Retention
+			} else {
+				var mc, ma *int
+				if cmd.Flags().Changed("max-count") {
+					mc = &maxCount
+				}
+				if cmd.Flags().Changed("max-age-days") {
+					ma = &maxAgeDays
+				}
+				var err error
+				if r, err = f.App.SetRetention(cmd.Context(), mc, ma); err != nil {
+					return err
+				}
+				fmt.Fprint(f.IO.Out, "✓ Updated retention\n")
+			}
+			limit := func(n int, unit string) string {
+				if n == 0 {
+					return "no limit"
+				}
+				return fmt.Sprintf("%d %s", n, unit)
+			}
+			fmt.Fprintf(f.IO.Out, "Traces kept in %s:\n  newest: %s\n  age:    %s\n", f.App.Paths.Debug,
+				limit(r.MaxCount, "runs"), limit(r.MaxAgeDays, "days"))
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&maxCount, "max-count", 0, "keep the newest N traces (0: no limit)")
+	cmd.Flags().IntVar(&maxAgeDays, "max-age-days", 0, "remove traces older than N days (0: no limit)")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +21,15 @@ import (
 // point) see either the old or the new content, never a mix. The parent
 // directory is created if needed.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	return WriteAtomicFunc(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomicFunc is WriteFileAtomic for content streamed by write (which
+// need not buffer it): write's error aborts and leaves path as it was.
+func WriteAtomicFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)
@@ -39,7 +49,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Sync(); err != nil {

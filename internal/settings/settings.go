@@ -43,6 +43,34 @@ type Settings struct {
 	Runtime  RuntimeSettings   `json:"runtime"`
 	LLM      LLMSettings       `json:"llm"`
 	Env      map[string]string `json:"env"`
+	// Retention bounds the per-run files pflow keeps (traces in debug/).
+	Retention Retention `json:"retention"`
+}
+
+// Retention says how many per-run files pflow keeps in each of its per-run
+// directories ($PFLOW_HOME/debug/ for traces): the newest MaxCount, none
+// older than MaxAgeDays. Zero means no limit. Old files are removed when a
+// new one is written.
+type Retention struct {
+	MaxCount   int `json:"max_count"`
+	MaxAgeDays int `json:"max_age_days"`
+}
+
+// Default retention: the last 100 runs, none older than 30 days.
+const (
+	DefaultRetentionCount = 100
+	DefaultRetentionDays  = 30
+)
+
+// MaxAge is MaxAgeDays as a duration (0: no limit).
+func (r Retention) MaxAge() time.Duration { return time.Duration(r.MaxAgeDays) * 24 * time.Hour }
+
+// Validate reports a negative limit, saying how to fix it.
+func (r Retention) Validate() error {
+	if r.MaxCount < 0 || r.MaxAgeDays < 0 {
+		return fmt.Errorf("retention limits must be 0 (no limit) or more, got max_count %d, max_age_days %d", r.MaxCount, r.MaxAgeDays)
+	}
+	return nil
 }
 
 // RegistrySettings configures which nodes are usable and how registry run prints.
@@ -82,8 +110,9 @@ func Default() *Settings {
 			Nodes:      NodeFilter{Allow: []string{"*"}, Deny: append([]string(nil), DefaultDeny...)},
 			OutputMode: OutputSmart,
 		},
-		Runtime: RuntimeSettings{TemplateResolutionMode: ResolutionStrict},
-		Env:     map[string]string{},
+		Runtime:   RuntimeSettings{TemplateResolutionMode: ResolutionStrict},
+		Env:       map[string]string{},
+		Retention: Retention{MaxCount: DefaultRetentionCount, MaxAgeDays: DefaultRetentionDays},
 	}
 }
 
@@ -149,6 +178,11 @@ func Load(path string, log io.Writer) (*Settings, error) {
 	if err != nil {
 		fmt.Fprintf(log, "Warning: %s is not valid settings JSON (%v); using default settings. Fix the file or delete it.\n", path, err)
 		return Default(), nil
+	}
+	if err := s.Retention.Validate(); err != nil {
+		fmt.Fprintf(log, "Warning: %s: %v; using the defaults (%d runs, %d days). Fix it with: pflow settings retention --max-count N --max-age-days N\n",
+			path, err, DefaultRetentionCount, DefaultRetentionDays)
+		s.Retention = Default().Retention
 	}
 	if len(s.Env) > 0 {
 		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
@@ -327,7 +361,7 @@ func splitWords(name string) []string {
 }
 
 // knownKeys are the top-level keys Settings manages.
-var knownKeys = map[string]bool{"version": true, "registry": true, "runtime": true, "llm": true, "env": true}
+var knownKeys = map[string]bool{"version": true, "registry": true, "runtime": true, "llm": true, "env": true, "retention": true}
 
 // keepUnknownKeys carries top-level keys pflow does not manage (written by
 // another version or by hand) from the old file into the new one, so an

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pflow-go/pflow/internal/fsutil/fsutiltest"
 )
@@ -223,5 +224,59 @@ func TestHelperUpdate(t *testing.T) {
 	}
 	if err := Update(context.Background(), p, func(s *Settings) error { s.Env[os.Getenv("PFLOW_SETTINGS_KEY")] = "v"; return nil }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRetentionDefaultsPartialAndInvalid(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, file string
+		want       Retention
+		warn       bool
+	}{
+		{"no file", "", Retention{DefaultRetentionCount, DefaultRetentionDays}, false},
+		{"only a count", `{"retention": {"max_count": 5}}`, Retention{5, DefaultRetentionDays}, false},
+		{"no limits", `{"retention": {"max_count": 0, "max_age_days": 0}}`, Retention{0, 0}, false},
+		{"negative", `{"retention": {"max_count": -1}}`, Retention{DefaultRetentionCount, DefaultRetentionDays}, true},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+			if c.file != "" {
+				os.WriteFile(p, []byte(c.file), 0o600)
+			}
+			var log bytes.Buffer
+			s, err := Load(p, &log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Retention != c.want {
+				t.Fatalf("retention %+v, want %+v", s.Retention, c.want)
+			}
+			if warned := strings.Contains(log.String(), "pflow settings retention"); warned != c.warn {
+				t.Fatalf("warning %q, want one: %v", log.String(), c.warn)
+			}
+		})
+	}
+}
+
+// "retention" is a key Settings manages: an update that changes it is
+// saved (not overwritten by the old file's value, as unknown keys are).
+func TestUpdateSavesRetention(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(p, []byte(`{"retention": {"max_count": 5, "max_age_days": 9}}`), 0o600)
+	ctx := context.Background()
+	if err := Update(ctx, p, func(s *Settings) error { s.Retention.MaxCount = 7; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Retention != (Retention{MaxCount: 7, MaxAgeDays: 9}) {
+		t.Fatalf("retention %+v", s.Retention)
+	}
+	if s.Retention.MaxAge() != 9*24*time.Hour {
+		t.Fatal(s.Retention.MaxAge())
 	}
 }

@@ -450,11 +450,9 @@ func (r *Redactor) value(v any, maxLen int) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if settings.IsSecretKey(k) && e != nil && e != "" {
-				if _, isMap := e.(map[string]any); !isMap {
-					out[k] = Redacted
-					continue
-				}
+			if r.hidesKey(k, e) {
+				out[k] = Redacted
+				continue
 			}
 			out[k] = r.value(e, maxLen)
 		}
@@ -509,4 +507,59 @@ func truncate(s string, maxLen int) string {
 		cut--
 	}
 	return s[:cut] + "... [truncated]"
+}
+
+// hidesKey reports whether the value e of key k is replaced by Redacted as a
+// whole: a non-empty value (other than an object, which is walked) of a
+// secret-looking key.
+func (r *Redactor) hidesKey(k string, e any) bool {
+	if e == nil || e == "" || !settings.IsSecretKey(k) {
+		return false
+	}
+	_, isMap := e.(map[string]any)
+	return !isMap
+}
+
+// prefix returns String(s) cut to at most n bytes at a rune boundary, and
+// whether anything was cut, redacting only a window of s a little longer
+// than n: a 50 MB string costs a few kilobytes, not a 50 MB copy.
+//
+// Exactness: String replaces literal patterns (every form of every secret)
+// left to right, so its output for a window of s differs from its output
+// for s only in what it makes of the window's last (longest pattern − 1)
+// bytes — at most 2.5× that ("<REDACTED>" for a 4-byte pattern). prefix
+// keeps a margin of 3× the longest pattern beyond n, so prefix(s, n) is
+// exactly the cut of String(s).
+func (r *Redactor) prefix(s string, n int) (string, bool) {
+	margin := 3 * r.longestPattern()
+	for w := n + margin; ; w *= 2 {
+		if w >= len(s) {
+			red := r.String(s)
+			if len(red) <= n {
+				return red, false
+			}
+			return cutRunes(red, n), true
+		}
+		if margin == 0 {
+			return cutRunes(s, n), true
+		}
+		if red := r.String(s[:w]); len(red)-margin >= n {
+			return cutRunes(red, n), true
+		}
+	}
+}
+
+// longestPattern is the length of the longest pattern String replaces (0:
+// none).
+func (r *Redactor) longestPattern() int {
+	if r == nil {
+		return 0
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	n := 0
+	for p := range r.patterns {
+		n = max(n, len(p))
+	}
+	return n
 }

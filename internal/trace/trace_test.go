@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -62,24 +63,46 @@ func TestWriteIsUniqueAndRedacted(t *testing.T) {
 	}
 }
 
-func TestBuildTruncatesLongStringsAfterRedacting(t *testing.T) {
+func TestWriteRedactsStringsThenCutsThem(t *testing.T) {
 	r := NewRedactor()
 	r.AddSecret("API_TOKEN", "tok-123456")
-	long := "tok-123456 " + strings.Repeat("é", maxString) // multi-byte runes across the cut
+	long := "tok-123456 " + strings.Repeat("é", MaxString) // multi-byte runes across the cut
 	res := &runtime.Result{Status: runtime.RunSuccess, Started: time.Now(),
 		Steps: []*runtime.Step{{NodeID: "a", Type: "shell", Status: runtime.StatusCompleted,
 			Outputs: map[string]any{"stdout": long, "list": []any{long}}}}}
-	f := Build("flow", &workflow.Workflow{}, nil, res, r)
+	f, _ := writeAndRead(t, res, r)
 	out := f.Nodes[0].Outputs.(map[string]any)
+	marker := fmt.Sprintf("... <truncated: kept %d of %d bytes>", MaxString-1, len(long)) // "<REDACTED> " is 1 byte shorter
 	for _, s := range []string{out["stdout"].(string), out["list"].([]any)[0].(string)} {
-		if !strings.HasPrefix(s, "<REDACTED> é") || !strings.HasSuffix(s, "... [truncated]") {
-			t.Fatalf("want redacted then truncated, got %.40q...%q", s, s[len(s)-20:])
+		if !strings.HasPrefix(s, "<REDACTED> é") || !strings.HasSuffix(s, marker) {
+			t.Fatalf("want redacted then truncated with %q, got %.40q...%q", marker, s, s[len(s)-50:])
 		}
-		if len(s) > maxString+len("... [truncated]") || !utf8.ValidString(s) {
+		if len(s) > MaxString+len(marker) || !utf8.ValidString(s) {
 			t.Fatalf("truncated string is %d bytes, valid UTF-8: %v", len(s), utf8.ValidString(s))
 		}
 	}
-	if got := r.Value(long).(string); strings.Contains(got, "[truncated]") {
+	if !f.Truncated {
+		t.Fatal(`a cut trace must say "truncated": true`)
+	}
+	if got := r.Value(long).(string); strings.Contains(got, "truncated") {
 		t.Fatal("Redactor.Value must not truncate")
 	}
+}
+
+// writeAndRead writes res's trace with the default caps and decodes it.
+func writeAndRead(t *testing.T, res *runtime.Result, r *Redactor) (*File, []byte) {
+	t.Helper()
+	p, err := Write(t.TempDir(), "flow", &workflow.Workflow{}, nil, res, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("trace is not valid JSON: %v", err)
+	}
+	return &f, data
 }

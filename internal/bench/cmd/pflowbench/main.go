@@ -35,8 +35,10 @@ type config struct {
 	roundsFast  int // rounds of the 20-call comparison against the Go server and of sync
 	roundsStart int // rounds of the start-up comparison
 	roundsServe int // round trips per MCP-server case
+	roundsTrace int // rounds of the bounded-trace runs
 	count       int // -count of the Go benchmarks
 	skipGo      bool
+	only        string // run one group and print it ("traces")
 }
 
 func main() {
@@ -48,15 +50,17 @@ func main() {
 	flag.IntVar(&c.roundsFast, "rounds", 21, "interleaved rounds of the other process comparisons")
 	flag.IntVar(&c.roundsStart, "rounds-startup", 41, "interleaved rounds of the start-up comparison")
 	flag.IntVar(&c.roundsServe, "rounds-serve", 200, "round trips per MCP-server case")
+	flag.IntVar(&c.roundsTrace, "rounds-traces", 5, "interleaved rounds of the bounded-trace runs (9,000-level and 50 MB values)")
 	flag.IntVar(&c.count, "count", 5, "-count of the Go benchmarks")
 	flag.BoolVar(&c.skipGo, "skip-go", false, "skip the Go benchmarks")
+	flag.StringVar(&c.only, "only", "", "run only this group and print its rows instead of writing the document: traces")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: scripts/bench.sh [flags]   (make bench)\nRuns every DESIGN.md §5 benchmark side by side with its comparison and rewrites docs/BENCHMARKS.md.\n\nFlags:")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if *quick {
-		c.roundsMCP, c.roundsFast, c.roundsStart, c.roundsServe, c.count = 3, 3, 5, 20, 1
+		c.roundsMCP, c.roundsFast, c.roundsStart, c.roundsServe, c.roundsTrace, c.count = 3, 3, 5, 20, 1, 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -103,6 +107,13 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 	s.baseEnv = append(s.baseEnv, "HOME="+filepath.Join(tmp, "home"))
+	switch cfg.only {
+	case "":
+	case "traces":
+		return s.onlyTraces(ctx, cfg)
+	default:
+		return fmt.Errorf("-only %q: the groups that run alone are: traces", cfg.only)
+	}
 	if err := s.findPeers(); err != nil {
 		return err
 	}
@@ -127,6 +138,9 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	if r.Serve, err = s.benchServe(ctx, homes); err != nil {
+		return err
+	}
+	if r.Traces, err = s.benchTraces(ctx); err != nil {
 		return err
 	}
 	if !cfg.skipGo {

@@ -23,6 +23,7 @@ type Report struct {
 	Startup    *Group
 	Sync       *SyncGroups
 	Serve      *Serve
+	Traces     *Traces
 	Go         bench.GoBench
 	GoCommands []string
 	Duration   time.Duration
@@ -179,7 +180,7 @@ func (r *Report) Targets() []Target {
 				Why: "the added time is pflow's start-up, tool-name sanitising, registry write (lock, backup, atomic rename) and summary"})
 		}
 	}
-	return ts
+	return append(ts, r.traceTargets()...)
 }
 
 // added renders what p adds to b, or that nothing measurable is added.
@@ -422,6 +423,7 @@ func (c config) MCP() int     { return c.roundsMCP }
 func (c config) Fast() int    { return c.roundsFast }
 func (c config) Start() int   { return c.roundsStart }
 func (c config) ServeN() int  { return c.roundsServe }
+func (c config) Traces() int  { return c.roundsTrace }
 func (c config) Count() int   { return c.count }
 func (c config) Quick() bool  { return c.roundsServe < 50 }
 func (r *Report) Cmd() string { return "make bench" }

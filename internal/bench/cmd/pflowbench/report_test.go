@@ -51,6 +51,12 @@ BenchmarkBatchFloor/items=100000-2 3 30000000 ns/op 760 held-B/item 330000 items
 			"workflow_list (10 workflows)":        {N: 200, Median: 3.3},
 			"workflow_discover (1,000 workflows)": {N: 200, Median: 11.5},
 		}},
+		Traces: &Traces{Rounds: 5, Cases: []TraceCase{
+			{Name: tDeep, Command: "pflow $TMP/deep.pflow.md", TraceBytes: 35 << 10, Marker: "<truncated: deeper than 64 levels; object of 1 key>", MarkerFound: true,
+				RSS: 45 << 20, RSSNoTrace: 44 << 20, Wall: 500 * msec, WallNoTrace: 480 * msec},
+			{Name: tBig, Command: "pflow $TMP/big.pflow.md", TraceBytes: 41 << 10, Marker: "... <truncated: kept 10000 of 50000000 bytes>", MarkerFound: true,
+				RSS: 220 << 20, RSSNoTrace: 218 << 20, Wall: 2700 * msec, WallNoTrace: 2600 * msec},
+		}},
 		Go:       gb,
 		Duration: 7 * time.Minute,
 	}
@@ -72,6 +78,8 @@ func TestTargetsVerdicts(t *testing.T) {
 		"1,000-node workflow validates and runs ≤ 100 ms": met,
 		"`pflow mcp sync` adds ≤ 50 ms beyond the server's own start-up — server-everything (13 tools)": met,    // +8 ms
 		"`pflow mcp sync` adds ≤ 50 ms beyond the server's own start-up — Go server with 1,000 tools":   notMet, // +143 ms
+		"a trace of a 9,000-level-deep value stays under its documented cap":                            met,
+		"a trace of a 50 MB value stays under its documented cap":                                       met,
 	}
 	got := map[string]Target{}
 	for _, tg := range sampleReport().Targets() {
@@ -119,7 +127,9 @@ func TestRenderWritesEveryFigure(t *testing.T) {
 	}
 	doc := string(md)
 	for _, want := range []string{
-		"## Summary: 10 targets met, 5 not met",
+		"## Summary: 12 targets met, 5 not met",
+		"## Bounded traces",
+		"| 9,000-level-deep JSON value | 35.0 KiB | true | 45 MiB | 44 MiB | 500 ms | 480 ms | `pflow $TMP/deep.pflow.md` |",
 		"make bench",
 		"| date | 2026-11-21 09:00 UTC |",
 		"Test CPU, 2 cores",
@@ -182,5 +192,37 @@ func TestAddedAndPerCallWhy(t *testing.T) {
 	}
 	if why := perCallWhy(r.Calls.Everything, 610*msec, 600*msec, 12000*msec); strings.Contains(why, "own overhead") {
 		t.Errorf("per-call why for a slow server blames pflow: %q", why)
+	}
+}
+
+// A trace over its cap, or without its marker, fails the "Bounded" target.
+func TestTraceTargetsFailOverTheCapOrWithoutMarker(t *testing.T) {
+	r := sampleReport()
+	r.Traces.Cases[0].TraceBytes = 10<<20 + 1
+	r.Traces.Cases[1].MarkerFound = false
+	for _, tg := range r.traceTargets() {
+		if tg.Verdict != notMet {
+			t.Errorf("%s: %s, want not met (%s)", tg.Goal, tg.Verdict, tg.Measured)
+		}
+	}
+	if why := r.traceTargets()[1].Why; !strings.Contains(why, "is missing") {
+		t.Errorf("why: %s", why)
+	}
+	r.Traces = nil
+	if ts := r.traceTargets(); len(ts) != 1 || ts[0].Verdict != notMeasured {
+		t.Errorf("without the benchmark: %+v", ts)
+	}
+}
+
+// The benchmark workflows parse, and the deep one reads into the value.
+func TestTraceWorkflowsParse(t *testing.T) {
+	for name, src := range map[string]string{"deep": deepTraceWorkflow(9000), "big": bigTraceWorkflow(50_000_000)} {
+		w, err := workflow.ParseMarkdown([]byte(src), name+".pflow.md")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(w.Nodes) != 2 || w.Nodes[0].Type != "shell" || w.Nodes[1].Type != "echo" {
+			t.Errorf("%s: %+v", name, w.Nodes)
+		}
 	}
 }
