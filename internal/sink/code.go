@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
@@ -112,7 +113,9 @@ func isPyIdent(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
-var stringPrefixes = map[string]bool{"r": true, "u": true, "b": true, "f": true, "br": true, "rb": true, "fr": true, "rf": true}
+var stringPrefixes = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"r": true, "u": true, "b": true, "f": true, "br": true, "rb": true, "fr": true, "rf": true}
+})
 
 // lexPython finds the string literals, comments and identifiers of src.
 // It is lenient: unterminated strings end at the end of their line (or of
@@ -139,7 +142,7 @@ func lexPython(src string) pyLex {
 				j++
 			}
 			word := src[i:j]
-			if j < len(src) && (src[j] == '\'' || src[j] == '"') && stringPrefixes[strings.ToLower(word)] {
+			if j < len(src) && (src[j] == '\'' || src[j] == '"') && stringPrefixes()[strings.ToLower(word)] {
 				lit := scanLiteral(src, i, j)
 				lx.literals = append(lx.literals, lit)
 				i = lit.end
@@ -263,7 +266,7 @@ type codeAnalysis struct {
 
 func placeholder(k int) string { return "\x00" + strconv.Itoa(k) + "\x00" }
 
-var placeholderRe = regexp.MustCompile("\x00([0-9]+)\x00")
+var placeholderRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x00([0-9]+)\x00") })
 
 func analyzeCode(src string, cc CodeContext) *codeAnalysis {
 	var refs []template.Ref
@@ -489,8 +492,10 @@ func (a *codeAnalysis) inJSONLoads(lit pyLiteral) []int {
 	return []int{len(start), len(a.src) - len(after) + 1}
 }
 
-var assignRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[ \t]*([^=]*?))?[ \t]*=[ \t]*$`)
-var trailRe = regexp.MustCompile(`^[ \t]*(#.*)?$`)
+var assignRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[ \t]*([^=]*?))?[ \t]*=[ \t]*$`)
+})
+var trailRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t]*(#.*)?$`) })
 
 // findAssignments finds module-level lines "name = <template>": the
 // variable can take the name and the line becomes its annotation.
@@ -503,8 +508,8 @@ func (a *codeAnalysis) findAssignments() {
 		if strings.Contains(a.src[e.start:e.end], "\n") || e.end > le {
 			continue
 		}
-		m := assignRe.FindStringSubmatch(a.src[ls:e.start])
-		tail := trailRe.FindStringSubmatch(a.src[e.end:le])
+		m := assignRe().FindStringSubmatch(a.src[ls:e.start])
+		tail := trailRe().FindStringSubmatch(a.src[e.end:le])
 		if m == nil || tail == nil || a.editsWithin(ls, le) > 1 {
 			continue
 		}
@@ -535,13 +540,17 @@ func lineBounds(s string, off int) (start, end int) {
 	return start, off + end
 }
 
-var pyKeywords = strings.Fields("False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield")
+var pyKeywords = sync.OnceValue(func() []string {
+	return strings.Fields("False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield")
+})
 
-var pyBuiltins = strings.Fields("abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod compile complex copyright credits delattr dict dir divmod enumerate eval exec exit filter float format frozenset getattr globals hasattr hash help hex id input int isinstance issubclass iter len license list locals map max memoryview min next object oct open ord pow print property quit range repr reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip json")
+var pyBuiltins = sync.OnceValue(func() []string {
+	return strings.Fields("abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod compile complex copyright credits delattr dict dir divmod enumerate eval exec exit filter float format frozenset getattr globals hasattr hash help hex id input int isinstance issubclass iter len license list locals map max memoryview min next object oct open ord pow print property quit range repr reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip json")
+})
 
 // reserved names are never suggested for a new variable.
 func reserved(name string) bool {
-	return name == "result" || slices.Contains(pyKeywords, name) || slices.Contains(pyBuiltins, name)
+	return name == "result" || slices.Contains(pyKeywords(), name) || slices.Contains(pyBuiltins(), name)
 }
 
 // chooseNames picks each template's variable: the existing input that
@@ -633,7 +642,7 @@ func isPyName(s string) bool {
 			return false
 		}
 	}
-	return !slices.Contains(pyKeywords, s)
+	return !slices.Contains(pyKeywords(), s)
 }
 
 // ---------------------------------------------------------------- hints
@@ -659,7 +668,7 @@ func (a *codeAnalysis) finalEdits() []edit {
 		}
 	}
 	for i := range out {
-		out[i].text = placeholderRe.ReplaceAllStringFunc(out[i].text, func(m string) string {
+		out[i].text = placeholderRe().ReplaceAllStringFunc(out[i].text, func(m string) string {
 			k, _ := strconv.Atoi(strings.Trim(m, "\x00"))
 			return a.tmpls[k].name
 		})

@@ -57,7 +57,7 @@ type prepared struct {
 	slots []slot
 }
 
-var placeholderRE = regexp.MustCompile(`^_pflow_[0-9]+$`)
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^_pflow_[0-9]+$`) })
 
 // prepare replaces every template of cmd by a variable reference, parses the
 // result with a real shell parser and adjusts each reference to its quoting:
@@ -107,7 +107,7 @@ func prepare(cmd string) (*prepared, []*Problem) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.ParamExp:
-			if x.Param != nil && placeholderRE.MatchString(x.Param.Value) {
+			if x.Param != nil && placeholderRE().MatchString(x.Param.Value) {
 				expanded[int(x.Dollar.Offset())] = true
 			}
 			if x.Index != nil {
@@ -285,9 +285,9 @@ func Shell(cmd string, root map[string]any) (*ShellCommand, error) {
 	return out, nil
 }
 
-var integerRE = regexp.MustCompile(`^[ \t]*[+-]?[0-9]+[ \t]*$`)
+var integerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t]*[+-]?[0-9]+[ \t]*$`) })
 
-func isInteger(s string) bool { return integerRE.MatchString(s) }
+func isInteger(s string) bool { return integerRE().MatchString(s) }
 
 func abbreviate(s string, n int) string {
 	r := []rune(s)
