@@ -4,14 +4,35 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/rogpeppe/go-internal/txtar"
 )
 
 func FuzzParseMarkdown(f *testing.F) {
 	f.Add([]byte(wrap("### a\nStep a.\n- type: shell\n- command: |\n    echo one\n    # not a heading\n")))
 	f.Add([]byte(wrap("### a\nA.\n- type: shell\n- on_error: b\n### b\nB.\n- type: shell\n- next: a\n")))
+	// Real documents as seeds: the golden inputs and the worked example.
+	if b, err := os.ReadFile(filepath.Join("testdata", "worked.pflow.md")); err == nil {
+		f.Add(b)
+	}
+	golden, _ := filepath.Glob(filepath.Join("testdata", "parse", "*.txtar"))
+	for _, file := range golden {
+		ar, err := txtar.ParseFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, af := range ar.Files {
+			if strings.HasSuffix(af.Name, ".pflow.md") {
+				f.Add(af.Data)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		w, err := ParseMarkdown(src, "fuzz.pflow.md")
 		lines := bytes.Count(src, []byte("\n")) + bytes.Count(src, []byte("\r")) + 1
