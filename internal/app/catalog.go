@@ -84,7 +84,7 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 			return nil
 		})
 		if err != nil {
-			fmt.Fprintf(a.Log, "Warning: could not record the core nodes in %s: %v\n", a.Paths.Registry, err)
+			fmt.Fprintf(a.Log, "Warning: could not record the core nodes in %s: %v%s\n", a.Paths.Registry, err, hintLine(err))
 		}
 	}
 	specs := append([]*node.Spec(nil), core...)

@@ -110,7 +110,7 @@ func (f *File) Marshal() ([]byte, error) {
 func Update(ctx context.Context, path string, fn func(f *File) error) error {
 	lock, err := fsutil.LockFile(ctx, path, 30*time.Second)
 	if err != nil {
-		return pferr.New(pferr.Config, err.Error())
+		return pferr.Wrap(err, pferr.Config, "")
 	}
 	defer lock.Unlock()
 	f, err := LoadFile(path)
@@ -125,7 +125,7 @@ func Update(ctx context.Context, path string, fn func(f *File) error) error {
 		return err
 	}
 	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
-		return pferr.Newf(pferr.Config, "Cannot write MCP server configuration: %v", err)
+		return pferr.Wrap(err, pferr.Config, "Cannot write MCP server configuration")
 	}
 	return nil
 }
