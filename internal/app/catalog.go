@@ -37,6 +37,7 @@ func (a *App) EnvLookup(s *settings.Settings) func(string) (string, bool) {
 func (a *App) RegistryStore() *registry.Store {
 	s := registry.Open(a.Paths.Registry, a.Log)
 	s.CachePath = filepath.Join(a.Paths.Cache, "registry.cache")
+	s.OnRestore = a.markMCPSyncStale
 	return s
 }
 

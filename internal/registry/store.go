@@ -72,6 +72,11 @@ type Store struct {
 	// CachePath optionally names a binary snapshot used by
 	// LoadWithoutSchemas (e.g. $PFLOW_HOME/cache/registry.cache).
 	CachePath string
+	// OnRestore, when set, is called after a corrupt registry.json was
+	// replaced by its backup (with the registry lock held). The backup may
+	// lack what was written last — MCP tools synced since — so the caller
+	// marks its MCP sync state stale here.
+	OnRestore func()
 }
 
 // Open returns a store for path. log receives warnings (nil discards them).
@@ -163,7 +168,11 @@ func (s *Store) loadOrRestore() (*File, error) {
 			if werr := fsutil.WriteFileAtomic(s.Path, data, 0o644); werr != nil {
 				return nil, pferr.Wrap(werr, pferr.Config, fmt.Sprintf("the node registry is corrupt (%v) and restoring it from %s failed", err, bak)).WithWhere(s.Path)
 			}
-			fmt.Fprintf(s.Log, "Warning: %v; restored the previous version from %s (%d nodes)\n", err, bak, len(bf.Nodes))
+			fmt.Fprintf(s.Log, "Warning: %v; restored the previous version from %s (%d nodes). "+
+				"MCP tools synced after that backup may be missing: each MCP server is synced again on the next run that uses it (or now: pflow mcp sync --all)\n", err, bak, len(bf.Nodes))
+			if s.OnRestore != nil {
+				s.OnRestore()
+			}
 			return bf, nil
 		}
 	}
