@@ -4,12 +4,14 @@
 package app
 
 import (
+	"errors"
 	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/home"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/trace"
 )
 
@@ -77,4 +79,21 @@ func (a *App) LookupProcessEnv(key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// hintLine returns the fix an error carries as an indented line to append to
+// a warning ("" when it carries none), e.g. for a write into a read-only
+// PFLOW_HOME.
+func hintLine(err error) string {
+	var u interface{ PFError() *pferr.Error }
+	if errors.As(err, &u) {
+		if pe := u.PFError(); pe != nil && pe.Hint != "" {
+			return "\n  " + pe.Hint
+		}
+	}
+	var pe *pferr.Error
+	if errors.As(err, &pe) && pe.Hint != "" {
+		return "\n  " + pe.Hint
+	}
+	return ""
 }

@@ -37,6 +37,7 @@ func (a *App) EnvLookup(s *settings.Settings) func(string) (string, bool) {
 func (a *App) RegistryStore() *registry.Store {
 	s := registry.Open(a.Paths.Registry, a.Log)
 	s.CachePath = filepath.Join(a.Paths.Cache, "registry.cache")
+	s.OnRestore = a.markMCPSyncStale
 	return s
 }
 
@@ -84,7 +85,7 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 			return nil
 		})
 		if err != nil {
-			fmt.Fprintf(a.Log, "Warning: could not record the core nodes in %s: %v\n", a.Paths.Registry, err)
+			fmt.Fprintf(a.Log, "Warning: could not record the core nodes in %s: %v%s\n", a.Paths.Registry, err, hintLine(err))
 		}
 	}
 	specs := append([]*node.Spec(nil), core...)

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -269,6 +270,7 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 	results := make([]MCPSyncResult, 0, len(names))
 	failed := 0
 	hashes := map[string]string{}
+	tools := map[string][]string{}
 	for i, name := range names {
 		if progress != nil {
 			progress(MCPSyncEvent{Server: name, Index: i, Total: len(names)})
@@ -276,6 +278,8 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 		r := a.syncOne(ctx, name, f.Servers[name], lookup)
 		if r.Error != "" {
 			failed++
+		} else {
+			tools[name] = r.Nodes
 		}
 		hashes[name] = entryHash(f.Servers[name])
 		results = append(results, r)
@@ -286,6 +290,10 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 	a.updateSyncState(ctx, func(st *mcpSyncState) {
 		for k, v := range hashes {
 			st.Servers[k] = v
+		}
+		for k, v := range tools {
+			st.Tools[k] = v
+			delete(st.Stale, k)
 		}
 	})
 	if failed == len(names) && failed > 0 {
@@ -435,6 +443,13 @@ func schemaMap(s any) map[string]any {
 
 type mcpSyncState struct {
 	Servers map[string]string `json:"servers"` // server → hash of its config entry at the last sync
+	// Tools are the node types each server's last successful sync
+	// registered; a used one missing from the registry means the registry
+	// lost it (restored from its backup, edited) and the server is synced again.
+	Tools map[string][]string `json:"tools,omitempty"`
+	// Stale servers had their hash forgotten because registry.json was
+	// restored from its backup; their next sync clears the mark.
+	Stale map[string]bool `json:"stale,omitempty"`
 }
 
 func (a *App) syncStatePath() string { return filepath.Join(a.Paths.Cache, "mcp-sync.json") }
@@ -447,7 +462,25 @@ func (a *App) loadSyncState() *mcpSyncState {
 			st.Servers = map[string]string{}
 		}
 	}
+	if st.Tools == nil {
+		st.Tools = map[string][]string{}
+	}
+	if st.Stale == nil {
+		st.Stale = map[string]bool{}
+	}
 	return st
+}
+
+// markMCPSyncStale forgets every server's last-sync config hash, so each
+// server is synced again on the next run that uses it (registry.json was
+// restored from a backup that may predate its last syncs).
+func (a *App) markMCPSyncStale() {
+	a.updateSyncState(context.Background(), func(st *mcpSyncState) {
+		for k := range st.Servers {
+			st.Stale[k] = true
+		}
+		clear(st.Servers)
+	})
 }
 
 // updateSyncState is a locked read-modify-write of the sync state. A
@@ -474,8 +507,11 @@ func entryHash(cfg map[string]any) string {
 
 // EnsureMCPSynced re-syncs, before a run, every server used by nodeTypes
 // whose configuration changed since its last sync (or that was never
-// synced). A server that fails keeps its previous tools, with a warning on
-// a.Log. It never fails the run itself: validation reports missing tools.
+// synced, or whose sync state was marked stale because registry.json was
+// restored from its backup), and every server one of whose used tools its
+// last sync registered but the registry no longer has. A server that fails
+// keeps its previous tools, with a warning on a.Log. It never fails the run
+// itself: validation reports missing tools.
 func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 	var mcpTypes []string
 	for _, t := range nodeTypes {
@@ -493,22 +529,46 @@ func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 		}
 		return err
 	}
+	// The registry first: loading it restores a corrupt file from its
+	// backup, which marks the sync state stale before it is read below.
+	reg, rerr := a.RegistryStore().LoadWithoutSchemas()
 	st := a.loadSyncState()
 	need := map[string]bool{}
+	var missing, restored []string
 	for _, t := range mcpTypes {
 		server, _, err := client.ParseNodeType(t, f.Names())
 		if err != nil {
 			continue
 		}
 		if st.Servers[server] != entryHash(f.Servers[server]) {
+			if st.Stale[server] && !need[server] {
+				restored = append(restored, server)
+			}
 			need[server] = true
+			continue
+		}
+		// Synced with this config, yet the tool is gone from the registry:
+		// re-sync when the last sync registered it (or did not record what
+		// it registered), not for a tool the server never had.
+		if rerr == nil && reg.Nodes[t] == nil {
+			if known, ok := st.Tools[server]; !ok || slices.Contains(known, t) {
+				need[server] = true
+				missing = append(missing, t)
+			}
 		}
 	}
 	if len(need) == 0 {
 		return nil
 	}
 	names := value.SortedKeys(need)
-	fmt.Fprintf(a.Log, "MCP config changed, syncing %s...\n", strings.Join(names, ", "))
+	switch {
+	case len(missing) > 0:
+		fmt.Fprintf(a.Log, "MCP tools missing from the registry (%s), syncing %s...\n", strings.Join(missing, ", "), strings.Join(names, ", "))
+	case len(restored) == len(names):
+		fmt.Fprintf(a.Log, "registry.json was restored from its backup, syncing %s...\n", strings.Join(names, ", "))
+	default:
+		fmt.Fprintf(a.Log, "MCP config changed, syncing %s...\n", strings.Join(names, ", "))
+	}
 	results, _ := a.SyncMCP(ctx, names, false, nil)
 	for _, r := range results {
 		if r.Error != "" {

@@ -163,7 +163,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	if !req.NoTrace {
 		path, terr := trace.Write(a.Paths.Debug, traceName(req.Target), w, req.Params, res, red)
 		if terr != nil {
-			fmt.Fprintf(a.Log, "Warning: could not write the trace: %v\n", terr)
+			fmt.Fprintf(a.Log, "Warning: could not write the trace: %v%s\n", terr, hintLine(terr))
 		} else {
 			out.TracePath = path
 			a.pruneTraces(st)

@@ -12,10 +12,84 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/pflow-go/pflow/internal/pferr"
 )
+
+// NotWritableError is a write that failed because a directory refuses it:
+// its permissions (EACCES, EPERM) or a read-only file system (EROFS). Every
+// write in this package (atomic writes, backups, lock files) reports such a
+// failure as a *NotWritableError, naming the directory and the fix, instead
+// of a bare "permission denied" or a lock that looks stuck.
+type NotWritableError struct {
+	Path       string // what was being written (file, lock file or directory)
+	Dir        string // the directory that refused the write
+	ReadOnlyFS bool   // EROFS: the file system is mounted read-only
+	Err        error  // the underlying error
+}
+
+func (e *NotWritableError) Error() string {
+	if e.ReadOnlyFS {
+		return fmt.Sprintf("cannot write %s: %s is on a read-only file system", e.Path, e.Dir)
+	}
+	return fmt.Sprintf("cannot write %s: the directory %s is not writable (permission denied)", e.Path, e.Dir)
+}
+
+func (e *NotWritableError) Unwrap() error { return e.Err }
+
+// Hint says how to fix the write.
+func (e *NotWritableError) Hint() string {
+	if e.ReadOnlyFS {
+		return fmt.Sprintf("Remount the file system of %s read-write, or set PFLOW_HOME to a directory on a writable file system (e.g. export PFLOW_HOME=/tmp/pflow).", e.Dir)
+	}
+	return fmt.Sprintf("Fix the permissions of %s (e.g. chmod u+w %s, or chown it to your user), or set PFLOW_HOME to a writable directory.", e.Dir, e.Dir)
+}
+
+// PFError is the user-facing form (a config error with the fix as hint).
+func (e *NotWritableError) PFError() *pferr.Error {
+	return &pferr.Error{Kind: pferr.Config, Message: e.Error(), Hint: e.Hint(), Err: e,
+		Details: map[string]any{"directory": e.Dir, "read_only_file_system": e.ReadOnlyFS}}
+}
+
+// The file-system calls that create things, replaceable by tests to inject
+// EACCES or EROFS (as root, permissions do not stop a test's writes).
+var (
+	mkdirAll   = os.MkdirAll
+	createTemp = os.CreateTemp
+	openFile   = os.OpenFile
+)
+
+// notWritable returns err as a *NotWritableError when it is a permission or
+// read-only-file-system failure, else err unchanged. path is what was being
+// written; the refusing directory is the parent of the path the failing call
+// named (the file it created, or the directory it tried to make).
+func notWritable(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var nw *NotWritableError
+	if errors.As(err, &nw) {
+		return err
+	}
+	rofs := errors.Is(err, syscall.EROFS)
+	if !rofs && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	failed := path
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		failed = pe.Path
+	case errors.As(err, &le):
+		failed = le.New
+	}
+	return &NotWritableError{Path: path, Dir: filepath.Dir(failed), ReadOnlyFS: rofs, Err: err}
+}
 
 // WriteFileAtomic writes data to path so that readers (and a crash at any
 // point) see either the old or the new content, never a mix. The parent
@@ -31,12 +105,12 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 // need not buffer it): write's error aborts and leaves path as it was.
 func WriteAtomicFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create directory %s: %w", dir, err)
+	if err := mkdirAll(dir, 0o755); err != nil {
+		return notWritable(path, fmt.Errorf("create directory %s: %w", dir, err))
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	tmp, err := createTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return notWritable(path, fmt.Errorf("write %s: %w", path, err))
 	}
 	tmpName := tmp.Name()
 	ok := false
@@ -59,7 +133,7 @@ func WriteAtomicFunc(path string, perm fs.FileMode, write func(io.Writer) error)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return notWritable(path, fmt.Errorf("write %s: %w", path, err))
 	}
 	ok = true
 	if d, err := os.Open(dir); err == nil {
@@ -94,12 +168,12 @@ func globEscape(s string) string {
 // already exists (the new file is linked into place, never replacing).
 func CreateFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create directory %s: %w", dir, err)
+	if err := mkdirAll(dir, 0o755); err != nil {
+		return notWritable(path, fmt.Errorf("create directory %s: %w", dir, err))
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	tmp, err := createTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return err
+		return notWritable(path, err)
 	}
 	tmpName := tmp.Name()
 	defer os.Remove(tmpName)
@@ -122,7 +196,7 @@ func CreateFileAtomic(path string, data []byte, perm fs.FileMode) error {
 		if errors.Is(err, fs.ErrExist) {
 			return fs.ErrExist
 		}
-		return err
+		return notWritable(path, err)
 	}
 	return nil
 }
@@ -131,21 +205,41 @@ func CreateFileAtomic(path string, data []byte, perm fs.FileMode) error {
 type Lock struct{ fl *flock.Flock }
 
 // LockFile takes an exclusive lock guarding path, waiting up to timeout.
+// A lock file that cannot be created (read-only or unwritable directory) is
+// a *NotWritableError at once, not a wait.
 func LockFile(ctx context.Context, path string, timeout time.Duration) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
+	lockPath := path + ".lock"
+	if err := mkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, notWritable(lockPath, err)
 	}
-	fl := flock.New(path + ".lock")
+	// Create the lock file first: a directory that refuses it is reported
+	// as such, not as a lock that never comes.
+	f, err := openFile(lockPath, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return nil, notWritable(lockPath, err)
+	}
+	f.Close()
+	fl := flock.New(lockPath)
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 10*time.Millisecond)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("could not lock %s within %s (another pflow process may be stuck; remove %s.lock if none is running): %v", path, timeout, path, err)
+	ok, err := fl.TryLockContext(lctx, 10*time.Millisecond)
+	if ok {
+		return &Lock{fl: fl}, nil
 	}
-	return &Lock{fl: fl}, nil
+	if err != nil && lctx.Err() == nil {
+		// Not a wait that ran out: opening or locking the lock file failed.
+		if nw := notWritable(lockPath, err); nw != err {
+			return nil, nw
+		}
+		return nil, fmt.Errorf("could not lock %s: %w", path, err)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("could not lock %s: %w", path, ctx.Err())
+	}
+	return nil, fmt.Errorf("could not lock %s within %s (another pflow process may be stuck; remove %s.lock if none is running)", path, timeout, path)
 }
 
 // Unlock releases the lock.

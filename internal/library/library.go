@@ -427,7 +427,7 @@ func (l *Library) Save(ctx context.Context, content []byte, name string, opts Sa
 		}
 	}
 	if err != nil {
-		return nil, pferr.Newf(pferr.Config, "cannot save workflow '%s': %v", name, err).WithWhere(path)
+		return nil, pferr.Wrap(err, pferr.Config, fmt.Sprintf("cannot save workflow '%s'", name)).WithWhere(path)
 	}
 	if opts.DeleteDraft && opts.SourcePath != "" {
 		l.deleteDraft(opts.SourcePath)
@@ -450,7 +450,7 @@ func (l *Library) lock(ctx context.Context, name string) (*fsutil.Lock, error) {
 	p := filepath.Join(l.Dir, ".locks", name)
 	lk, err := fsutil.LockFile(ctx, p, 30*time.Second)
 	if err != nil {
-		return nil, pferr.Newf(pferr.Config, "%v", err).WithWhere(l.Path(name))
+		return nil, pferr.Wrap(err, pferr.Config, "").WithWhere(l.Path(name))
 	}
 	return lk, nil
 }
@@ -571,7 +571,7 @@ func (l *Library) RecordRun(ctx context.Context, name string, success bool, d ti
 		return err
 	}
 	if err := fsutil.WriteFileAtomic(path, out, 0o644); err != nil {
-		return pferr.Newf(pferr.Config, "cannot record the run of '%s': %v", name, err).WithWhere(path)
+		return pferr.Wrap(err, pferr.Config, fmt.Sprintf("cannot record the run of '%s'", name)).WithWhere(path)
 	}
 	return nil
 }

@@ -103,3 +103,29 @@ func KindOf(err error) string {
 	}
 	return ""
 }
+
+// Wrap returns err as a user-facing error of the given kind whose message is
+// context, ": " and err's message (err's alone when context is empty). When
+// err or an error it wraps has its own user-facing form (a PFError() *Error
+// method, e.g. a write refused by a read-only directory), that form's kind,
+// hint and details are kept and only the context is prefixed.
+func Wrap(err error, kind, context string) *Error {
+	if err == nil {
+		return nil
+	}
+	prefix := func(m string) string {
+		if context == "" {
+			return m
+		}
+		return context + ": " + m
+	}
+	var u interface{ PFError() *Error }
+	if errors.As(err, &u) {
+		if pe := u.PFError(); pe != nil {
+			c := *pe
+			c.Message = prefix(c.Message)
+			return &c
+		}
+	}
+	return &Error{Kind: kind, Message: prefix(err.Error()), Err: err}
+}

@@ -72,6 +72,11 @@ type Store struct {
 	// CachePath optionally names a binary snapshot used by
 	// LoadWithoutSchemas (e.g. $PFLOW_HOME/cache/registry.cache).
 	CachePath string
+	// OnRestore, when set, is called after a corrupt registry.json was
+	// replaced by its backup (with the registry lock held). The backup may
+	// lack what was written last — MCP tools synced since — so the caller
+	// marks its MCP sync state stale here.
+	OnRestore func()
 }
 
 // Open returns a store for path. log receives warnings (nil discards them).
@@ -96,7 +101,7 @@ func (s *Store) Load() (*File, error) {
 	// Restore under the lock so two readers do not race on the rewrite.
 	lk, lerr := fsutil.LockFile(context.Background(), s.Path, lockTimeout)
 	if lerr != nil {
-		return nil, pferr.Newf(pferr.Config, "%v", lerr).WithWhere(s.Path)
+		return nil, pferr.Wrap(lerr, pferr.Config, "").WithWhere(s.Path)
 	}
 	defer lk.Unlock()
 	return s.loadOrRestore()
@@ -161,9 +166,13 @@ func (s *Store) loadOrRestore() (*File, error) {
 	if berr == nil {
 		if bf, derr := decode(data); derr == nil {
 			if werr := fsutil.WriteFileAtomic(s.Path, data, 0o644); werr != nil {
-				return nil, pferr.Newf(pferr.Config, "the node registry is corrupt (%v) and restoring it from %s failed: %v", err, bak, werr).WithWhere(s.Path)
+				return nil, pferr.Wrap(werr, pferr.Config, fmt.Sprintf("the node registry is corrupt (%v) and restoring it from %s failed", err, bak)).WithWhere(s.Path)
 			}
-			fmt.Fprintf(s.Log, "Warning: %v; restored the previous version from %s (%d nodes)\n", err, bak, len(bf.Nodes))
+			fmt.Fprintf(s.Log, "Warning: %v; restored the previous version from %s (%d nodes). "+
+				"MCP tools synced after that backup may be missing: each MCP server is synced again on the next run that uses it (or now: pflow mcp sync --all)\n", err, bak, len(bf.Nodes))
+			if s.OnRestore != nil {
+				s.OnRestore()
+			}
 			return bf, nil
 		}
 	}
@@ -182,7 +191,7 @@ func (s *Store) loadOrRestore() (*File, error) {
 func (s *Store) Update(ctx context.Context, fn func(f *File) error) error {
 	lk, err := fsutil.LockFile(ctx, s.Path, lockTimeout)
 	if err != nil {
-		return pferr.Newf(pferr.Config, "%v", err).WithWhere(s.Path)
+		return pferr.Wrap(err, pferr.Config, "").WithWhere(s.Path)
 	}
 	defer lk.Unlock()
 	f, err := s.loadOrRestore()
@@ -204,13 +213,22 @@ func (s *Store) Update(ctx context.Context, fn func(f *File) error) error {
 	}
 	data = append(data, '\n')
 	if err := fsutil.Backup(s.Path); err != nil {
-		return pferr.Newf(pferr.Config, "back up the node registry: %v", err).WithWhere(s.Path)
+		return pferr.Wrap(err, pferr.Config, "back up the node registry").WithWhere(s.Path)
 	}
 	if err := fsutil.WriteFileAtomic(s.Path, data, 0o644); err != nil {
-		return pferr.Newf(pferr.Config, "save the node registry: %v", err).WithWhere(s.Path).
-			WithHint("Check that the directory is writable and the disk is not full.")
+		return saveErr(err, s.Path)
 	}
 	return nil
+}
+
+// saveErr reports a failed write of registry.json: a refused directory says
+// so with its own fix; anything else is most likely a full disk.
+func saveErr(err error, path string) *pferr.Error {
+	e := pferr.Wrap(err, pferr.Config, "save the node registry").WithWhere(path)
+	if e.Hint == "" {
+		e.Hint = "Check that the directory is writable and the disk is not full."
+	}
+	return e
 }
 
 // liteFile mirrors File but skips the MCP schemas, which the catalog does not
@@ -295,7 +313,7 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 func (s *Store) Patch(ctx context.Context, fn func(f *File) error) error {
 	lk, err := fsutil.LockFile(ctx, s.Path, lockTimeout)
 	if err != nil {
-		return pferr.Newf(pferr.Config, "%v", err).WithWhere(s.Path)
+		return pferr.Wrap(err, pferr.Config, "").WithWhere(s.Path)
 	}
 	defer lk.Unlock()
 	f, old, perm, err := s.loadLean()
@@ -317,12 +335,11 @@ func (s *Store) Patch(ctx context.Context, fn func(f *File) error) error {
 	}
 	if old != nil {
 		if err := fsutil.WriteFileAtomic(s.Path+".bak", old, perm); err != nil {
-			return pferr.Newf(pferr.Config, "back up the node registry: %v", err).WithWhere(s.Path)
+			return pferr.Wrap(err, pferr.Config, "back up the node registry").WithWhere(s.Path)
 		}
 	}
 	if err := fsutil.WriteFileAtomic(s.Path, data, 0o644); err != nil {
-		return pferr.Newf(pferr.Config, "save the node registry: %v", err).WithWhere(s.Path).
-			WithHint("Check that the directory is writable and the disk is not full.")
+		return saveErr(err, s.Path)
 	}
 	// Refresh the snapshot LoadWithoutSchemas reads (we still hold the lock,
 	// so the file on disk is the one just written).

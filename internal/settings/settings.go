@@ -199,7 +199,7 @@ func Load(path string, log io.Writer) (*Settings, error) {
 func Update(ctx context.Context, path string, fn func(*Settings) error) error {
 	lk, err := fsutil.LockFile(ctx, path, 30*time.Second)
 	if err != nil {
-		return pferr.Newf(pferr.Config, "%v", err).WithWhere(path)
+		return pferr.Wrap(err, pferr.Config, "").WithWhere(path)
 	}
 	defer lk.Unlock()
 	s := Default()
@@ -223,7 +223,7 @@ func Update(ctx context.Context, path string, fn func(*Settings) error) error {
 	}
 	out = keepUnknownKeys(data, out)
 	if err := fsutil.WriteFileAtomic(path, out, 0o600); err != nil {
-		return pferr.Newf(pferr.Config, "save settings: %v", err).WithWhere(path)
+		return pferr.Wrap(err, pferr.Config, "save settings").WithWhere(path)
 	}
 	return nil
 }

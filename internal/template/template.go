@@ -178,6 +178,9 @@ func escapedAt(s string, j int) bool { return j > 0 && s[j-1] == '$' }
 // a nested index follows its outer reference and has Nested set.
 func Refs(s string) []Ref {
 	var out []Ref
+	if n := strings.Count(s, "${"); n > 0 {
+		out = make([]Ref, 0, n) // one allocation: a string cannot hold more refs than "${"
+	}
 	for i := 0; i < len(s); {
 		j := strings.Index(s[i:], "${")
 		if j < 0 {
@@ -398,11 +401,42 @@ func eval(root map[string]any, s string, j int) (v any, found bool, end int, ok 
 // returned deduplicated, in order of appearance. Containers in the result are
 // fresh copies; v is never modified.
 func Resolve(v any, root map[string]any) (out any, unresolved []string) {
-	out = resolveValue(v, root, false, &unresolved)
-	return out, unresolved
+	var u unresolvedSet
+	out = resolveValue(v, root, false, &u)
+	return out, u.list
 }
 
-func resolveValue(v any, root map[string]any, inContainer bool, unresolved *[]string) any {
+// unresolvedSet keeps unresolved references in order, without duplicates,
+// in time linear in their number.
+type unresolvedSet struct {
+	list   []string
+	seen   map[string]bool // built once the list is long enough to pay off
+	probes int             // comparisons and lookups made (tests check it is linear)
+}
+
+func (u *unresolvedSet) add(raw string) {
+	if u.seen == nil {
+		u.probes += len(u.list)
+		if slices.Contains(u.list, raw) {
+			return
+		}
+		u.list = append(u.list, raw)
+		if len(u.list) > 8 {
+			u.seen = make(map[string]bool, 2*len(u.list))
+			for _, r := range u.list {
+				u.seen[r] = true
+			}
+		}
+		return
+	}
+	u.probes++
+	if !u.seen[raw] {
+		u.seen[raw] = true
+		u.list = append(u.list, raw)
+	}
+}
+
+func resolveValue(v any, root map[string]any, inContainer bool, unresolved *unresolvedSet) any {
 	switch x := v.(type) {
 	case string:
 		if !strings.Contains(x, "${") {
@@ -426,13 +460,7 @@ func resolveValue(v any, root map[string]any, inContainer bool, unresolved *[]st
 	}
 }
 
-func addUnresolved(list *[]string, raw string) {
-	if !slices.Contains(*list, raw) {
-		*list = append(*list, raw)
-	}
-}
-
-func resolveString(s string, root map[string]any, inContainer bool, unresolved *[]string) any {
+func resolveString(s string, root map[string]any, inContainer bool, unresolved *unresolvedSet) any {
 	first := strings.Index(s, "${")
 	if first < 0 {
 		return s
@@ -441,7 +469,7 @@ func resolveString(s string, root map[string]any, inContainer bool, unresolved *
 	if first == 0 {
 		if v, found, end, ok := eval(root, s, 0); ok && end == len(s) {
 			if !found {
-				addUnresolved(unresolved, s)
+				unresolved.add(s)
 				return s
 			}
 			if inContainer {
@@ -480,7 +508,7 @@ func resolveString(s string, root map[string]any, inContainer bool, unresolved *
 			b.WriteString(value.Stringify(v))
 			last = end
 		} else {
-			addUnresolved(unresolved, s[j:end])
+			unresolved.add(s[j:end])
 		}
 		i = end
 	}

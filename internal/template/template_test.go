@@ -1,6 +1,7 @@
 package template
 
 import (
+	"fmt"
 	"github.com/pflow-go/pflow/internal/suggest"
 	"reflect"
 	"slices"
@@ -509,5 +510,28 @@ func TestParts(t *testing.T) {
 	}
 	if _, ok := Value(root, Ref{Raw: "${nope}"}); ok {
 		t.Error("Value of a missing path reported found")
+	}
+}
+
+// TestResolveUnresolvedLinear: text with n distinct unresolved references
+// costs a number of duplicate checks linear in n (a list search per
+// reference made it quadratic), and the list keeps order without duplicates.
+func TestResolveUnresolvedLinear(t *testing.T) {
+	probes := func(n int) (int, []string) {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "${missing%05d} ${missing%05d} ", i, i)
+		}
+		var u unresolvedSet
+		resolveValue(b.String(), map[string]any{}, false, &u)
+		return u.probes, u.list
+	}
+	small, list := probes(256)
+	large, _ := probes(1024)
+	if len(list) != 256 || list[0] != "${missing00000}" || list[255] != "${missing00255}" {
+		t.Fatalf("unresolved list: %d entries, %q … %q", len(list), list[0], list[len(list)-1])
+	}
+	if r := float64(large) / float64(small); r > 4.4 {
+		t.Fatalf("duplicate checks grow %.1f× for 4× the references (%d → %d); want linear", r, small, large)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/template"
@@ -21,6 +22,10 @@ var engineControls = []string{"retries", "retry_wait"}
 var workflowParams = []string{"workflow_name", "workflow_ref", "workflow_ir", "param_mapping", "output_mapping", "storage_mode", "scope_prefix", "max_depth", "error_action"}
 
 const maxListed = 20
+
+// maxQuoted is the longest param or source text a per-reference diagnostic
+// quotes in full; longer text is shown clipped or as the reference alone.
+const maxQuoted = 200
 
 // ---------------------------------------------------------------- layer 5
 
@@ -276,8 +281,27 @@ func withError(fields []node.Field) []node.Field {
 
 // outputsOf returns the outputs a step exposes (${id.key}) and whether they
 // are known. Unknown outputs (unknown type, no declared outputs, nested
-// workflow that could not be loaded) accept every path.
+// workflow that could not be loaded) accept every path. The answer is
+// remembered per step (every reference asks), so it must not be asked before
+// nested() has loaded the nested workflows.
 func (v *validator) outputsOf(id string) ([]node.Field, bool) {
+	if o, ok := v.outputs[id]; ok {
+		return o.fields, o.known
+	}
+	fields, known := v.computeOutputs(id)
+	if v.outputs == nil {
+		v.outputs = map[string]knownFields{}
+	}
+	v.outputs[id] = knownFields{fields, known}
+	return fields, known
+}
+
+type knownFields struct {
+	fields []node.Field
+	known  bool
+}
+
+func (v *validator) computeOutputs(id string) ([]node.Field, bool) {
 	n := v.byID[id]
 	var inner []node.Field
 	known := false
@@ -415,8 +439,8 @@ func (v *validator) sites() []*site {
 func (v *validator) scanSites() {
 	v.nameCollisions()
 	for _, st := range v.sites() {
-		v.malformed(st)
 		refs := template.Refs(st.s)
+		v.malformed(st, refs)
 		for _, r := range refs {
 			typ := v.checkRef(st, r)
 			if st.kind == siteParam && st.topLevel {
@@ -511,19 +535,17 @@ func (v *validator) suggestKeyHint(id string, fields []node.Field, key string) s
 
 // malformed reports "${" that starts no valid template and is not shell
 // syntax: unclosed, empty, or a broken path.
-func (v *validator) malformed(st *site) {
+// refs are template.Refs(st.s).
+func (v *validator) malformed(st *site, refs []template.Ref) {
 	s := st.s
 	total := 0
 	var problems []string
-	refs := template.Refs(s)
-	inRef := func(j int) bool {
-		for _, r := range refs {
-			if j >= r.Start && j < r.End {
-				return true
-			}
-		}
-		return false
-	}
+	// One pass, linear in len(s): the "${" occurrences and the references
+	// come in increasing order, so a cursor into refs (outer references
+	// only: a nested one lies inside its outer one) and the position of the
+	// next '}' carry over from one "${" to the next.
+	ri := 0
+	nextClose := -1 // index of the first '}' at or after the current "${"; len(s) when there is none
 	for i := 0; i < len(s); {
 		j := strings.Index(s[i:], "${")
 		if j < 0 {
@@ -531,19 +553,31 @@ func (v *validator) malformed(st *site) {
 		}
 		j += i
 		i = j + 2
+		v.work++
 		if j > 0 && s[j-1] == '$' {
 			continue
 		}
 		total++
-		if inRef(j) {
-			continue
+		for ri < len(refs) && (refs[ri].Nested || refs[ri].End <= j) {
+			ri++
+			v.work++
 		}
-		k := strings.IndexByte(s[j:], '}')
-		if k < 0 {
+		if ri < len(refs) && refs[ri].Start <= j {
+			continue // inside (or the start of) a valid reference
+		}
+		if nextClose < j {
+			if k := strings.IndexByte(s[j:], '}'); k >= 0 {
+				nextClose = j + k
+			} else {
+				nextClose = len(s)
+			}
+			v.work += nextClose - j
+		}
+		if nextClose == len(s) {
 			problems = append(problems, fmt.Sprintf("'%s' has no closing '}'", clip(s[j:], 40)))
 			continue
 		}
-		content := s[j+2 : j+k]
+		content := s[j+2 : nextClose]
 		switch {
 		case content == "":
 			problems = append(problems, "'${}' is empty")
@@ -586,14 +620,21 @@ func looksLikePath(c string) bool {
 	return true
 }
 
+// clip returns the first line of s, cut to n runes with "..." when longer.
+// It reads at most n runes of s, so clipping a long string is cheap.
 func clip(s string, n int) string {
-	if nl := strings.IndexByte(s, '\n'); nl >= 0 {
-		s = s[:nl]
+	i := 0
+	for r := 0; r < n && i < len(s); r++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 	}
-	if len([]rune(s)) > n {
-		return string([]rune(s)[:n]) + "..."
+	if i < len(s) && s[i] != '\n' {
+		return s[:i] + "..."
 	}
-	return s
+	return s[:i]
 }
 
 // ---------------------------------------------------------------- references
@@ -735,8 +776,15 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 	dotted := len(r.Segments) > 0 && !r.Segments[0].IsIndex
 
 	if st.kind == siteOutput {
+		// A long source is shown as the reference alone: quoting the whole
+		// source in each of its diagnostics would make the report (and the
+		// validation time) grow with the square of its templates.
+		tmpl := st.s
+		if len(tmpl) > maxQuoted {
+			tmpl = r.Raw
+		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "Output '%s' source references non-existent node '%s'\nTemplate: %s\n\nAvailable nodes in workflow:\n", st.outName, head, st.s)
+		fmt.Fprintf(&b, "Output '%s' source references non-existent node '%s'\nTemplate: %s\n\nAvailable nodes in workflow:\n", st.outName, head, tmpl)
 		for _, id := range ids {
 			fmt.Fprintf(&b, "  ✓ %s\n", id)
 		}
@@ -747,8 +795,8 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 			for _, c := range s {
 				fmt.Fprintf(&b, "  - %s\n", c)
 			}
-			fixed := strings.Replace(st.s, "${"+head, "${"+s[0], 1)
-			hint = fmt.Sprintf("Suggested fix:\n  Change: %q\n  To: %q", st.s, fixed)
+			fixed := strings.Replace(tmpl, "${"+head, "${"+s[0], 1)
+			hint = fmt.Sprintf("Suggested fix:\n  Change: %q\n  To: %q", tmpl, fixed)
 		} else {
 			hint = "Reference a step id or a declared input, e.g. ${step_id.output_key}."
 		}
@@ -818,6 +866,9 @@ func (v *validator) checkNodePath(st *site, r template.Ref, yID string) string {
 		return "any"
 	}
 	o := walkFields(yID, fields, r.Segments)
+	if o.problem == "" && o.runtime == "" {
+		return o.typ
+	}
 	ctx := v.refContext(st, r)
 	switch {
 	case o.problem == "missing":

@@ -72,6 +72,11 @@ func Validate(w *workflow.Workflow, opts Options) (errs, warnings []Diagnostic) 
 	if w == nil {
 		return []Diagnostic{{Severity: SeverityError, Message: "Workflow is empty", Hint: "Provide a workflow with at least one step under '## Steps'"}}, nil
 	}
+	return validate(w, opts).result()
+}
+
+// validate runs every layer and returns the validator with its findings.
+func validate(w *workflow.Workflow, opts Options) *validator {
 	v := newValidator(w, opts)
 	v.structure()
 	v.stdin()
@@ -84,7 +89,7 @@ func Validate(w *workflow.Workflow, opts Options) (errs, warnings []Diagnostic) 
 	v.batches()
 	v.unusedInputs()
 	v.unknownParams()
-	return v.result()
+	return v
 }
 
 // Layers, in report order.
@@ -120,6 +125,7 @@ type validator struct {
 	// nested workflow exposure: node id → outputs (nil = unknown)
 	nestedOut   map[string][]node.Field
 	nestedKnown map[string]bool
+	outputs     map[string]knownFields // outputsOf, remembered
 
 	usedInputs map[string]bool
 	// refTypes holds the inferred type of each template of a top-level
@@ -127,6 +133,11 @@ type validator struct {
 	refTypes map[string]string
 	diags    [numLayers][]Diagnostic
 	seen     map[string]bool
+
+	// work counts the steps of the template scan (each "${", each reference
+	// passed, each byte searched for a '}'); tests check it grows linearly
+	// with the number of templates in a string.
+	work int
 }
 
 type mappedKey struct {
@@ -195,6 +206,22 @@ func (v *validator) add(layer int, d Diagnostic) {
 }
 
 func (v *validator) result() (errs, warnings []Diagnostic) {
+	nerr, nwarn := 0, 0
+	for _, layer := range v.diags {
+		for _, d := range layer {
+			if d.Severity == SeverityWarning {
+				nwarn++
+			} else {
+				nerr++
+			}
+		}
+	}
+	if nerr > 0 {
+		errs = make([]Diagnostic, 0, nerr)
+	}
+	if nwarn > 0 {
+		warnings = make([]Diagnostic, 0, nwarn)
+	}
 	for _, layer := range v.diags {
 		for _, d := range layer {
 			if d.Severity == SeverityWarning {

@@ -44,6 +44,24 @@ func irOnly(w *Workflow) *Workflow {
 	if c.StartNode == w.Nodes[0].ID {
 		c.StartNode = ""
 	}
+	// An empty mapping (or "mappings": {}) means no mapping: markdown writes nothing.
+	c.Mappings = nil
+	for id, m := range w.Mappings {
+		if m == nil || len(m.InputMappings)+len(m.OutputMappings) == 0 {
+			continue
+		}
+		if c.Mappings == nil {
+			c.Mappings = map[string]*Mapping{}
+		}
+		x := *m
+		if len(x.InputMappings) == 0 {
+			x.InputMappings = nil
+		}
+		if len(x.OutputMappings) == 0 {
+			x.OutputMappings = nil
+		}
+		c.Mappings[id] = &x
+	}
 	idx := map[string]int{}
 	for i, n := range w.Nodes {
 		idx[n.ID] = i

@@ -375,3 +375,119 @@ func TestRunSyncsServersUsedOnlyByANestedWorkflow(t *testing.T) {
 		t.Fatalf("the nested workflow's server was not synced: %q", log.String())
 	}
 }
+
+// TestRegistryRestoredFromBackupResyncs: registry.json is corrupt and is
+// restored from registry.json.bak, which predates the last sync. A run that
+// uses a tool the backup lacks re-syncs its server and runs, instead of
+// failing with "Unknown node type"; and a restore made by any other command
+// marks the sync state stale, so the next run that uses a server syncs it
+// again even when its tools are still there (they may be out of date).
+func TestRegistryRestoredFromBackupResyncs(t *testing.T) {
+	ctx := context.Background()
+	corrupt := func(t *testing.T, a *app.App) {
+		t.Helper()
+		if err := os.WriteFile(a.Paths.Registry, []byte(`{"version": "0.0.1", "nodes": {`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync := func(t *testing.T, a *app.App, name string) {
+		t.Helper()
+		if _, err := a.SyncMCP(ctx, []string{name}, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("a run needs a tool the backup lacks", func(t *testing.T) {
+		a, log := newApp(t)
+		addFake(t, a, "fake")
+		if _, _, err := a.Catalog(ctx); err != nil { // the first command writes the core nodes
+			t.Fatal(err)
+		}
+		sync(t, a, "fake") // the backup written by this sync has no mcp-fake-* tool
+		corrupt(t, a)
+		wf := filepath.Join(t.TempDir(), "echo.pflow.md")
+		os.WriteFile(wf, []byte("# Echo\nEchoes.\n## Steps\n### say\nSay it.\n- type: mcp-fake-echo\n- message: hi\n## Outputs\n### said\nThe echo.\n- source: ${say.result}\n"), 0o644)
+		tg, err := a.ResolveTarget(wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := a.Run(ctx, app.RunRequest{Target: tg, NoTrace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.ValidationErrors) > 0 || out.Failed() {
+			t.Fatalf("the run failed: %v %+v\nlog: %s", out.ValidationErrors, out.Result, log.String())
+		}
+		if got := out.Result.Outputs["said"]; got != "Echo: hi" {
+			t.Fatalf("output %#v", got)
+		}
+		for _, want := range []string{"restored the previous version from", "registry.json was restored from its backup, syncing fake"} {
+			if !strings.Contains(log.String(), want) {
+				t.Errorf("log lacks %q:\n%s", want, log.String())
+			}
+		}
+		// Synced: the next run does not sync again.
+		log.Reset()
+		a.EnsureMCPSynced(ctx, []string{"mcp-fake-echo"})
+		if strings.Contains(log.String(), "syncing") {
+			t.Fatalf("re-synced again: %q", log.String())
+		}
+		// A tool the server never had does not make every run sync.
+		a.EnsureMCPSynced(ctx, []string{"mcp-fake-no-such-tool"})
+		if strings.Contains(log.String(), "syncing") {
+			t.Fatalf("synced for a tool the server never registered: %q", log.String())
+		}
+	})
+
+	t.Run("a tool its last sync registered is gone from the registry", func(t *testing.T) {
+		a, log := newApp(t)
+		addFake(t, a, "fake")
+		sync(t, a, "fake")
+		err := a.RegistryStore().Update(ctx, func(f *registry.File) error { // edited by hand
+			delete(f.Nodes, "mcp-fake-echo")
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Reset()
+		a.EnsureMCPSynced(ctx, []string{"mcp-fake-echo"})
+		if !strings.Contains(log.String(), "MCP tools missing from the registry (mcp-fake-echo), syncing fake") {
+			t.Fatalf("no re-sync for the missing tool: %q", log.String())
+		}
+		if _, ok := registryNodes(t, a)["mcp-fake-echo"]; !ok {
+			t.Fatal("mcp-fake-echo not back after the re-sync")
+		}
+	})
+
+	t.Run("a restore by another command marks the servers stale", func(t *testing.T) {
+		a, log := newApp(t)
+		addFake(t, a, "fake")
+		sync(t, a, "fake")
+		addFake(t, a, "other", "tools=1")
+		sync(t, a, "other") // the backup has fake's tools, not other's
+		corrupt(t, a)
+		if _, _, err := a.Catalog(ctx); err != nil { // e.g. 'pflow registry list'
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), "pflow mcp sync --all") {
+			t.Errorf("the restore warning does not say how to re-sync:\n%s", log.String())
+		}
+		if _, ok := registryNodes(t, a)["mcp-fake-echo"]; !ok {
+			t.Fatal("the backup should have fake's tools")
+		}
+		log.Reset()
+		a.EnsureMCPSynced(ctx, []string{"mcp-fake-echo"})
+		if !strings.Contains(log.String(), "registry.json was restored from its backup, syncing fake") {
+			t.Fatalf("no re-sync after the restore: %q", log.String())
+		}
+		log.Reset()
+		a.EnsureMCPSynced(ctx, []string{"mcp-fake-echo", "mcp-other-tool-1"})
+		if !strings.Contains(log.String(), "syncing other") || strings.Contains(log.String(), "fake") {
+			t.Fatalf("want exactly the stale server 'other' synced: %q", log.String())
+		}
+		if _, ok := registryNodes(t, a)["mcp-other-tool-1"]; !ok {
+			t.Fatal("other's tool not back after the re-sync")
+		}
+	})
+}

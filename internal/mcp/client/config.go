@@ -31,10 +31,17 @@ import (
 // but 151 MB when started with "npx" (npx stays resident as the parent), and
 // a first "npx -y" also runs npm's installer in the group. 512 MB leaves room
 // for real work and still stops a runaway server.
+//
+// DefaultMaxResponseMB bounds one message from a stdio server (a tool's
+// whole result): 64 MB passes the 50 MB results of the reliability suite and
+// keeps a runaway server from exhausting pflow's memory. MaxResponseMB is
+// the most a server's "max_response_mb" may raise it to.
 const (
 	DefaultCallTimeout    = 30 * time.Second
 	DefaultStartupTimeout = 30 * time.Second
 	DefaultMaxMemoryMB    = 512
+	DefaultMaxResponseMB  = 64
+	MaxResponseMB         = 1024
 	MaxTimeoutSeconds     = 600
 )
 
@@ -110,7 +117,7 @@ func (f *File) Marshal() ([]byte, error) {
 func Update(ctx context.Context, path string, fn func(f *File) error) error {
 	lock, err := fsutil.LockFile(ctx, path, 30*time.Second)
 	if err != nil {
-		return pferr.New(pferr.Config, err.Error())
+		return pferr.Wrap(err, pferr.Config, "")
 	}
 	defer lock.Unlock()
 	f, err := LoadFile(path)
@@ -125,7 +132,7 @@ func Update(ctx context.Context, path string, fn func(f *File) error) error {
 		return err
 	}
 	if err := fsutil.WriteFileAtomic(path, data, 0o600); err != nil {
-		return pferr.Newf(pferr.Config, "Cannot write MCP server configuration: %v", err)
+		return pferr.Wrap(err, pferr.Config, "Cannot write MCP server configuration")
 	}
 	return nil
 }
@@ -368,6 +375,13 @@ func ValidateEntry(name string, cfg map[string]any) error {
 	if v, ok := cfg["max_memory_mb"]; ok && v != nil {
 		if f, isNum := number(v); !isNum || f <= 0 {
 			return wrap(verr("max_memory_mb must be a positive number of megabytes"))
+		}
+	}
+	if v, ok := cfg["max_response_mb"]; ok && v != nil {
+		if f, isNum := number(v); !isNum || f <= 0 {
+			return wrap(verr("max_response_mb must be a positive number of megabytes"))
+		} else if f > MaxResponseMB {
+			return wrap(verr("max_response_mb cannot exceed %d (1 GB)", MaxResponseMB))
 		}
 	}
 	if e, ok := cfg["env"]; ok && e != nil {

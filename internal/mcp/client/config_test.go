@@ -40,6 +40,9 @@ func TestValidateEntryMessages(t *testing.T) {
 		{"unknown transport", map[string]any{"type": "websocket", "url": "ws://h"}, "Unsupported transport type: websocket. Supported: 'stdio' (default), 'http', 'sse'"},
 		{"stdio timeout too big", map[string]any{"command": "x", "timeout": 601.0}, "Timeout cannot exceed 600 seconds"},
 		{"memory negative", map[string]any{"command": "x", "max_memory_mb": int64(-5)}, "max_memory_mb must be a positive number"},
+		{"response limit ok", map[string]any{"command": "x", "max_response_mb": int64(256)}, ""},
+		{"response limit zero", map[string]any{"command": "x", "max_response_mb": int64(0)}, "max_response_mb must be a positive number"},
+		{"response limit too big", map[string]any{"command": "x", "max_response_mb": 2048.0}, "max_response_mb cannot exceed 1024 (1 GB)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

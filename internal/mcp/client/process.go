@@ -25,8 +25,14 @@ import (
 // StopGrace → SIGKILL group.
 var StopGrace = 2 * time.Second
 
-// maxMessage bounds one JSON-RPC message from a stdio server.
-const maxMessage = 64 << 20
+// maxMessage returns the bound on one JSON-RPC message from srv, in bytes.
+func maxMessage(srv *Server) int {
+	mb := srv.MaxResponseMB
+	if mb <= 0 {
+		mb = DefaultMaxResponseMB
+	}
+	return mb << 20
+}
 
 // inheritedEnv are the variables of pflow's environment a stdio server gets,
 // before the config's own env (the same whitelist as the MCP Python SDK:
@@ -48,6 +54,7 @@ type process struct {
 	waitErr error
 
 	badJSON     atomic.Bool  // a line that looked like JSON did not parse
+	tooLarge    atomic.Bool  // a message exceeded maxMessage; the session is unusable
 	memExceeded atomic.Int64 // RSS in bytes when the watchdog stopped the server
 	stopping    atomic.Bool  // we are shutting it down (not a crash)
 	stopOnce    sync.Once
@@ -95,7 +102,7 @@ func startProcess(srv *Server, log io.Writer) (*process, error) {
 			WithHint(fmt.Sprintf("Starting it failed: %v", err))
 	}
 	p.stdin = stdin
-	p.out = &stdoutFilter{p: p, r: bufio.NewReaderSize(stdout, 64<<10), c: stdout}
+	p.out = &stdoutFilter{p: p, r: bufio.NewReaderSize(stdout, 64<<10), c: stdout, limit: maxMessage(srv)}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
@@ -170,6 +177,7 @@ type stdoutFilter struct {
 	line    []byte
 	pending []byte // filtered bytes not yet read
 	err     error  // sticky: io.EOF, or the message-size error
+	limit   int    // longest message, in bytes
 }
 
 func (f *stdoutFilter) Read(b []byte) (int, error) {
@@ -194,9 +202,9 @@ func (f *stdoutFilter) next() {
 		chunk, err := f.r.ReadSlice('\n')
 		f.line = append(f.line, chunk...)
 		if err == bufio.ErrBufferFull {
-			if len(f.line) > maxMessage {
-				f.p.badJSON.Store(true)
-				f.err = fmt.Errorf("message from server exceeds %d MB", maxMessage>>20)
+			if len(f.line) > f.limit {
+				f.p.tooLarge.Store(true)
+				f.err = fmt.Errorf("message from server exceeds %d MB", f.limit>>20)
 				f.line = nil
 				go io.Copy(io.Discard, f.r) // keep the server from blocking on a full pipe
 				return

@@ -33,6 +33,8 @@ type Server struct {
 	CallTimeout    time.Duration
 	StartupTimeout time.Duration
 	MaxMemoryMB    int
+	// MaxResponseMB bounds one message from a stdio server ("max_response_mb").
+	MaxResponseMB int
 	// Secrets masks, in every message built from server output (errors, the
 	// server's stderr tail), the config's secrets (AddConfigSecrets) and
 	// every value a ${VAR} reference expanded to.
@@ -69,10 +71,14 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		CallTimeout:    seconds(cfg["timeout"], DefaultCallTimeout),
 		StartupTimeout: seconds(cfg["startup_timeout"], DefaultStartupTimeout),
 		MaxMemoryMB:    DefaultMaxMemoryMB,
+		MaxResponseMB:  DefaultMaxResponseMB,
 		ProcessEnv:     lookup,
 	}
 	if f, ok := number(cfg["max_memory_mb"]); ok && f > 0 {
 		s.MaxMemoryMB = int(f)
+	}
+	if f, ok := number(cfg["max_response_mb"]); ok && f > 0 {
+		s.MaxResponseMB = int(min(f, MaxResponseMB))
 	}
 	if s.Transport == "stdio" {
 		s.Command, _ = cfg["command"].(string)

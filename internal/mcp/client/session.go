@@ -75,7 +75,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 			return nil, err
 		}
 		s.proc = p
-		transport = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: maxMessage}
+		transport = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: maxMessage(srv) + 1<<20}
 	case "http", "sse":
 		s.rt = &recordingTransport{base: http.DefaultTransport, headers: srv.Headers, sse: srv.Transport == "sse"}
 		hc := &http.Client{Transport: s.rt}
@@ -374,6 +374,11 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 			return s.fail(fmt.Sprintf("MCP server %s exceeded its memory limit (%d MB used, max_memory_mb is %d) and was stopped", s.Server.Name, rss>>20, s.Server.MaxMemoryMB), tool,
 				fmt.Sprintf("Raise \"max_memory_mb\" for server '%s' in mcp-servers.json if it legitimately needs more.", s.Server.Name))
 		}
+		if s.proc.tooLarge.Load() {
+			return s.fail(tooLargeText(s.Server, phase, tool), tool,
+				fmt.Sprintf("Ask the tool for less (a smaller page or limit, a filter, fewer fields), or raise \"max_response_mb\" for server '%s' in mcp-servers.json (default %d, at most %d) if such results are expected.",
+					s.Server.Name, DefaultMaxResponseMB, MaxResponseMB))
+		}
 		if s.proc.badJSON.Load() {
 			return s.fail("Invalid JSON response from server", tool, "The server wrote a line to stdout that is not valid JSON-RPC. Servers must log to stderr, never stdout.")
 		}
@@ -402,6 +407,16 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 		return s.fail("MCP server process terminated unexpectedly", tool, fmt.Sprintf("The server process ended (%s) during %s.", s.proc.exitStatus(), phase))
 	}
 	return s.fail(fmt.Sprintf("MCP %s failed: %s", phase, s.Server.Redact(err.Error())), tool, "")
+}
+
+// tooLargeText says which answer exceeded the message limit (the server
+// and tool are in the error's Where).
+func tooLargeText(srv *Server, phase, tool string) string {
+	mb := maxMessage(srv) >> 20
+	if tool != "" {
+		return fmt.Sprintf("MCP response too large: the tool's result exceeded %d MB", mb)
+	}
+	return fmt.Sprintf("MCP response too large: the answer to %s exceeded %d MB", phase, mb)
 }
 
 // codeRejectedByTransport is go-sdk's code for a request its HTTP transport

@@ -177,7 +177,7 @@ func isLocalURL(u string) bool {
 var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "env": true, "cwd": true,
 	"url": true, "headers": true, "auth": true,
-	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_memory_mb": true,
+	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_memory_mb": true, "max_response_mb": true,
 }
 
 // claudeCodeServers merges the user-scope and project-scope servers of a

@@ -418,6 +418,32 @@ func TestBigResult(t *testing.T) {
 	}
 }
 
+// A result over the server's message limit fails the call with a message
+// that says so — which server and tool, the limit, and what to do — not as
+// "Invalid JSON response from server". The limit is lowered to 1 MB
+// ("max_response_mb") so that a 2 MB result exceeds it; the default is 64 MB.
+func TestResultOverTheSizeLimit(t *testing.T) {
+	f := newFake(t, map[string]any{"max_response_mb": int64(1)})
+	r := f.run("big", map[string]any{"mb": int64(2)})
+	msg := errText(r)
+	if r.Action != "error" {
+		t.Fatalf("action %q, want error (%q)", r.Action, msg)
+	}
+	for _, want := range []string{"MCP response too large", "tool 'big'", "server 'fake'", "exceeded 1 MB", "max_response_mb", "Ask the tool for less"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "Invalid JSON") {
+		t.Errorf("an oversized response is reported as invalid JSON:\n%s", msg)
+	}
+	// Under the limit the same server answers.
+	g := newFake(t, map[string]any{"max_response_mb": int64(3)})
+	if s, _ := g.run("big", map[string]any{"mb": int64(2)}).Outputs["result"].(string); len(s) != 2<<20 {
+		t.Fatalf("a 2 MB result under a 3 MB limit: length %d", len(s))
+	}
+}
+
 // Ctrl-C during a call: the node returns promptly with a cancellation
 // message, and closing the run's scope leaves no process.
 func TestCancelDuringCall(t *testing.T) {

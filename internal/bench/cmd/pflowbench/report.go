@@ -168,6 +168,21 @@ func (r *Report) Targets() []Target {
 			Comparison: fmt.Sprintf("parse + validate alone %s, run alone %s", fmtMs(pv), fmtMs(run)), Ratio: ratio(v, 100) + " of the target", Verdict: verdict(v <= 100),
 			Why: "parse a 1,000-step .pflow.md, validate against the built-in catalog, run (BenchmarkParseValidateRun1000)"})
 	}
+	if t1, ok := r.goMs("BenchmarkValidateTemplates/n=1000"); ok {
+		t2, _ := r.goMs("BenchmarkValidateTemplates/n=2000")
+		t4, _ := r.goMs("BenchmarkValidateTemplates/n=4000")
+		b1, _ := r.Go.Median("BenchmarkValidateTemplates/n=1000", "B/op")
+		b4, _ := r.Go.Median("BenchmarkValidateTemplates/n=4000", "B/op")
+		why := "validate one shell command holding n references ${a.stdout} (BenchmarkValidateTemplates); linear is 4×, quadratic 16×"
+		if b1 > 0 {
+			why += fmt.Sprintf("; bytes allocated grow %.2f×", b4/b1)
+		}
+		ts = append(ts, Target{Area: "Bounded", Goal: "validation time is linear in the number of templates (4× the templates ≤ 5× the time)",
+			Measured:   fmt.Sprintf("%s at n=4,000 (%s at n=2,000)", fmtMs(t4), fmtMs(t2)),
+			Comparison: "n=1,000 " + fmtMs(t1), Ratio: ratio(t4, t1), Verdict: verdict(t4 <= 5*t1), Why: why})
+	} else {
+		ts = append(ts, Target{Area: "Bounded", Goal: "validation time is linear in the number of templates", Verdict: notMeasured, Why: "Go benchmarks skipped"})
+	}
 	if g := r.Sync; g != nil {
 		for _, c := range []struct {
 			g    *Group

@@ -30,6 +30,9 @@ BenchmarkBatchEngine/items=10000-2 3 40000000 ns/op 790 held-B/item 250000 items
 BenchmarkBatchEngine/items=100000-2 3 800000000 ns/op 780 held-B/item 125000 items/s 140 peak-heap-MiB
 BenchmarkBatchFloor/items=10000-2 3 30000000 ns/op 760 held-B/item 330000 items/s
 BenchmarkBatchFloor/items=100000-2 3 30000000 ns/op 760 held-B/item 330000 items/s
+BenchmarkValidateTemplates/n=1000-2 100 1000000 ns/op 400000 B/op 8000 allocs/op
+BenchmarkValidateTemplates/n=2000-2 100 2100000 ns/op 800000 B/op 16000 allocs/op
+BenchmarkValidateTemplates/n=4000-2 100 4300000 ns/op 1600000 B/op 32000 allocs/op
 `))
 	return &Report{
 		Config:  config{roundsMCP: 9, roundsFast: 21, roundsStart: 41, roundsServe: 200, count: 5},
@@ -76,6 +79,7 @@ func TestTargetsVerdicts(t *testing.T) {
 		"10,000-item batch, max_concurrent 50, ≥ 20,000 items/s":                               met,
 		"… with flat memory":                              met,
 		"1,000-node workflow validates and runs ≤ 100 ms": met,
+		"validation time is linear in the number of templates (4× the templates ≤ 5× the time)":         met,    // 4.3×
 		"`pflow mcp sync` adds ≤ 50 ms beyond the server's own start-up — server-everything (13 tools)": met,    // +8 ms
 		"`pflow mcp sync` adds ≤ 50 ms beyond the server's own start-up — Go server with 1,000 tools":   notMet, // +143 ms
 		"a trace of a 9,000-level-deep value stays under its documented cap":                            met,
@@ -127,7 +131,7 @@ func TestRenderWritesEveryFigure(t *testing.T) {
 	}
 	doc := string(md)
 	for _, want := range []string{
-		"## Summary: 12 targets met, 5 not met",
+		"## Summary: 13 targets met, 5 not met",
 		"## Bounded traces",
 		"| 9,000-level-deep JSON value | 35.0 KiB | true | 45 MiB | 44 MiB | 500 ms | 480 ms | `pflow $TMP/deep.pflow.md` |",
 		"make bench",
