@@ -2,14 +2,29 @@
 GO ?= go
 BIN := bin/pflow
 
-.PHONY: build demo test peers vet fmt-check bench fuzz clean
+# Build information for `pflow --version` (internal/cli/version.go).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+PKG := github.com/pflow-go/pflow/internal/cli
+LDFLAGS := -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).BuildDate=$(BUILD_DATE)
+
+.PHONY: build install demo test peers vet fmt-check bench fuzz clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/pflow
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pflow
 
-# Runs a real example workflow with a throwaway PFLOW_HOME.
+# Installs pflow into $(go env GOBIN), or $(go env GOPATH)/bin when GOBIN is unset.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/pflow
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
+	echo "Installed $$dir/pflow"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "Add it to your PATH: export PATH=\"$$dir:\$$PATH\"";; esac
+
+# Runs a real example workflow with a throwaway PFLOW_HOME, removed afterwards.
 demo: build
-	PFLOW_HOME=$$(mktemp -d) ./$(BIN) examples/hello.pflow.md name=World
+	@home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
+	PFLOW_HOME="$$home" ./$(BIN) examples/hello.pflow.md name=World
 
 # Installs the npm test peers (MCP servers, TS SDK client, conformance suite)
 # from the committed lock file.

@@ -17,9 +17,6 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// Version is the pflow version, overridable at link time.
-var Version = "0.1.0-dev"
-
 // Factory carries what every command needs.
 type Factory struct {
 	IO  *IOStreams
@@ -131,7 +128,7 @@ func isCobraUsage(err error) bool {
 func NewRootCmd(f *Factory) *cobra.Command {
 	root := newRunCmd(f)
 	root.Version = Version
-	root.SetVersionTemplate("pflow version {{.Version}}\n")
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SilenceErrors = true
 	root.SilenceUsage = true
 	root.AddCommand(
