@@ -18,6 +18,10 @@ import (
 // engineControls are step params the engine consumes (D15).
 var engineControls = []string{"retries", "retry_wait"}
 
+// stepKeys are the other keys a step line may hold; they are candidates for
+// did-you-mean when a param is unknown (e.g. on_eror).
+var stepKeys = []string{"type", "on_error", "batch"}
+
 // workflowParams are the params of a `type: workflow` step (§3.8).
 var workflowParams = []string{"workflow_name", "workflow_ref", "workflow_ir", "param_mapping", "output_mapping", "storage_mode", "scope_prefix", "max_depth", "error_action"}
 
@@ -39,7 +43,9 @@ func (v *validator) nodeTypes() {
 			continue
 		}
 		var hint []string
-		if s := suggest.Closest(n.Type, types, 3, 0.6); len(s) > 0 {
+		if a, ok := typeAliases[strings.ToLower(n.Type)]; ok && slices.Contains(types, a) {
+			hint = append(hint, fmt.Sprintf("Did you mean '%s'? (pflow's node for what '%s' does)", a, n.Type))
+		} else if s := suggest.Closest(n.Type, types, 3, 0.6); len(s) > 0 {
 			if len(s) == 1 {
 				hint = append(hint, fmt.Sprintf("Did you mean '%s'?", s[0]))
 			} else {
@@ -56,6 +62,18 @@ func (v *validator) nodeTypes() {
 			Hint: strings.Join(hint, "\n"),
 		})
 	}
+}
+
+// typeAliases maps the names agents reach for to pflow's node type that
+// does the same job, so an unknown type is suggested by meaning, not only by
+// spelling.
+var typeAliases = map[string]string{
+	"python": "code", "python3": "code", "py": "code", "javascript": "code", "js": "code", "script": "code",
+	"curl": "http", "wget": "http", "fetch": "http", "request": "http", "requests": "http", "api": "http", "get": "http", "post": "http",
+	"bash": "shell", "sh": "shell", "zsh": "shell", "cmd": "shell", "exec": "shell", "command": "shell", "run": "shell",
+	"cat": "read-file", "read": "read-file", "readfile": "read-file", "file": "read-file",
+	"write": "write-file", "writefile": "write-file", "save": "write-file",
+	"openai": "llm", "gpt": "llm", "claude": "llm", "ai": "llm", "prompt": "llm", "chat": "llm",
 }
 
 // nodeChecks runs each node type's own static check (e.g. Python syntax of
@@ -1265,13 +1283,14 @@ func (v *validator) unknownParams() {
 				continue
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
-			if s := suggest.Closest(p, known, 1, 0.4); len(s) > 0 {
+			if s := suggest.Closest(p, append(append(slices.Clone(known), engineControls...), stepKeys...), 1, 0.4); len(s) > 0 {
 				msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
 			}
+			// An unknown param is an error: a misspelt key would otherwise
+			// make the step silently do the wrong thing (issue #11).
 			v.add(layerParams, Diagnostic{
-				Severity: SeverityWarning,
-				Message:  msg,
-				NodeID:   n.ID, Param: p, Line: n.Line,
+				Message: msg,
+				NodeID:  n.ID, Param: p, Line: n.Line,
 				Hint: fmt.Sprintf("Parameters of %s: %s (see 'pflow registry describe %s').", n.Type, strings.Join(known, ", "), n.Type),
 			})
 		}
