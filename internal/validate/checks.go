@@ -53,7 +53,7 @@ func (v *validator) nodeTypes() {
 			}
 		}
 		if strings.HasPrefix(n.Type, "mcp-") {
-			hint = append(hint, "MCP tools become node types when their server is synced: check 'pflow mcp list', then run 'pflow mcp sync <server>'.")
+			hint = append(hint, "MCP tools become node types when their server is synced: check 'pflow mcp list'; a server that is not there is added with 'pflow mcp add <server> <command>', then run 'pflow mcp sync <server>'.")
 		}
 		hint = append(hint, "Run 'pflow registry list' to see available node types.")
 		v.add(layerTypes, Diagnostic{
