@@ -844,11 +844,45 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 			hint = append(hint, fmt.Sprintf("To read step '%s', add an output key: ${%s.<output>}.", s[0], s[0]))
 		}
 	}
+	if bh := v.batchHint(st.nodeID, head); bh != "" {
+		// A batch item is not an input: declaring it would make the
+		// workflow valid and wrong.
+		v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: bh})
+		return
+	}
 	hint = append(hint, fmt.Sprintf("Declare it under '## Inputs' (### %s) or pass it on the command line (%s=...).", head, head))
 	if x := v.byID[st.nodeID]; x != nil && x.Type == "shell" || isUpper(head) {
 		hint = append(hint, fmt.Sprintf("If this is a shell/environment variable, write $%s or $${%s}: pflow resolves every ${...} itself.", head, head))
 	}
 	v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: strings.Join(hint, "\n")})
+}
+
+// batchHint explains an undefined ${name} in step id in batch terms when it
+// looks like a batch item: ${item} (or another step's item name) in a step
+// without a batch, or a name other than the item in a batched step.
+func (v *validator) batchHint(id, name string) string {
+	x := v.byID[id]
+	if x == nil {
+		return ""
+	}
+	if x.Batch != nil {
+		alias := x.Batch.Alias()
+		if name == alias {
+			return ""
+		}
+		return fmt.Sprintf("Step '%s' runs as a batch whose current item is ${%s}. To call it ${%s}, add 'as: %s' to the step's ```yaml batch block; otherwise write ${%s}.",
+			id, alias, name, name, alias)
+	}
+	isItem := name == "item"
+	for _, n := range v.nodes {
+		if n.Batch != nil && n.Batch.Alias() == name {
+			isItem = true
+		}
+	}
+	if !isItem {
+		return ""
+	}
+	return fmt.Sprintf("${%s} is the current item of a batch, but step '%s' has no batch. Add a batch block to the step:\n```yaml batch\nitems: ${<step>.<list output>}\nas: %s\n```", name, id, name)
 }
 
 func isUpper(s string) bool {

@@ -15,7 +15,7 @@ import (
 // mistakesThreshold is the share of testdata/mistakes cases whose message
 // names the exact fix on both faces (CLI and MCP). Raise it as classes are
 // fixed; issue #11 aims for 95%.
-const mistakesThreshold = 0.74
+const mistakesThreshold = 0.76
 
 // validToday lists the corpus cases that still validate as valid (issue #11
 // classes not fixed yet). The list may only shrink: a listed case that is
