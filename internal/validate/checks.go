@@ -2,10 +2,12 @@ package validate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/pflow-go/pflow/internal/suggest"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -1306,6 +1308,19 @@ func (v *validator) unknownParams() {
 				})
 			}
 		}
+		if spec != nil {
+			for _, f := range spec.Interface.Params {
+				if val, ok := n.Params[f.Key]; ok && !mapped[f.Key] {
+					if msg, fix := literalMismatch(f, val); msg != "" {
+						v.add(layerParams, Diagnostic{
+							Message: fmt.Sprintf("Node '%s' (%s): parameter '%s' %s", n.ID, n.Type, f.Key, msg),
+							NodeID:  n.ID, Param: f.Key, Line: n.Line,
+							Hint: "Corrected line:\n" + fix,
+						})
+					}
+				}
+			}
+		}
 		if len(known) == 0 {
 			continue
 		}
@@ -1329,4 +1344,149 @@ func (v *validator) unknownParams() {
 			})
 		}
 	}
+}
+
+// literalMismatch checks a literal param value against its field's type and
+// enum. It returns what is wrong ("" when fine or not literal) and the
+// corrected '- key: value' line.
+func literalMismatch(f node.Field, val any) (string, string) {
+	if str, ok := val.(string); ok && template.HasTemplate(str) {
+		return "", ""
+	}
+	types := strings.Split(f.Type, "|")
+	checked := false
+	for _, t := range types {
+		ok, known := literalFits(strings.TrimSpace(t), val)
+		if ok {
+			if len(f.Enum) > 0 {
+				return enumMismatch(f, val)
+			}
+			return "", ""
+		}
+		checked = checked || known
+	}
+	if !checked {
+		return "", ""
+	}
+	want := map[string]string{"str": "a string", "int": "a whole number", "float": "a number", "dict": "an object (key: value lines)", "list": "a list", "bool": "true or false"}
+	var names []string
+	for _, t := range types {
+		if w, ok := want[strings.TrimSpace(t)]; ok {
+			names = append(names, w)
+		}
+	}
+	return fmt.Sprintf("expects %s (%s), got %s", strings.Join(names, " or "), f.Type, describeLiteral(val)), exampleLine(f)
+}
+
+// literalFits reports whether val fits type t, and whether t is a type this
+// check knows.
+func literalFits(t string, val any) (fits, known bool) {
+	switch t {
+	case "str", "string":
+		switch val.(type) {
+		case map[string]any, []any:
+			return false, true
+		}
+		return true, true
+	case "int", "integer":
+		switch x := val.(type) {
+		case int64, int:
+			return true, true
+		case float64:
+			return x == float64(int64(x)), true
+		case string:
+			_, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+			return err == nil, true
+		}
+		return false, true
+	case "float", "number":
+		switch x := val.(type) {
+		case int64, int, float64:
+			return true, true
+		case string:
+			_, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			return err == nil, true
+		}
+		return false, true
+	case "dict", "object":
+		switch x := val.(type) {
+		case map[string]any:
+			return true, true
+		case string:
+			var m map[string]any
+			return json.Unmarshal([]byte(x), &m) == nil, true
+		}
+		return false, true
+	case "list", "array":
+		switch x := val.(type) {
+		case []any:
+			return true, true
+		case string:
+			var l []any
+			return json.Unmarshal([]byte(x), &l) == nil, true
+		}
+		return false, true
+	case "bool", "boolean":
+		switch x := val.(type) {
+		case bool:
+			return true, true
+		case string:
+			_, err := strconv.ParseBool(x)
+			return err == nil, true
+		}
+		return false, true
+	}
+	return true, false
+}
+
+func enumMismatch(f node.Field, val any) (string, string) {
+	got := fmt.Sprint(val)
+	var opts []string
+	for _, e := range f.Enum {
+		s := fmt.Sprint(e)
+		if strings.EqualFold(s, got) {
+			return "", ""
+		}
+		opts = append(opts, s)
+	}
+	fix := opts[0]
+	if s := suggest.Closest(got, opts, 1, 0.3); len(s) > 0 {
+		fix = s[0]
+	}
+	return fmt.Sprintf("must be one of %s, got %s", strings.Join(opts, ", "), describeLiteral(val)), fmt.Sprintf("- %s: %s", f.Key, fix)
+}
+
+func describeLiteral(val any) string {
+	switch x := val.(type) {
+	case string:
+		return fmt.Sprintf("the text %q", x)
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprintf("%v", val)
+}
+
+// exampleLine is a corrected '- key: value' line for f.
+func exampleLine(f node.Field) string {
+	t := strings.TrimSpace(strings.Split(f.Type, "|")[0])
+	if f.Default != nil {
+		if b, err := json.Marshal(f.Default); err == nil && t != "dict" && t != "list" {
+			return fmt.Sprintf("- %s: %s", f.Key, b)
+		}
+	}
+	switch t {
+	case "int", "integer":
+		return fmt.Sprintf("- %s: 30", f.Key)
+	case "float", "number":
+		return fmt.Sprintf("- %s: 0.5", f.Key)
+	case "dict", "object":
+		return fmt.Sprintf("- %s:\n    NAME: value", f.Key)
+	case "list", "array":
+		return fmt.Sprintf("- %s: [first, second]", f.Key)
+	case "bool", "boolean":
+		return fmt.Sprintf("- %s: true", f.Key)
+	}
+	return fmt.Sprintf("- %s: \"text\"", f.Key)
 }

@@ -844,3 +844,40 @@ func TestShellGuardUsesInputTypes(t *testing.T) {
 	errs, _ := run(t, w)
 	find(t, errs, "Shell node 'sh': cannot use ${cfg} (type: dict) in command parameter.")
 }
+
+func TestLiteralParamTypes(t *testing.T) {
+	tests := []struct {
+		name   string
+		params map[string]any
+		typ    string
+		want   string // "" means no error
+	}{
+		{"word for number", map[string]any{"command": "echo", "timeout": "soon"}, "shell", `parameter 'timeout' expects a whole number (int), got the text "soon"`},
+		{"number ok", map[string]any{"command": "echo", "timeout": int64(5)}, "shell", ""},
+		{"template skipped", map[string]any{"command": "echo", "timeout": "${x}"}, "shell", ""},
+		{"string for dict", map[string]any{"command": "echo", "env": "FOO=bar"}, "shell", "parameter 'env' expects an object"},
+		{"list for string", map[string]any{"command": []any{"echo", "hi"}}, "shell", "parameter 'command' expects a string (str), got a list"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := wf(nd("a", tc.typ, tc.params))
+			w.Inputs = workflow.Inputs{input("x", 2)}
+			errs, _ := run(t, w)
+			var got []string
+			for _, e := range errs {
+				if strings.Contains(e.Message, "parameter '") && !strings.Contains(e.Message, "unknown") {
+					got = append(got, e.Message+"\n"+e.Hint)
+				}
+			}
+			if tc.want == "" {
+				if len(got) > 0 {
+					t.Errorf("want no type error, got %q", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tc.want) || !strings.Contains(got[0], "Corrected line:") {
+				t.Errorf("want one error containing %q and a corrected line, got %q", tc.want, got)
+			}
+		})
+	}
+}
