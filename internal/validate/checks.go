@@ -2,10 +2,12 @@ package validate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/pflow-go/pflow/internal/suggest"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -17,6 +19,10 @@ import (
 
 // engineControls are step params the engine consumes (D15).
 var engineControls = []string{"retries", "retry_wait"}
+
+// stepKeys are the other keys a step line may hold; they are candidates for
+// did-you-mean when a param is unknown (e.g. on_eror).
+var stepKeys = []string{"type", "on_error", "batch"}
 
 // workflowParams are the params of a `type: workflow` step (§3.8).
 var workflowParams = []string{"workflow_name", "workflow_ref", "workflow_ir", "param_mapping", "output_mapping", "storage_mode", "scope_prefix", "max_depth", "error_action"}
@@ -39,7 +45,9 @@ func (v *validator) nodeTypes() {
 			continue
 		}
 		var hint []string
-		if s := suggest.Closest(n.Type, types, 3, 0.6); len(s) > 0 {
+		if a, ok := typeAliases[strings.ToLower(n.Type)]; ok && slices.Contains(types, a) {
+			hint = append(hint, fmt.Sprintf("Did you mean '%s'? (pflow's node for what '%s' does)", a, n.Type))
+		} else if s := suggest.Closest(n.Type, types, 3, 0.6); len(s) > 0 {
 			if len(s) == 1 {
 				hint = append(hint, fmt.Sprintf("Did you mean '%s'?", s[0]))
 			} else {
@@ -47,7 +55,7 @@ func (v *validator) nodeTypes() {
 			}
 		}
 		if strings.HasPrefix(n.Type, "mcp-") {
-			hint = append(hint, "MCP tools become node types when their server is synced: check 'pflow mcp list', then run 'pflow mcp sync <server>'.")
+			hint = append(hint, "MCP tools become node types when their server is synced: check 'pflow mcp list'; a server that is not there is added with 'pflow mcp add <server> <command>', then run 'pflow mcp sync <server>'.")
 		}
 		hint = append(hint, "Run 'pflow registry list' to see available node types.")
 		v.add(layerTypes, Diagnostic{
@@ -56,6 +64,18 @@ func (v *validator) nodeTypes() {
 			Hint: strings.Join(hint, "\n"),
 		})
 	}
+}
+
+// typeAliases maps the names agents reach for to pflow's node type that
+// does the same job, so an unknown type is suggested by meaning, not only by
+// spelling.
+var typeAliases = map[string]string{
+	"python": "code", "python3": "code", "py": "code", "javascript": "code", "js": "code", "script": "code",
+	"curl": "http", "wget": "http", "fetch": "http", "request": "http", "requests": "http", "api": "http", "get": "http", "post": "http",
+	"bash": "shell", "sh": "shell", "zsh": "shell", "cmd": "shell", "exec": "shell", "command": "shell", "run": "shell",
+	"cat": "read-file", "read": "read-file", "readfile": "read-file", "file": "read-file",
+	"write": "write-file", "writefile": "write-file", "save": "write-file",
+	"openai": "llm", "gpt": "llm", "claude": "llm", "ai": "llm", "prompt": "llm", "chat": "llm",
 }
 
 // nodeChecks runs each node type's own static check (e.g. Python syntax of
@@ -826,11 +846,45 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 			hint = append(hint, fmt.Sprintf("To read step '%s', add an output key: ${%s.<output>}.", s[0], s[0]))
 		}
 	}
+	if bh := v.batchHint(st.nodeID, head); bh != "" {
+		// A batch item is not an input: declaring it would make the
+		// workflow valid and wrong.
+		v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: bh})
+		return
+	}
 	hint = append(hint, fmt.Sprintf("Declare it under '## Inputs' (### %s) or pass it on the command line (%s=...).", head, head))
 	if x := v.byID[st.nodeID]; x != nil && x.Type == "shell" || isUpper(head) {
 		hint = append(hint, fmt.Sprintf("If this is a shell/environment variable, write $%s or $${%s}: pflow resolves every ${...} itself.", head, head))
 	}
 	v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: strings.Join(hint, "\n")})
+}
+
+// batchHint explains an undefined ${name} in step id in batch terms when it
+// looks like a batch item: ${item} (or another step's item name) in a step
+// without a batch, or a name other than the item in a batched step.
+func (v *validator) batchHint(id, name string) string {
+	x := v.byID[id]
+	if x == nil {
+		return ""
+	}
+	if x.Batch != nil {
+		alias := x.Batch.Alias()
+		if name == alias {
+			return ""
+		}
+		return fmt.Sprintf("Step '%s' runs as a batch whose current item is ${%s}. To call it ${%s}, add 'as: %s' to the step's ```yaml batch block; otherwise write ${%s}.",
+			id, alias, name, name, alias)
+	}
+	isItem := name == "item"
+	for _, n := range v.nodes {
+		if n.Batch != nil && n.Batch.Alias() == name {
+			isItem = true
+		}
+	}
+	if !isItem {
+		return ""
+	}
+	return fmt.Sprintf("${%s} is the current item of a batch, but step '%s' has no batch. Add a batch block to the step:\n```yaml batch\nitems: ${<step>.<list output>}\nas: %s\n```", name, id, name)
 }
 
 func isUpper(s string) bool {
@@ -1254,6 +1308,19 @@ func (v *validator) unknownParams() {
 				})
 			}
 		}
+		if spec != nil {
+			for _, f := range spec.Interface.Params {
+				if val, ok := n.Params[f.Key]; ok && !mapped[f.Key] {
+					if msg, fix := literalMismatch(f, val); msg != "" {
+						v.add(layerParams, Diagnostic{
+							Message: fmt.Sprintf("Node '%s' (%s): parameter '%s' %s", n.ID, n.Type, f.Key, msg),
+							NodeID:  n.ID, Param: f.Key, Line: n.Line,
+							Hint: "Corrected line:\n" + fix,
+						})
+					}
+				}
+			}
+		}
 		if len(known) == 0 {
 			continue
 		}
@@ -1265,15 +1332,161 @@ func (v *validator) unknownParams() {
 				continue
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
-			if s := suggest.Closest(p, known, 1, 0.4); len(s) > 0 {
+			if s := suggest.Closest(p, append(append(slices.Clone(known), engineControls...), stepKeys...), 1, 0.4); len(s) > 0 {
 				msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
 			}
+			// An unknown param is an error: a misspelt key would otherwise
+			// make the step silently do the wrong thing (issue #11).
 			v.add(layerParams, Diagnostic{
-				Severity: SeverityWarning,
-				Message:  msg,
-				NodeID:   n.ID, Param: p, Line: n.Line,
+				Message: msg,
+				NodeID:  n.ID, Param: p, Line: n.Line,
 				Hint: fmt.Sprintf("Parameters of %s: %s (see 'pflow registry describe %s').", n.Type, strings.Join(known, ", "), n.Type),
 			})
 		}
 	}
+}
+
+// literalMismatch checks a literal param value against its field's type and
+// enum. It returns what is wrong ("" when fine or not literal) and the
+// corrected '- key: value' line.
+func literalMismatch(f node.Field, val any) (string, string) {
+	if str, ok := val.(string); ok && template.HasTemplate(str) {
+		return "", ""
+	}
+	types := strings.Split(f.Type, "|")
+	checked := false
+	for _, t := range types {
+		ok, known := literalFits(strings.TrimSpace(t), val)
+		if ok {
+			if len(f.Enum) > 0 {
+				return enumMismatch(f, val)
+			}
+			return "", ""
+		}
+		checked = checked || known
+	}
+	if !checked {
+		return "", ""
+	}
+	want := map[string]string{"str": "a string", "int": "a whole number", "float": "a number", "dict": "an object (key: value lines)", "list": "a list", "bool": "true or false"}
+	var names []string
+	for _, t := range types {
+		if w, ok := want[strings.TrimSpace(t)]; ok {
+			names = append(names, w)
+		}
+	}
+	return fmt.Sprintf("expects %s (%s), got %s", strings.Join(names, " or "), f.Type, describeLiteral(val)), exampleLine(f)
+}
+
+// literalFits reports whether val fits type t, and whether t is a type this
+// check knows.
+func literalFits(t string, val any) (fits, known bool) {
+	switch t {
+	case "str", "string":
+		switch val.(type) {
+		case map[string]any, []any:
+			return false, true
+		}
+		return true, true
+	case "int", "integer":
+		switch x := val.(type) {
+		case int64, int:
+			return true, true
+		case float64:
+			return x == float64(int64(x)), true
+		case string:
+			_, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+			return err == nil, true
+		}
+		return false, true
+	case "float", "number":
+		switch x := val.(type) {
+		case int64, int, float64:
+			return true, true
+		case string:
+			_, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			return err == nil, true
+		}
+		return false, true
+	case "dict", "object":
+		switch x := val.(type) {
+		case map[string]any:
+			return true, true
+		case string:
+			var m map[string]any
+			return json.Unmarshal([]byte(x), &m) == nil, true
+		}
+		return false, true
+	case "list", "array":
+		switch x := val.(type) {
+		case []any:
+			return true, true
+		case string:
+			var l []any
+			return json.Unmarshal([]byte(x), &l) == nil, true
+		}
+		return false, true
+	case "bool", "boolean":
+		switch x := val.(type) {
+		case bool:
+			return true, true
+		case string:
+			_, err := strconv.ParseBool(x)
+			return err == nil, true
+		}
+		return false, true
+	}
+	return true, false
+}
+
+func enumMismatch(f node.Field, val any) (string, string) {
+	got := fmt.Sprint(val)
+	var opts []string
+	for _, e := range f.Enum {
+		s := fmt.Sprint(e)
+		if strings.EqualFold(s, got) {
+			return "", ""
+		}
+		opts = append(opts, s)
+	}
+	fix := opts[0]
+	if s := suggest.Closest(got, opts, 1, 0.3); len(s) > 0 {
+		fix = s[0]
+	}
+	return fmt.Sprintf("must be one of %s, got %s", strings.Join(opts, ", "), describeLiteral(val)), fmt.Sprintf("- %s: %s", f.Key, fix)
+}
+
+func describeLiteral(val any) string {
+	switch x := val.(type) {
+	case string:
+		return fmt.Sprintf("the text %q", x)
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprintf("%v", val)
+}
+
+// exampleLine is a corrected '- key: value' line for f.
+func exampleLine(f node.Field) string {
+	t := strings.TrimSpace(strings.Split(f.Type, "|")[0])
+	if f.Default != nil {
+		if b, err := json.Marshal(f.Default); err == nil && t != "dict" && t != "list" {
+			return fmt.Sprintf("- %s: %s", f.Key, b)
+		}
+	}
+	switch t {
+	case "int", "integer":
+		return fmt.Sprintf("- %s: 30", f.Key)
+	case "float", "number":
+		return fmt.Sprintf("- %s: 0.5", f.Key)
+	case "dict", "object":
+		return fmt.Sprintf("- %s:\n    NAME: value", f.Key)
+	case "list", "array":
+		return fmt.Sprintf("- %s: [first, second]", f.Key)
+	case "bool", "boolean":
+		return fmt.Sprintf("- %s: true", f.Key)
+	}
+	return fmt.Sprintf("- %s: \"text\"", f.Key)
 }

@@ -519,7 +519,7 @@ func TestTemplateChecks(t *testing.T) {
 				return wf(nd("a", "shell", map[string]any{"command": "true", "comand": "x", "retries": int64(2)}))
 			},
 			prefix: "Node 'a' (shell): unknown parameter 'comand'. Did you mean 'command'?",
-			sev:    SeverityWarning,
+			sev:    SeverityError,
 		},
 		{
 			name:   "missing required param",
@@ -692,6 +692,7 @@ func TestManyProblemsReportedTogether(t *testing.T) {
 		"Declared input(s) never used as template variable: unused",
 		"Unknown node type: 'shel'",
 		"Node 'c' (type: shell) does not output 'nothing'",
+		"Node 'c' (shell): unknown parameter 'bogus'.",
 	}
 	if len(errs) != len(want) {
 		t.Errorf("want %d errors, got:\n%s", len(want), dump(errs))
@@ -701,7 +702,7 @@ func TestManyProblemsReportedTogether(t *testing.T) {
 			t.Errorf("error %d = %q, want prefix %q (layer order)", i, errs[i].Message, p)
 		}
 	}
-	find(t, warns, "Node 'c' (shell): unknown parameter 'bogus'.")
+	_ = warns
 }
 
 func TestNilCatalogSkipsInterfaceChecks(t *testing.T) {
@@ -842,4 +843,41 @@ func TestShellGuardUsesInputTypes(t *testing.T) {
 	w.Inputs = workflow.Inputs{in}
 	errs, _ := run(t, w)
 	find(t, errs, "Shell node 'sh': cannot use ${cfg} (type: dict) in command parameter.")
+}
+
+func TestLiteralParamTypes(t *testing.T) {
+	tests := []struct {
+		name   string
+		params map[string]any
+		typ    string
+		want   string // "" means no error
+	}{
+		{"word for number", map[string]any{"command": "echo", "timeout": "soon"}, "shell", `parameter 'timeout' expects a whole number (int), got the text "soon"`},
+		{"number ok", map[string]any{"command": "echo", "timeout": int64(5)}, "shell", ""},
+		{"template skipped", map[string]any{"command": "echo", "timeout": "${x}"}, "shell", ""},
+		{"string for dict", map[string]any{"command": "echo", "env": "FOO=bar"}, "shell", "parameter 'env' expects an object"},
+		{"list for string", map[string]any{"command": []any{"echo", "hi"}}, "shell", "parameter 'command' expects a string (str), got a list"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := wf(nd("a", tc.typ, tc.params))
+			w.Inputs = workflow.Inputs{input("x", 2)}
+			errs, _ := run(t, w)
+			var got []string
+			for _, e := range errs {
+				if strings.Contains(e.Message, "parameter '") && !strings.Contains(e.Message, "unknown") {
+					got = append(got, e.Message+"\n"+e.Hint)
+				}
+			}
+			if tc.want == "" {
+				if len(got) > 0 {
+					t.Errorf("want no type error, got %q", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tc.want) || !strings.Contains(got[0], "Corrected line:") {
+				t.Errorf("want one error containing %q and a corrected line, got %q", tc.want, got)
+			}
+		})
+	}
 }

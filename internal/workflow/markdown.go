@@ -119,7 +119,12 @@ type mdParser struct {
 	titleText string
 	warnings  []string
 	stepTypo  string // "Line N has '## Step' …" for the missing-steps error
-	desc      []string
+	// secTypo is the misspelt section heading ('## Output') the parser is
+	// under, and secFix its correct form; an entry under it is an error,
+	// since it would otherwise be silently ignored.
+	secTypo, secFix string
+	secTypoLine     int
+	desc            []string
 
 	stepsLine int
 	ent       *entity
@@ -463,6 +468,7 @@ func (p *mdParser) onHeading(h *headingEv) error {
 			return err
 		}
 		p.sawH2 = true
+		p.secTypo, p.secFix, p.secTypoLine = "", "", 0
 		name := strings.ToLower(h.text)
 		switch name {
 		case "inputs", "steps", "outputs":
@@ -479,6 +485,9 @@ func (p *mdParser) onHeading(h *headingEv) error {
 			}
 			if typo == "Steps" && p.stepTypo == "" {
 				p.stepTypo = fmt.Sprintf("Line %d has '## %s' — did you mean '## Steps'?", h.line, h.text)
+			}
+			if typo != "" && typo != "Steps" { // a missing '## Steps' has its own error
+				p.secTypo, p.secFix, p.secTypoLine = h.text, typo, h.line
 			}
 			if typo != "" {
 				p.warn(fmt.Sprintf("Line %d: '## %s' looks like a typo — did you mean '## %s'?", h.line, h.text, typo))
@@ -506,6 +515,10 @@ func (p *mdParser) onHeading(h *headingEv) error {
 			seen[id] = h.line
 			p.ent = &entity{section: p.section, id: id, line: h.line}
 		default:
+			if p.secTypo != "" {
+				return p.errf(p.secTypoLine, fmt.Sprintf("Change the heading to:\n## %s\nso '### %s' (line %d) and the entries after it are read.", p.secFix, id, h.line),
+					"'## %s' is not a section pflow reads — did you mean '## %s'?", p.secTypo, p.secFix)
+			}
 			// Entities outside the known sections are documentation.
 			p.ent = &entity{section: secOther, id: id, line: h.line}
 		}

@@ -257,6 +257,11 @@ func TestSectionsAndHeadings(t *testing.T) {
 	if pe.Line != 13 || pe.Message != "Invalid entity ID 'Some Note'." {
 		t.Errorf("got %v", pe)
 	}
+	// An entry under a misspelt section is an error naming the heading.
+	pe = parseErr(t, wrap("### a\nStep a.\n- type: shell\n\n## Output\n\n### o\nThe o.\n- source: x\n"))
+	if pe.Message != "'## Output' is not a section pflow reads — did you mean '## Outputs'?" || !strings.Contains(pe.Suggestion, "## Outputs") {
+		t.Errorf("got %v", pe)
+	}
 	// The same id may appear in Inputs and Steps.
 	parseMD(t, "# T\n## Inputs\n### a\nIn.\n## Steps\n### a\nStep.\n- type: shell\n")
 }

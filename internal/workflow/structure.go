@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pflow-go/pflow/internal/suggest"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -298,6 +299,12 @@ func jsonTypeName(v any) string {
 	}
 }
 
+// keyAliases maps keys agents commonly write to the key pflow expects.
+var keyAliases = map[string]string{
+	"concurrency": "max_concurrent", "max_parallel": "max_concurrent", "workers": "max_concurrent",
+	"list": "items", "over": "items", "each": "items",
+}
+
 // decoder turns generic (canonical) values into IR structs, recording every
 // schema violation it meets instead of stopping at the first.
 type decoder struct{ errs []StructureError }
@@ -329,7 +336,28 @@ func (d *decoder) unknown(path string, m map[string]any, allowed ...string) []st
 	if len(extra) > 1 {
 		verb = "were"
 	}
-	d.add(path, fmt.Sprintf("Additional properties are not allowed (%s %s unexpected)", strings.Join(parts, ", "), verb), "Remove unknown properties or check field names")
+	var fixes []string
+	for _, k := range extra {
+		if a, ok := keyAliases[k]; ok && slices.Contains(allowed, a) {
+			fixes = append(fixes, fmt.Sprintf("'%s': did you mean '%s'?", k, a))
+		} else if s := suggest.Closest(k, allowed, 1, 0.5); len(s) > 0 {
+			fixes = append(fixes, fmt.Sprintf("'%s': did you mean '%s'?", k, s[0]))
+		}
+	}
+	var shown []string
+	for _, k := range allowed {
+		if !strings.HasPrefix(k, "_") {
+			shown = append(shown, k)
+		}
+	}
+	allowed = shown
+	sug := "Remove unknown properties or check field names"
+	if len(fixes) > 0 {
+		sug = strings.Join(fixes, "\n") + "\nValid keys here: " + strings.Join(allowed, ", ")
+	} else if len(allowed) > 0 {
+		sug += " (valid keys here: " + strings.Join(allowed, ", ") + ")"
+	}
+	d.add(path, fmt.Sprintf("Additional properties are not allowed (%s %s unexpected)", strings.Join(parts, ", "), verb), sug)
 	return extra
 }
 

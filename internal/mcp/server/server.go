@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -404,8 +405,11 @@ func agentHint(h string) string {
 		"'pflow registry list'", "registry_list",
 		"pflow workflow list", "workflow_list",
 	)
-	return r.Replace(h)
+	return describeHint.ReplaceAllString(r.Replace(h), `registry_describe (nodes: ["$1"])`)
 }
+
+// describeHint finds a CLI 'pflow registry describe <type>' in a hint.
+var describeHint = regexp.MustCompile(`'pflow registry describe ([^' ]+)'`)
 
 // errorType maps a pferr kind to an envelope error type.
 func errorType(kind string) string {

@@ -313,12 +313,21 @@ func validationFailure(out *app.RunOutcome, env map[string]any) map[string]any {
 		msg = fmt.Sprintf("workflow validation failed: Line %d: %s", first.Line, first.Message)
 	}
 	if n := len(out.ValidationErrors); n > 1 {
-		msg += fmt.Sprintf(" (and %d more)", n-1)
+		// Every problem is in the message, one line each, so an agent
+		// fixes them all in one pass (issue #11).
+		msg = fmt.Sprintf("workflow validation failed: %d problems:", n)
+		for i, d := range out.ValidationErrors {
+			line := d.Message
+			if d.Line > 0 {
+				line = fmt.Sprintf("Line %d: %s", d.Line, d.Message)
+			}
+			msg += fmt.Sprintf("\n%d. %s", i+1, line)
+		}
 	}
 	var sugg []string
 	seen := map[string]bool{}
 	for _, d := range out.ValidationErrors {
-		for _, l := range strings.Split(d.Hint, "\n") {
+		for _, l := range strings.Split(agentHint(d.Hint), "\n") {
 			if l = strings.TrimSpace(l); l != "" && !seen[l] {
 				seen[l] = true
 				sugg = append(sugg, l)
@@ -326,8 +335,42 @@ func validationFailure(out *app.RunOutcome, env map[string]any) map[string]any {
 		}
 	}
 	return failure(ErrValidation, msg, map[string]any{
-		"valid": false, "validation_errors": env["validation_errors"], "diagnostics": env["diagnostics"], "warnings": env["warnings"],
+		"valid": false, "validation_errors": agentValue(env["validation_errors"]), "diagnostics": agentValue(env["diagnostics"]), "warnings": agentValue(env["warnings"]),
 	}, sugg)
+}
+
+// agentValue applies agentHint to every string inside v (a decoded or
+// built JSON value), so the diagnostics' hints name tools, not CLI commands.
+func agentValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return agentHint(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = agentValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = agentValue(e)
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = agentHint(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = agentValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 func withNotFoundHint(err error) error {
