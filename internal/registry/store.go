@@ -40,6 +40,17 @@ type MCPInfo struct {
 	Tool         string         `json:"tool"` // original tool name, sent in tools/call
 	InputSchema  map[string]any `json:"input_schema,omitempty"`
 	OutputSchema map[string]any `json:"output_schema,omitempty"`
+	// Hints are the tool's MCP annotations that decide whether a step may run
+	// again after a crash or be cached, when its server is trusted (D17).
+	Hints *MCPHints `json:"hints,omitempty"`
+}
+
+// MCPHints are the behaviour annotations an MCP tool declares (readOnlyHint,
+// idempotentHint). They are claims of the server: pflow acts on them only for
+// servers marked trusted.
+type MCPHints struct {
+	ReadOnly   bool `json:"read_only,omitempty"`
+	Idempotent bool `json:"idempotent,omitempty"`
 }
 
 // Entry is one node type in registry.json.

@@ -43,7 +43,23 @@ type Settings struct {
 	Runtime  RuntimeSettings   `json:"runtime"`
 	LLM      LLMSettings       `json:"llm"`
 	Env      map[string]string `json:"env"`
+	// Retention bounds the records of past runs kept under $PFLOW_HOME.
+	Retention RetentionSettings `json:"retention"`
 }
+
+// RetentionSettings says how much history pflow keeps: the newest Keep runs,
+// none older than MaxAgeDays (0: no limit). It applies to run records
+// ($PFLOW_HOME/runs) and is meant to be shared by traces ($PFLOW_HOME/debug).
+type RetentionSettings struct {
+	Keep       int `json:"keep"`
+	MaxAgeDays int `json:"max_age_days"`
+}
+
+// Default retention: the newest 100 runs, at most 30 days old.
+const (
+	DefaultRetentionKeep = 100
+	DefaultRetentionDays = 30
+)
 
 // RegistrySettings configures which nodes are usable and how registry run prints.
 type RegistrySettings struct {
@@ -82,8 +98,9 @@ func Default() *Settings {
 			Nodes:      NodeFilter{Allow: []string{"*"}, Deny: append([]string(nil), DefaultDeny...)},
 			OutputMode: OutputSmart,
 		},
-		Runtime: RuntimeSettings{TemplateResolutionMode: ResolutionStrict},
-		Env:     map[string]string{},
+		Runtime:   RuntimeSettings{TemplateResolutionMode: ResolutionStrict},
+		Env:       map[string]string{},
+		Retention: RetentionSettings{Keep: DefaultRetentionKeep, MaxAgeDays: DefaultRetentionDays},
 	}
 }
 
@@ -327,7 +344,7 @@ func splitWords(name string) []string {
 }
 
 // knownKeys are the top-level keys Settings manages.
-var knownKeys = map[string]bool{"version": true, "registry": true, "runtime": true, "llm": true, "env": true}
+var knownKeys = map[string]bool{"version": true, "registry": true, "runtime": true, "llm": true, "env": true, "retention": true}
 
 // keepUnknownKeys carries top-level keys pflow does not manage (written by
 // another version or by hand) from the old file into the new one, so an
