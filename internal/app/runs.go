@@ -157,6 +157,7 @@ func (a *App) ResumeTarget(ref string) (*Target, error) {
 			return nil, pferr.Newf(pferr.NotFound, "run '%s' ran %s, which cannot be read now: %s", id, m.Workflow.Path, pferr.As(err).Message).
 				WithHint("Restore the file, or name the workflow to resume with: pflow --resume " + id + " <workflow.pflow.md>")
 		}
+		t.Name = m.Workflow.Name // as first given, for traces and listings
 		return t, nil
 	}
 	return nil, pferr.Newf(pferr.Validation, "run '%s' ran an inline workflow, which pflow does not keep to run again", id).

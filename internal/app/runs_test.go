@@ -238,3 +238,78 @@ func TestResumeRefusals(t *testing.T) {
 		t.Fatalf("unknown run: %v", err)
 	}
 }
+
+// batchWorkflow is a 100-item batch whose item 60 fails until the flag file
+// exists; every item appends its index to the counter.
+func batchWorkflow(parallel bool) string {
+	par := ""
+	if parallel {
+		par = "parallel: true\nmax_concurrent: 8\n"
+	}
+	return "# Batch\nOne hundred items.\n\n## Inputs\n\n### counter\nThe counter file.\n- type: string\n\n### flag\nItem 60 needs it.\n- type: string\n\n## Steps\n" +
+		"\n### list\nThe items.\n- type: shell\n- command: seq 0 99 | paste -sd, | sed 's/^/[/; s/$/]/'\n" +
+		"\n### each\nOne per item.\n- type: shell\n" +
+		"\n```shell command\necho \"i${item}\" >> \"${counter}\"\ntest \"${item}\" != 60 || test -f \"${flag}\" || exit 1\necho \"done ${item}\"\n```\n" +
+		"\n```yaml batch\nitems: ${list.stdout}\n" + par + "```\n" +
+		"\n### total\nCount them.\n- type: shell\n- command: echo ${each.count}\n" +
+		"\n## Outputs\n\n### total\nHow many.\n- source: ${total.stdout}\n"
+}
+
+// A batch of 100 items failing at item 60 resumes at the unfinished items:
+// no finished item runs again.
+func TestResumeBatchItemByItem(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parallel=%v", parallel), func(t *testing.T) {
+			a, _ := testApp(t)
+			dir := t.TempDir()
+			wf := filepath.Join(dir, "batch.pflow.md")
+			counter, flag := filepath.Join(dir, "counter"), filepath.Join(dir, "flag")
+			os.WriteFile(wf, []byte(batchWorkflow(parallel)), 0o644)
+			params := map[string]any{"counter": counter, "flag": flag}
+			first := runFile(t, a, wf, params, nil)
+			if first.Result.Success() || first.Result.Failure.NodeID != "each" {
+				t.Fatalf("first run: %+v", first.Result.Failure)
+			}
+			before := counts(t, counter)
+			if before["i60"] != 1 || (!parallel && len(before) != 61) {
+				t.Fatalf("first run ran %d items: %v", len(before), before)
+			}
+			os.WriteFile(flag, nil, 0o644) // the fix
+			res := runFile(t, a, wf, nil, func(r *RunRequest) { r.Resume = first.RunID })
+			if !res.Result.Success() || res.Result.Outputs["total"] != "100" {
+				t.Fatalf("resume: %+v %v", res.Result.Failure, res.Result.Outputs)
+			}
+			// Items that completed in the first run never run again; every
+			// other item runs once more (an item cut short when item 60
+			// failed counts as failed).
+			detail, err := a.ShowRun(first.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			completed := map[int]bool{}
+			for _, st := range detail.Steps {
+				if st.Path == "each" && st.Item != nil && st.Status == runtime.StatusCompleted {
+					completed[*st.Item] = true
+				}
+			}
+			if len(completed) < 60 || completed[60] {
+				t.Fatalf("first run completed %d items (60 among them: %v)", len(completed), completed[60])
+			}
+			after := counts(t, counter)
+			for i := 0; i < 100; i++ {
+				k := fmt.Sprintf("i%d", i)
+				want := before[k] + 1
+				if completed[i] {
+					want = 1
+				}
+				if after[k] != want {
+					t.Errorf("item %d ran %d times, want %d (completed in the first run: %v)", i, after[k], want, completed[i])
+				}
+			}
+			sum, _ := a.ListRuns(1)
+			if sum[0].Resumed != len(completed)+1 || sum[0].Ran != 100-len(completed)+1 { // + list re-used; + total run
+				t.Errorf("resumed %d, ran %d (first run completed %d items)", sum[0].Resumed, sum[0].Ran, len(completed))
+			}
+		})
+	}
+}
