@@ -243,8 +243,9 @@ type liteEntry struct {
 }
 
 type liteMCP struct {
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
+	Server string    `json:"server"`
+	Tool   string    `json:"tool"`
+	Hints  *MCPHints `json:"hints"`
 }
 
 // LoadWithoutSchemas is Load without the MCP input/output schemas
@@ -277,7 +278,7 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 		}
 		ne := &Entry{ClassName: e.ClassName, FilePath: e.FilePath, Type: e.Type, Kind: e.Kind, Group: e.Group, Interface: e.Interface}
 		if e.MCP != nil {
-			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
 		}
 		f.Nodes[k] = ne
 	}
@@ -405,7 +406,7 @@ func (lf *liteFile) file() *File {
 		}
 		ne := &Entry{ClassName: e.ClassName, FilePath: e.FilePath, Type: e.Type, Kind: e.Kind, Group: e.Group, Interface: e.Interface}
 		if e.MCP != nil {
-			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
 		}
 		f.Nodes[k] = ne
 	}
@@ -528,7 +529,7 @@ func (f *File) withoutSchemas() *File {
 		}
 		if e.MCP != nil && (e.MCP.InputSchema != nil || e.MCP.OutputSchema != nil) {
 			c := *e
-			c.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+			c.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
 			e = &c
 		}
 		out.Nodes[k] = e
