@@ -69,6 +69,9 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 		if s.Error != "" {
 			st["error"] = s.Error
 		}
+		if s.Source != "" {
+			st["source"] = s.Source // re-used from the resumed run, or served from the step cache
+		}
 		steps = append(steps, st)
 	}
 	metrics := Metrics(r)
@@ -93,6 +96,12 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 	}
 	if o.TracePath != "" {
 		env["trace_path"] = o.TracePath
+	}
+	if o.RunID != "" {
+		env["run_id"] = o.RunID
+	}
+	if o.ResumedFrom != "" {
+		env["resumed_from"] = o.ResumedFrom
 	}
 	if r.Success() {
 		result := map[string]any{}
@@ -129,7 +138,15 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 				completed = append(completed, s.NodeID)
 			}
 		}
-		env["checkpoint"] = map[string]any{"completed_nodes": completed, "failed_node": fl.NodeID}
+		cp := map[string]any{"completed_nodes": completed, "failed_node": fl.NodeID}
+		if o.RunID != "" {
+			// The failure is a checkpoint: fix the workflow and resume the run;
+			// its completed steps that are unchanged do not run again (D17).
+			cp["run_id"] = o.RunID
+			cp["resumable"] = true
+			cp["resume_command"] = "pflow --resume " + o.RunID
+		}
+		env["checkpoint"] = cp
 	}
 	return red.Value(env).(map[string]any)
 }

@@ -416,6 +416,9 @@ func BuildMCPEntries(server string, tools []*mcp.Tool) (map[string]*registry.Ent
 			},
 			MCP: &registry.MCPInfo{Server: server, Tool: t.Name, InputSchema: in, OutputSchema: schemaMap(t.OutputSchema)},
 		}
+		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
+			out[key].MCP.Hints = &registry.MCPHints{ReadOnly: a.ReadOnlyHint, Idempotent: a.IdempotentHint}
+		}
 	}
 	return out, warnings
 }

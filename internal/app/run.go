@@ -13,6 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/stephash"
 	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/validate"
 	"github.com/pflow-go/pflow/internal/value"
@@ -84,6 +85,20 @@ type RunRequest struct {
 	// NoTrace disables the trace file.
 	NoTrace  bool
 	Observer runtime.Observer
+	// Resume names a recorded run ("last" for the newest) to continue: its
+	// completed steps that are unchanged, and whose upstream steps were
+	// re-used, are not run again (DESIGN D17).
+	Resume string
+	// RerunUnsafe lets a resume run again steps that may have side effects
+	// and may have partly run (in flight when the run stopped).
+	RerunUnsafe bool
+	// NoCache neither reads nor writes the step cache.
+	NoCache bool
+	// TrustReadOnly acts on every MCP server's tool annotations, as if each
+	// were marked "trust_readonly": read-only tools are cached.
+	TrustReadOnly bool
+	// Origin names the face that asked ("cli", "mcp"), for the run record.
+	Origin string
 }
 
 // RunOutcome is what a run produced. A failure is explained by InputErrors
@@ -97,6 +112,10 @@ type RunOutcome struct {
 	TracePath        string
 	// Redactor removes this run's secret values from what renderers show.
 	Redactor *trace.Redactor
+	// RunID is the run's record under $PFLOW_HOME/runs ("" when the run did
+	// not start, or could not be recorded); ResumedFrom the run it resumed.
+	RunID       string
+	ResumedFrom string
 }
 
 // Failed reports whether the outcome is a failure.
@@ -123,12 +142,23 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// Secret-named inputs (and URL credentials in any input) are secrets
 	// from here on, even in the messages that reject them.
 	red.AddSecretsIn(req.Params)
+	var resume *resumeState
+	if req.Resume != "" && !req.ValidateOnly {
+		if resume, err = a.openResume(ctx, req); err != nil {
+			return nil, err
+		}
+		defer resume.unlock()
+		req.Params = resume.params(req.Params)
+		red.AddSecretsIn(req.Params)
+	}
 
 	// Inputs are prepared first; when some are missing or malformed the static
 	// checks still run (as in --validate-only) so every problem is reported at once.
 	var provided map[string]any
+	var prepared *runtime.Prepared
 	if !req.ValidateOnly {
-		prepared, ierrs := runtime.PrepareInputs(w, req.Params, env)
+		var ierrs []runtime.InputError
+		prepared, ierrs = runtime.PrepareInputs(w, req.Params, env)
 		out.InputErrors = ierrs
 		if len(ierrs) == 0 {
 			provided = prepared.Values
@@ -149,7 +179,18 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	if w.TemplateResolutionMode != "" {
 		mode = w.TemplateResolutionMode
 	}
-	res := runtime.Run(ctx, w, req.Params, runtime.Options{
+	a.applyTrust(cat, req.TrustReadOnly)
+	if resume != nil {
+		key, kerr := a.RunStore().Key()
+		if kerr != nil {
+			return nil, pferr.Newf(pferr.Config, "cannot read the run records' key: %v", kerr).WithWhere(a.Paths.Runs)
+		}
+		if err := resume.check(stephash.New(key), prepared.Values, cat, req.RerunUnsafe); err != nil {
+			return nil, err
+		}
+		out.ResumedFrom = resume.id
+	}
+	opts := runtime.Options{
 		Catalog:      cat,
 		Env:          env,
 		Log:          a.Log,
@@ -158,7 +199,13 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		Observer:     req.Observer,
 		// Every step's secret params are masked before the step can print them.
 		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },
-	})
+	}
+	record := a.startRecord(req, w, prepared, red, resume)
+	if record != nil {
+		opts.Journal = record
+		out.RunID = record.ID
+	}
+	res := runtime.Run(ctx, w, req.Params, opts)
 	out.Result = res
 	if !req.NoTrace {
 		path, terr := trace.Write(a.Paths.Debug, traceName(req.Target), w, req.Params, res, red)
@@ -168,6 +215,13 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			out.TracePath = path
 			a.pruneTraces(st)
 		}
+	}
+	if record != nil {
+		if err := record.Close(res, out.TracePath); err != nil {
+			fmt.Fprintf(a.Log, "Warning: could not finish the record of run %s: %v\n", record.ID, err)
+		}
+		resume.unlock()
+		a.pruneRuns(st, record.ID)
 	}
 	if req.Target.Saved && res.Success() {
 		// Values known to be secret (from env or settings, even when typed on

@@ -138,6 +138,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newMCPCmd(f),
 	)
 	root.AddCommand(newInstructionsCmd(f))
+	root.AddCommand(newRunSubCmd(f), newRunsCmd(f), newCacheCmd(f))
 	addCompletions(root, f)
 	rejectUnknownSubcommands(root)
 	return root

@@ -26,12 +26,18 @@ type runOptions struct {
 	validateOnly bool
 	noTrace      bool
 	verbose      bool
+	// durable runs (D17)
+	resume        string
+	rerunUnsafe   bool
+	noCache       bool
+	trustReadOnly bool
 }
 
 // runnerFlags may only appear before the workflow argument.
 var runnerFlags = map[string]bool{
 	"--output-format": true, "-o": true, "--output-key": true, "-p": true, "--print": true,
 	"--validate-only": true, "--no-trace": true, "-v": true, "--verbose": true,
+	"--resume": true, "--rerun-unsafe": true, "--no-cache": true, "--trust-readonly": true,
 }
 
 // newRunCmd is the root command: pflow [flags] <workflow> [key=value...].
@@ -50,12 +56,18 @@ Examples:
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeWorkflowNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 && opts.resume == "" {
 				return cmd.Help()
 			}
 			return runWorkflow(cmd, f, opts, args)
 		},
 	}
+	addRunFlags(cmd, opts)
+	return cmd
+}
+
+// addRunFlags registers the run flags (shared by `pflow` and `pflow run`).
+func addRunFlags(cmd *cobra.Command, opts *runOptions) {
 	cmd.Flags().SetInterspersed(false)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.format, "output-format", "text", "output format: text or json")
@@ -64,6 +76,36 @@ Examples:
 	fl.BoolVar(&opts.validateOnly, "validate-only", false, "run every static check without executing")
 	fl.BoolVar(&opts.noTrace, "no-trace", false, "do not write a trace file to $PFLOW_HOME/debug")
 	fl.BoolVarP(&opts.verbose, "verbose", "v", false, "show step details on stderr")
+	fl.StringVar(&opts.resume, "resume", "", "continue a recorded run (a run id, or 'last'): its completed steps that are unchanged are not run again; the workflow defaults to the one it ran")
+	fl.BoolVar(&opts.rerunUnsafe, "rerun-unsafe", false, "with --resume: run again steps that may have side effects and may have partly run (running when the run stopped)")
+	fl.BoolVar(&opts.noCache, "no-cache", false, "neither read nor write the step cache")
+	fl.BoolVar(&opts.trustReadOnly, "trust-readonly", false, "trust every MCP server's read-only annotations for this run: its read-only tools are cached (as with \"trust_readonly\": true in its config)")
+}
+
+// newRunSubCmd is `pflow run`, the explicit form of `pflow <workflow>`.
+func newRunSubCmd(f *Factory) *cobra.Command {
+	opts := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [flags] <workflow.pflow.md|workflow.json|saved-name> [key=value...]",
+		Short: "Run a workflow, or resume a recorded run (same as pflow <workflow>)",
+		Long: `Runs a workflow exactly as 'pflow <workflow>' does. With --resume it continues a
+recorded run: completed steps that are unchanged (same definition, same resolved
+inputs, upstream steps re-used) are not run again; the failed step runs first.
+
+Examples:
+  pflow run ./release.pflow.md version=1.2
+  pflow run --resume last                      # re-reads the workflow the run ran
+  pflow run --resume 20260512-153012-004521-a1b2 ./release.pflow.md`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && opts.resume == "" {
+				return cmd.Help()
+			}
+			return runWorkflow(cmd, f, opts, args)
+		},
+		ValidArgsFunction: completeWorkflowNames(f),
+	}
+	addRunFlags(cmd, opts)
 	return cmd
 }
 
@@ -75,7 +117,24 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		return &pferr.Error{Kind: pferr.Usage, Message: fmt.Sprintf("invalid --output-format %q", opts.format), Hint: "Use --output-format text or --output-format json."}
 	}
 	jsonMode := opts.format == "json"
-	target, rest := args[0], args[1:]
+	fail := func(err error) error {
+		if jsonMode {
+			return renderJSONError(ios.Out, err)
+		}
+		return err
+	}
+	// With --resume the workflow may be left out: the run's own is re-read.
+	var target string
+	var rest []string
+	if len(args) > 0 && !(opts.resume != "" && strings.Contains(args[0], "=") && !looksLikeWorkflowArg(args[0])) {
+		target, rest = args[0], args[1:]
+	} else {
+		rest = args
+	}
+	if opts.rerunUnsafe && opts.resume == "" {
+		return fail(&pferr.Error{Kind: pferr.Usage, Message: "--rerun-unsafe only applies with --resume",
+			Hint: "Resume a run with: pflow --resume <run-id|last> --rerun-unsafe"})
+	}
 	var misplaced []string
 	wantHelp := false
 	for _, a := range rest {
@@ -90,13 +149,13 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		return &pferr.Error{Kind: pferr.Usage, Message: "flags must come before the workflow: found " + strings.Join(misplaced, ", ") + " after '" + target + "'",
 			Hint: fmt.Sprintf("Move them in front, e.g. pflow %s %s ...", strings.Join(misplaced, " "), target)}
 	}
-	fail := func(err error) error {
-		if jsonMode {
-			return renderJSONError(ios.Out, err)
-		}
-		return err
+	var t *app.Target
+	var err error
+	if target == "" {
+		t, err = f.App.ResumeTarget(opts.resume)
+	} else {
+		t, err = f.App.ResolveTarget(target)
 	}
-	t, err := f.App.ResolveTarget(target)
 	if err != nil {
 		return fail(err)
 	}
@@ -126,7 +185,8 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 	if opts.verbose && !jsonMode {
 		fmt.Fprintf(ios.ErrOut, "Running %s with %d parameter(s)\n", t.Name, len(params))
 	}
-	out, err := f.App.Run(ctx, app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs})
+	out, err := f.App.Run(ctx, app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs,
+		Resume: opts.resume, RerunUnsafe: opts.rerunUnsafe, NoCache: opts.noCache, TrustReadOnly: opts.trustReadOnly, Origin: "cli"})
 	if err != nil {
 		return fail(err)
 	}
@@ -283,6 +343,9 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 		if out.TracePath != "" {
 			fmt.Fprintf(errw, "📊 Workflow trace saved: %s\n", out.TracePath)
 		}
+		if out.RunID != "" {
+			fmt.Fprintf(errw, "↻ Fix the workflow, then resume (completed steps do not run again): pflow --resume %s\n", out.RunID)
+		}
 		return exitFor(out)
 	}
 	v, label, ok := app.OutputValue(r, opts.outputKey)
@@ -296,6 +359,9 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 			mark, status = "⚠️", "completed with warnings"
 		}
 		fmt.Fprintf(errw, "%s Workflow %s in %s\n", mark, status, fmtDur(r.Duration))
+		if out.ResumedFrom != "" {
+			fmt.Fprintf(errw, "↻ Resumed run %s: %s\n", out.ResumedFrom, reuseSummary(r))
+		}
 		if !ios.ErrTTY || opts.verbose {
 			printSteps(errw, r)
 		}
@@ -363,10 +429,38 @@ func printStep(w io.Writer, s *runtime.Step, indent string) {
 	if s.Attempts > 1 {
 		line += fmt.Sprintf(" [%d attempts]", s.Attempts)
 	}
+	switch s.Source {
+	case runtime.SourceResumed:
+		line += " (re-used)"
+	case runtime.SourceCache:
+		line += " (cached)"
+	}
 	fmt.Fprintln(w, line)
 	for _, c := range s.Children {
 		printStep(w, c, indent+"  ")
 	}
+}
+
+// reuseSummary says how many steps a resumed run re-used and ran.
+func reuseSummary(r *runtime.Result) string {
+	reused, ran := 0, 0
+	for _, s := range r.Steps {
+		switch {
+		case s.Status == runtime.StatusNotExecuted:
+		case s.Source == runtime.SourceResumed:
+			reused++
+		default:
+			ran++
+		}
+	}
+	return fmt.Sprintf("%d %s re-used, %d %s run", reused, plural(reused, "step", "steps"), ran, plural(ran, "step", "steps"))
+}
+
+// looksLikeWorkflowArg reports whether a key=value-looking argument is a
+// workflow file path instead (it names an existing .md or .json file).
+func looksLikeWorkflowArg(a string) bool {
+	l := strings.ToLower(a)
+	return strings.HasSuffix(l, ".md") || strings.HasSuffix(l, ".json")
 }
 
 func fmtDur(d time.Duration) string {

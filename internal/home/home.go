@@ -13,6 +13,7 @@ type Paths struct {
 	Workflows  string // saved workflows (library)
 	Drafts     string // drafts
 	Debug      string // traces
+	Runs       string // run records (internal/runs)
 	Cache      string // caches
 	Registry   string // registry.json
 	Settings   string // settings.json
@@ -37,6 +38,7 @@ func Resolve(pflowHome string) Paths {
 		Workflows:  filepath.Join(root, "workflows"),
 		Drafts:     filepath.Join(root, "drafts"),
 		Debug:      filepath.Join(root, "debug"),
+		Runs:       filepath.Join(root, "runs"),
 		Cache:      filepath.Join(root, "cache"),
 		Registry:   filepath.Join(root, "registry.json"),
 		Settings:   filepath.Join(root, "settings.json"),

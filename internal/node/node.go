@@ -107,7 +107,38 @@ type Spec struct {
 	// Check, when set, inspects a step's literal params before any run (static
 	// validation), e.g. the code node's Python syntax check.
 	Check func(ctx context.Context, params map[string]any) []Problem
+	// Effects says what running the node does beyond returning outputs: it
+	// decides whether a step may run again after a crash and whether its
+	// results may be cached (DESIGN D17). The zero value (may have side
+	// effects) is the safe default.
+	Effects Effects
+	// Fingerprint, when set, describes data the node reads besides its params
+	// (e.g. read-file: the file's size and modification time) for a request
+	// about to run. A resume runs a completed step again when its fingerprint
+	// changed, and the step cache keys on it. It must be cheap.
+	Fingerprint func(req *Request) string
 }
+
+// Effects describes what running a node does to the world besides returning
+// its outputs. Every field false means the node may have side effects.
+type Effects struct {
+	// ReadOnly nodes change nothing outside pflow (reading a file, an LLM
+	// answer): running one again is harmless.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Idempotent nodes may change things, but running one twice with the same
+	// params leaves the world as running it once does.
+	Idempotent bool `json:"idempotent,omitempty"`
+	// Pure nodes' outputs depend only on their params: a step of one may be
+	// served from the step cache instead of running.
+	Pure bool `json:"pure,omitempty"`
+	// Cache makes steps of this type use the step cache without opting in
+	// (only meaningful with Pure; for nodes whose work is worth keeping).
+	Cache bool `json:"cache,omitempty"`
+}
+
+// SafeToRepeat reports whether running the node again (after a crash, on a
+// resume) cannot do harm: it is read-only, idempotent or pure.
+func (e Effects) SafeToRepeat() bool { return e.ReadOnly || e.Idempotent || e.Pure }
 
 // Problem is a finding of a Spec's static Check.
 type Problem struct {
@@ -138,8 +169,9 @@ type Request struct {
 	// Type is the node type as written in the workflow.
 	Type string
 	// Params are the step's params with templates resolved and values coerced
-	// to the declared types. Engine controls (retries, retry_wait) are removed.
-	// Injected keys start and end with "__" (e.g. __mcp_server__).
+	// to the declared types. Engine controls (retries, retry_wait, cache) are
+	// removed. Injected keys start and end with "__" (e.g. __mcp_server__).
+	// Nodes must not modify it: the run record reads it after the node ran.
 	Params map[string]any
 	// Shared is a read-only view of the shared store root (inputs and node namespaces).
 	Shared map[string]any

@@ -19,7 +19,7 @@ import (
 // inode. It is derived data: a missing, stale or unreadable cache only costs
 // a JSON decode. Format: magic, key (size, mtime, inode), version, entries;
 // strings are uvarint-length-prefixed; Default and Enum values are JSON.
-const cacheMagic = "pflow-registry-cache-v1\n"
+const cacheMagic = "pflow-registry-cache-v2\n"
 
 var errBadCache = errors.New("bad registry cache")
 
@@ -125,6 +125,17 @@ func encodeCache(size, mtime int64, ino uint64, f *File) []byte {
 			e.uvarint(1)
 			e.str(en.MCP.Server)
 			e.str(en.MCP.Tool)
+			var hints uint64
+			if h := en.MCP.Hints; h != nil {
+				hints = 4
+				if h.ReadOnly {
+					hints |= 1
+				}
+				if h.Idempotent {
+					hints |= 2
+				}
+			}
+			e.uvarint(hints)
 		} else {
 			e.uvarint(0)
 		}
@@ -253,6 +264,9 @@ func decodeCache(data []byte, size, mtime int64, ino uint64) (*File, error) {
 		e.Interface.Actions = d.strs()
 		if d.uvarint() == 1 {
 			e.MCP = &MCPInfo{Server: d.str(), Tool: d.str()}
+			if h := d.uvarint(); h&4 != 0 {
+				e.MCP.Hints = &MCPHints{ReadOnly: h&1 != 0, Idempotent: h&2 != 0}
+			}
 		}
 		f.Nodes[k] = e
 	}

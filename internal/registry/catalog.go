@@ -12,6 +12,8 @@ const (
 	ExtraRegistryType = "registry_type" // "core" | "mcp" | "user"
 	ExtraMCPServer    = "mcp_server"
 	ExtraMCPTool      = "mcp_tool"
+	// ExtraMCPHints holds an MCP tool's *MCPHints (absent when it declares none).
+	ExtraMCPHints = "mcp_hints"
 )
 
 // Catalog is the set of usable node types. It implements node.Catalog.
@@ -120,6 +122,12 @@ func MCPToolOf(s *node.Spec) string {
 	return v
 }
 
+// MCPHintsOf returns the annotations an MCP spec's tool declared (nil when none).
+func MCPHintsOf(s *node.Spec) *MCPHints {
+	h, _ := s.Extra[ExtraMCPHints].(*MCPHints)
+	return h
+}
+
 // GroupOf returns the package a spec is listed under.
 func GroupOf(s *node.Spec) string {
 	if s.Group != "" {
@@ -165,6 +173,9 @@ func SpecFromEntry(nodeType string, e *Entry, impl node.Node) *node.Spec {
 	if e.MCP != nil {
 		extra[ExtraMCPServer] = e.MCP.Server
 		extra[ExtraMCPTool] = e.MCP.Tool
+		if e.MCP.Hints != nil {
+			extra[ExtraMCPHints] = e.MCP.Hints
+		}
 		if group == "" {
 			group = e.MCP.Server
 		}

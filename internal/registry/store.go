@@ -40,6 +40,17 @@ type MCPInfo struct {
 	Tool         string         `json:"tool"` // original tool name, sent in tools/call
 	InputSchema  map[string]any `json:"input_schema,omitempty"`
 	OutputSchema map[string]any `json:"output_schema,omitempty"`
+	// Hints are the tool's MCP annotations that decide whether a step may run
+	// again after a crash or be cached, when its server is trusted (D17).
+	Hints *MCPHints `json:"hints,omitempty"`
+}
+
+// MCPHints are the behaviour annotations an MCP tool declares (readOnlyHint,
+// idempotentHint). They are claims of the server: pflow acts on them only for
+// servers marked trusted.
+type MCPHints struct {
+	ReadOnly   bool `json:"read_only,omitempty"`
+	Idempotent bool `json:"idempotent,omitempty"`
 }
 
 // Entry is one node type in registry.json.
@@ -250,8 +261,9 @@ type liteEntry struct {
 }
 
 type liteMCP struct {
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
+	Server string    `json:"server"`
+	Tool   string    `json:"tool"`
+	Hints  *MCPHints `json:"hints"`
 }
 
 // LoadWithoutSchemas is Load without the MCP input/output schemas
@@ -284,7 +296,7 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 		}
 		ne := &Entry{ClassName: e.ClassName, FilePath: e.FilePath, Type: e.Type, Kind: e.Kind, Group: e.Group, Interface: e.Interface}
 		if e.MCP != nil {
-			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
 		}
 		f.Nodes[k] = ne
 	}
@@ -411,7 +423,7 @@ func (lf *liteFile) file() *File {
 		}
 		ne := &Entry{ClassName: e.ClassName, FilePath: e.FilePath, Type: e.Type, Kind: e.Kind, Group: e.Group, Interface: e.Interface}
 		if e.MCP != nil {
-			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
 		}
 		f.Nodes[k] = ne
 	}
@@ -534,7 +546,7 @@ func (f *File) withoutSchemas() *File {
 		}
 		if e.MCP != nil && (e.MCP.InputSchema != nil || e.MCP.OutputSchema != nil) {
 			c := *e
-			c.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool}
+			c.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
 			e = &c
 		}
 		out.Nodes[k] = e

@@ -38,6 +38,7 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 	}
 
 	var done atomic.Int64
+	var ranAny, resumed, cached atomic.Int64
 	runItem := func(ctx context.Context, i int) bool {
 		root := make(map[string]any, len(f.shared)+2)
 		for k, v := range f.shared {
@@ -48,8 +49,24 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 		var out map[string]any
 		var fail *Failure
 		for a := 1; ; a++ {
-			sub := &Step{}
-			out, fail = e.execNode(ctx, f, n, root, sub)
+			sub := &Step{Started: time.Now()}
+			var rec *StepRecord
+			out, rec, fail = e.execNode(ctx, f, n, root, sub, i)
+			if e.opts.Journal != nil {
+				if rec == nil { // failed before the node could run
+					rec = e.newRecord(f, n, KindNode, i)
+				}
+				rec.Outputs = out
+				e.finishRecord(rec, sub, fail)
+			}
+			switch {
+			case sub.executed:
+				ranAny.Add(1)
+			case sub.Source == SourceResumed:
+				resumed.Add(1)
+			case sub.Source == SourceCache:
+				cached.Add(1)
+			}
 			if fail == nil || fail.Category != CategoryException || a >= attempts || ctx.Err() != nil {
 				break
 			}
@@ -124,6 +141,14 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 	summary.Success = success
 	summary.Failed = len(errList)
 	step.Batch = summary
+	step.executed = ranAny.Load() > 0
+	if !step.executed {
+		if resumed.Load() > 0 {
+			step.Source = SourceResumed
+		} else if cached.Load() > 0 {
+			step.Source = SourceCache
+		}
+	}
 	var errorsOut any
 	if len(errList) > 0 {
 		errorsOut = errList

@@ -16,7 +16,7 @@ import (
 // name, by path relative to the parent file, or inline IR), prepares the
 // child's inputs from param_mapping, runs it in the same run scope and
 // returns the child's outputs (renamed by output_mapping).
-func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, root map[string]any, step *Step) (map[string]any, *Failure) {
+func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, root map[string]any, step *Step, item int) (map[string]any, *Failure) {
 	failf := func(msg string) (map[string]any, *Failure) {
 		return map[string]any{"error": msg}, &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: CategoryException, Message: msg}
 	}
@@ -91,8 +91,32 @@ func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, r
 	if child.Source != nil && child.Source.Path != "" {
 		dir = filepath.Dir(child.Source.Path)
 	}
-	cres := e.run(ctx, child, prepared.Values, f.depth+1, stack, dir)
+	// The child's steps are recorded under this step's path; when a step this
+	// one reads ran in this run, none of the child's earlier results is re-used.
+	prefix, forced := "", false
+	if e.opts.Journal != nil {
+		prefix = f.prefix + n.ID
+		if item >= 0 {
+			prefix += fmt.Sprintf("[%d]", item)
+		}
+		prefix += "/"
+		forced = e.newRecord(f, n, KindWorkflow, item).UpstreamRan
+	}
+	cres := e.run(ctx, child, prepared.Values, f.depth+1, stack, dir, prefix, forced)
 	step.Children = cres.Steps
+	resumed, cached := false, false
+	for _, c := range cres.Steps {
+		step.executed = step.executed || c.executed
+		resumed = resumed || c.Source == SourceResumed
+		cached = cached || c.Source == SourceCache
+	}
+	if !step.executed && e.opts.Journal != nil {
+		if resumed {
+			step.Source = SourceResumed
+		} else if cached {
+			step.Source = SourceCache
+		}
+	}
 	e.mu.Lock()
 	f.res.LLMCalls = append(f.res.LLMCalls, cres.LLMCalls...)
 	for _, w := range cres.Warnings {

@@ -71,6 +71,9 @@ type Options struct {
 	// secret values with its redactor before anything can print them. It
 	// may be called from several goroutines and must not keep params.
 	OnParams func(params map[string]any)
+	// Journal is the step boundary (may be nil): the run record, resume and
+	// the step cache (see Journal).
+	Journal Journal
 }
 
 // Observer receives progress events. Calls may come from several goroutines.
@@ -102,6 +105,14 @@ type Step struct {
 	Batch    *BatchSummary  `json:"-"`
 	// Children are the steps of a nested workflow.
 	Children []*Step `json:"-"`
+	// Source says where the outcome came from: "" when the node ran,
+	// SourceResumed when it was re-used from the run being resumed,
+	// SourceCache when the step cache served it.
+	Source string `json:"source,omitempty"`
+
+	// executed is set when a node of this step ran in this run (for a batch,
+	// any item; for a nested workflow, any of its steps).
+	executed bool
 }
 
 // BatchSummary summarizes a batch step.
@@ -172,13 +183,14 @@ func Run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, opts 
 	if w.Source != nil && w.Source.Path != "" {
 		dir = filepath.Dir(w.Source.Path)
 	}
-	return e.run(ctx, w, inputs, 0, nil, dir)
+	return e.run(ctx, w, inputs, 0, nil, dir, "", false)
 }
 
 type executor struct {
 	opts  Options
 	scope *scope
 	mu    sync.Mutex // guards result slices written from batch goroutines
+	deps  depsCache  // step dependencies, for the journal
 }
 
 // frame is one (possibly nested) workflow execution.
@@ -189,14 +201,32 @@ type frame struct {
 	depth  int
 	stack  []string // workflow files on the nesting stack
 	dir    string   // directory of the workflow file
+	// For the journal: prefix of step paths ("" at the top, "build/" in a
+	// nested workflow), forced when the nested step's upstream ran, how often
+	// each step started, and which steps ran (were not re-used). Written by
+	// the sequential walk only.
+	prefix string
+	forced bool
+	occ    map[string]int
+	ran    map[string]bool
 }
 
-func (e *executor) run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, depth int, stack []string, dir string) *Result {
+// occurrence is how many times the walk has started step id.
+func (f *frame) occurrence(id string) int { return f.occ[id] }
+
+// hasRun reports whether step id ran (was not re-used) in this run.
+func (f *frame) hasRun(id string) bool { return f.ran[id] }
+
+func (e *executor) run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, depth int, stack []string, dir, prefix string, forced bool) *Result {
 	res := &Result{Started: time.Now(), Shared: make(map[string]any, len(inputs)+len(w.Nodes))}
 	for k, v := range inputs {
 		res.Shared[k] = v
 	}
-	f := &frame{w: w, shared: res.Shared, res: res, depth: depth, stack: stack, dir: dir}
+	f := &frame{w: w, shared: res.Shared, res: res, depth: depth, stack: stack, dir: dir, prefix: prefix, forced: forced}
+	if e.opts.Journal != nil {
+		f.occ = map[string]int{}
+		f.ran = map[string]bool{}
+	}
 	e.walk(ctx, f)
 	res.Duration = time.Since(res.Started)
 	if res.Status == "" {
@@ -251,8 +281,14 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 			e.interrupt(f, cur)
 			break
 		}
+		if f.occ != nil {
+			f.occ[cur.ID]++
+		}
 		step, fail := e.runStep(ctx, f, cur)
 		executed[cur.ID] = true
+		if f.ran != nil && step.executed {
+			f.ran[cur.ID] = true
+		}
 		if ctx.Err() != nil {
 			// The node was cut short by cancellation: report the interruption,
 			// not whatever error the killed process produced.
@@ -297,7 +333,8 @@ func (e *executor) interrupt(f *frame, cur *workflow.Node) {
 
 func isErrorAction(a string) bool { return strings.HasPrefix(a, "error") }
 
-// engine controls are step params the runtime consumes; nodes never see them.
+// engine controls are step params the runtime consumes; nodes never see them
+// (`cache` only when the node declares no param of that name).
 var engineControls = []string{"retries", "retry_wait"}
 
 // runStep executes one node (or batch) and records its step.
@@ -308,11 +345,12 @@ func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*St
 	}
 	step := &Step{NodeID: n.ID, Type: n.Type, Started: time.Now()}
 	var fail *Failure
+	var rec *StepRecord
 	if n.Batch != nil {
 		fail = e.runBatch(ctx, f, n, step, ev)
 	} else {
 		var outputs map[string]any
-		outputs, fail = e.execNode(ctx, f, n, f.shared, step)
+		outputs, rec, fail = e.execNode(ctx, f, n, f.shared, step, -1)
 		e.publish(f, n, outputs)
 	}
 	step.Duration = time.Since(step.Started)
@@ -327,6 +365,19 @@ func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*St
 		if step.Action == "" {
 			step.Action = "default"
 		}
+	}
+	if e.opts.Journal != nil {
+		if rec == nil { // a batch, a nested workflow, or a step that failed before its node could run
+			kind := KindNode
+			switch {
+			case n.Batch != nil:
+				kind = KindBatch
+			case n.Type == "workflow":
+				kind = KindWorkflow
+			}
+			rec = e.newRecord(f, n, kind, -1)
+		}
+		e.finishRecord(rec, step, fail)
 	}
 	e.mu.Lock()
 	f.res.Steps = append(f.res.Steps, step)
@@ -361,36 +412,66 @@ func (e *executor) publish(f *frame, n *workflow.Node, outputs map[string]any) {
 
 // execNode prepares params, runs the node with retries and returns its
 // outputs. root is the template context (the shared store, or a batch item's
-// overlay of it).
-func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, root map[string]any, step *Step) (map[string]any, *Failure) {
+// overlay of it); item is the batch item index (-1 for a plain step). With a
+// journal, it returns the execution's record (nil when the node could not be
+// prepared), which the caller finishes; the journal may supply an earlier
+// outcome instead of running the node.
+func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, root map[string]any, step *Step, item int) (map[string]any, *StepRecord, *Failure) {
 	failf := func(cat, msg string) *Failure {
 		return &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: cat, Message: msg}
 	}
 	if n.Type == "workflow" {
-		return e.execNested(ctx, f, n, root, step)
+		out, fail := e.execNested(ctx, f, n, root, step, item)
+		return out, nil, fail
 	}
 	spec, ok := e.opts.Catalog.Lookup(n.Type)
 	if !ok {
-		return map[string]any{"error": "unknown node type"}, failf(CategoryException,
+		return map[string]any{"error": "unknown node type"}, nil, failf(CategoryException,
 			fmt.Sprintf("Unknown node type '%s'. Run 'pflow registry list' to see available node types.", n.Type))
 	}
-	params, bound, attempts, wait, perr := e.prepareParams(f, n, spec, root)
+	p, perr := e.prepareParams(f, n, spec, root)
 	if perr != nil {
-		return map[string]any{"error": perr.Message}, perr
+		return map[string]any{"error": perr.Message}, nil, perr
 	}
+	params, attempts, wait := p.params, p.attempts, p.wait
 	step.Params = params
 	e.sawParams(params)
 	req := &node.Request{
 		NodeID:      n.ID,
 		Type:        n.Type,
 		Params:      params,
-		TemplateEnv: bound,
+		TemplateEnv: p.bound,
 		Shared:      root,
 		WorkflowDir: f.dir,
 		Env:         e.lookupEnv,
 		Log:         e.opts.Log,
 		Scope:       e.scope,
 	}
+	var rec *StepRecord
+	if e.opts.Journal != nil {
+		rec = e.newRecord(f, n, KindNode, item)
+		rec.Params, rec.TemplateEnv, rec.Effects, rec.Cache = params, p.bound, spec.Effects, p.cache
+		if spec.Fingerprint != nil {
+			rec.Fingerprint = spec.Fingerprint(req)
+		}
+		prior, err := e.opts.Journal.Begin(ctx, rec)
+		if err != nil {
+			step.executed = true // it may not be re-used: its dependants run too
+			out := map[string]any{"error": err.Error()}
+			step.Outputs = out
+			return out, rec, failf(CategoryException, err.Error())
+		}
+		if prior != nil {
+			out := prior.Outputs
+			if out == nil {
+				out = map[string]any{}
+			}
+			step.Source, step.Outputs, step.Action = prior.Source, out, prior.Action
+			rec.Outputs, rec.SourceRun = out, prior.SourceRun
+			return out, rec, nil
+		}
+	}
+	step.executed = true
 	_, explicitRetries := n.Params["retries"]
 	var res *node.Result
 	var err error
@@ -413,7 +494,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		}
 		out := map[string]any{"error": msg}
 		step.Outputs = out
-		return out, failf(CategoryException, msg)
+		return out, rec, failf(CategoryException, msg)
 	}
 	if res == nil {
 		res = &node.Result{}
@@ -431,9 +512,9 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		}
 		fl := failf(CategoryExecution, msg)
 		fl.Details = failureDetails(res.Outputs)
-		return res.Outputs, fl
+		return res.Outputs, rec, fl
 	}
-	return res.Outputs, nil
+	return res.Outputs, rec, nil
 }
 
 func (e *executor) sawParams(params map[string]any) {
@@ -479,15 +560,38 @@ func (e *executor) lookupEnv(key string) (string, bool) {
 	return "", false
 }
 
+// prepared is what prepareParams builds for one node execution.
+type prepared struct {
+	params   map[string]any
+	bound    map[string]string
+	attempts int
+	wait     time.Duration
+	cache    CacheSetting
+}
+
 // prepareParams builds the params a node receives: the step's params with
 // input mappings applied, engine controls removed, internal params
 // injected, templates resolved and values coerced to declared types.
-func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, root map[string]any) (params map[string]any, bound map[string]string, attempts int, wait time.Duration, fail *Failure) {
+func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, root map[string]any) (prepared, *Failure) {
 	failf := func(cat, msg string) *Failure {
 		return &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: cat, Message: msg}
 	}
-	params, bound, attempts, wait, fail = e.prepareParamsSinks(f, n, spec, root, failf)
-	return
+	params, bound, attempts, wait, fail := e.prepareParamsSinks(f, n, spec, root, failf)
+	if fail != nil {
+		return prepared{}, fail
+	}
+	p := prepared{params: params, bound: bound, attempts: attempts, wait: wait}
+	if v, ok := params[CacheControl]; ok {
+		if _, declared := spec.Interface.Param(CacheControl); !declared {
+			cs, err := ParseCacheSetting(v)
+			if err != nil {
+				return prepared{}, failf(CategoryException, fmt.Sprintf("step '%s': %s", n.ID, err.Error()))
+			}
+			p.cache = cs
+			delete(params, CacheControl)
+		}
+	}
+	return p, nil
 }
 
 func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spec, root map[string]any, failf func(cat, msg string) *Failure) (map[string]any, map[string]string, int, time.Duration, *Failure) {

@@ -43,7 +43,8 @@ type Settings struct {
 	Runtime  RuntimeSettings   `json:"runtime"`
 	LLM      LLMSettings       `json:"llm"`
 	Env      map[string]string `json:"env"`
-	// Retention bounds the per-run files pflow keeps (traces in debug/).
+	// Retention bounds the per-run files pflow keeps (traces in debug/, run
+	// records in runs/).
 	Retention Retention `json:"retention"`
 }
 

@@ -372,6 +372,11 @@ func ValidateEntry(name string, cfg map[string]any) error {
 			return wrap(verr("Startup timeout cannot exceed 600 seconds (10 minutes)"))
 		}
 	}
+	if v, ok := cfg["trust_readonly"]; ok && v != nil {
+		if _, isBool := v.(bool); !isBool {
+			return wrap(verr("trust_readonly must be true or false (true: act on the server's read-only and idempotent tool annotations: cache its read-only tools)"))
+		}
+	}
 	if v, ok := cfg["max_memory_mb"]; ok && v != nil {
 		if f, isNum := number(v); !isNum || f <= 0 {
 			return wrap(verr("max_memory_mb must be a positive number of megabytes"))

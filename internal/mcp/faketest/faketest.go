@@ -30,6 +30,9 @@
 //	memory=MB            allocate and touch MB megabytes at start
 //	print-env=NAME       write NAME=value of an env variable to stderr at start
 //	print-args           write the server's command-line arguments to stderr at start
+//	lookup               add a tool lookup{key} annotated readOnlyHint and
+//	                     idempotentHint (answers "value of <key>")
+//	calls=PATH           append "<tool> <arguments JSON>" to PATH for every tools/call
 //
 // Default tools: echo{message}, add{a,b:number}, struct (structuredContent
 // with outputSchema), fail (isError), hang (never answers), big{mb}
@@ -321,7 +324,12 @@ func (s *server) tools() []any {
 	}
 	str := map[string]any{"type": "string"}
 	num := map[string]any{"type": "number"}
-	return []any{
+	var extra []any
+	if s.modes.has("lookup") {
+		extra = append(extra, map[string]any{"name": "lookup", "description": "Looks a key up (read-only)", "inputSchema": obj(map[string]any{"key": str}, "key"),
+			"annotations": map[string]any{"readOnlyHint": true, "idempotentHint": true}})
+	}
+	return append(extra, []any{
 		map[string]any{"name": "echo", "description": "Echoes back the input", "inputSchema": obj(map[string]any{"message": map[string]any{"type": "string", "description": "Message to echo"}}, "message")},
 		map[string]any{"name": "add", "description": "Adds two numbers", "inputSchema": obj(map[string]any{"a": num, "b": num}, "a", "b")},
 		map[string]any{"name": "struct", "description": "Returns structured weather", "inputSchema": obj(map[string]any{"location": str}),
@@ -333,7 +341,7 @@ func (s *server) tools() []any {
 		map[string]any{"name": "image", "description": "Returns an image", "inputSchema": obj(map[string]any{})},
 		map[string]any{"name": "cwd", "description": "Reports the working directory", "inputSchema": obj(map[string]any{})},
 		map[string]any{"name": "Create Issue", "description": "A tool whose name has a space", "inputSchema": obj(map[string]any{"title": str, "labels": map[string]any{"type": "array", "items": str}, "priority": map[string]any{"type": "string", "enum": []any{"low", "high"}}, "count": map[string]any{"type": "integer"}, "draft": map[string]any{"type": "boolean"}}, "title")},
-	}
+	}...)
 }
 
 func text(t string) map[string]any {
@@ -356,7 +364,17 @@ func (s *server) call(id any, params map[string]any, reply func(any), rpcErr fun
 	}
 	name, _ := params["name"].(string)
 	args, _ := params["arguments"].(map[string]any)
+	if p := s.modes["calls"]; p != "" {
+		b, _ := json.Marshal(args)
+		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(f, "%s %s\n", name, b)
+			f.Close()
+		}
+	}
 	switch name {
+	case "lookup":
+		k, _ := args["key"].(string)
+		reply(text("value of " + k))
 	case "echo":
 		m, ok := args["message"].(string)
 		if !ok {

@@ -62,14 +62,19 @@ func (s *Server) workflowTools() []*toolDef {
 			title: "Run a workflow",
 			description: "Run a workflow and return its outputs as JSON. Pass a saved workflow name, a draft name, the " +
 				".pflow.md markdown text, or a JSON IR object, plus the input values in `parameters`. Runs silently, never " +
-				"repairs anything, and always writes a trace (trace_path; read it with trace_read). On failure the result " +
-				"names the failed step (failed_node), the steps that completed (checkpoint.completed_nodes) and the error, " +
-				"so you can fix the workflow and run it again. Missing required inputs fail before anything runs, listing " +
+				"repairs anything, and always writes a trace (trace_path; read it with trace_read). Every run is recorded " +
+				"(run_id). On failure the result names the failed step (failed_node), the steps that completed " +
+				"(checkpoint.completed_nodes) and the error: the failure is a checkpoint. Fix the workflow and call " +
+				"workflow_execute again with the fixed workflow and resume set to the run_id: completed steps that are " +
+				"unchanged are not run again (no repeated side effects or paid calls); the failed step runs first. " +
+				"Missing required inputs fail before anything runs, listing " +
 				"every missing name in error.details.missing_inputs. Long runs report progress when you send a progress " +
 				"token, and cancelling the request stops the run and its processes.",
 			input: object([]string{"workflow"}, map[string]*jsonschema.Schema{
-				"workflow":   workflowArg,
-				"parameters": withDefault(openObject("Input values keyed by the workflow's declared input names, e.g. {\"since\": \"v1.2\"}. Values keep their JSON types."), map[string]any{}),
+				"workflow":     workflowArg,
+				"parameters":   withDefault(openObject("Input values keyed by the workflow's declared input names, e.g. {\"since\": \"v1.2\"}. Values keep their JSON types. With resume, the run's earlier inputs are used unless given here; secret inputs must be given again."), map[string]any{}),
+				"resume":       str("A run_id from an earlier workflow_execute result (usually a failure's checkpoint.run_id) to continue: pass the fixed workflow in `workflow`; steps that completed and are unchanged are re-used, not run again."),
+				"rerun_unsafe": boolean("With resume: also run again steps that may have side effects and were still running when that run stopped (they may have partly run). Only after checking what they did.", false),
 			}),
 			data: props("The run's outputs and what ran.", map[string]*jsonschema.Schema{
 				"outputs":        openObject("The workflow's declared outputs, by name."),
@@ -79,6 +84,8 @@ func (s *Server) workflowTools() []*toolDef {
 				"steps":          arrayOf(openObject("node_id, node_type, status, duration_ms, error..."), "Every step, in order."),
 				"warnings":       arrayOf(anyValue(""), ""),
 				"workflow":       openObject("name and action (reused = a saved workflow)."),
+				"run_id":         str("The run's record; pass it as resume to continue the run later."),
+				"resumed_from":   str("The run this one resumed, if any."),
 			}, "outputs"),
 			openWorld: true, destructive: true,
 			run: s.workflowExecute,
@@ -189,7 +196,11 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, withNotFoundHint(err)
 	}
-	req := app.RunRequest{Target: t, Params: c.object("parameters")}
+	req := app.RunRequest{Target: t, Params: c.object("parameters"), Resume: c.str("resume"), RerunUnsafe: c.boolean("rerun_unsafe"), Origin: "mcp"}
+	if req.RerunUnsafe && req.Resume == "" {
+		return nil, pferr.New(pferr.Validation, "rerun_unsafe only applies with resume").
+			WithHint("Pass resume: <run_id> (from an earlier result's checkpoint.run_id) together with rerun_unsafe: true.")
+	}
 	if tok := c.req.Params.GetProgressToken(); tok != nil {
 		req.Observer = newProgress(ctx, c.req.Session, tok, len(t.Workflow.Nodes))
 	}
@@ -248,6 +259,11 @@ func executeEnvelope(out *app.RunOutcome, env map[string]any) envelope {
 		if w, ok := env["warnings"]; ok {
 			data["warnings"] = w
 		}
+		for _, k := range []string{"run_id", "resumed_from"} {
+			if v, ok := env[k]; ok {
+				data[k] = v
+			}
+		}
 		e := envelope{"success": true, "data": data}
 		if trace != "" {
 			e["trace_path"] = trace
@@ -277,12 +293,30 @@ func executeEnvelope(out *app.RunOutcome, env map[string]any) envelope {
 		}
 	}
 	sugg := []string{"Fix the failed step (or its inputs) and run workflow_execute again; earlier steps are listed in checkpoint.completed_nodes."}
+	if id, _ := env["run_id"].(string); id != "" {
+		sugg[0] = fmt.Sprintf("Fix the failed step (or its inputs), then call workflow_execute with the fixed workflow and resume: %q. "+
+			"The completed steps (checkpoint.completed_nodes) are re-used, not run again.", id)
+	}
 	if trace != "" {
 		sugg = append(sugg, "trace_read with trace_file \"latest\" shows every step's params and outputs.")
 	}
 	e := envelope(failure(ErrExecution, msg, details, sugg))
 	e["failed_node"] = env["failed_node"]
 	e["checkpoint"] = env["checkpoint"]
+	if id, ok := env["run_id"].(string); ok && id != "" {
+		e["run_id"] = id
+		if cp, ok := env["checkpoint"].(map[string]any); ok {
+			// Over MCP the way back is the tool itself, not the command line.
+			c := make(map[string]any, len(cp)+1)
+			for k, v := range cp {
+				if k != "resume_command" {
+					c[k] = v
+				}
+			}
+			c["resume_with"] = map[string]any{"workflow": "<the fixed workflow>", "resume": id}
+			e["checkpoint"] = c
+		}
+	}
 	if trace != "" {
 		e["trace_path"] = trace
 	}

@@ -1,0 +1,199 @@
+package runs
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/trace"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// encoder appends canonical values as JSON that decodes (value.DecodeJSON)
+// to the same values: a float64 with an integral value is written 2.0, so it
+// comes back a float, not an int64. Secret values and the values of
+// secret-looking keys are replaced as the trace redactor does, and the
+// encoder reports whether it replaced anything: an output that held a secret
+// is stored redacted, so it cannot be re-used.
+//
+// One encoder is used by one goroutine (the record writer).
+type encoder struct {
+	red     *trace.Redactor
+	secrets map[string]bool // settings.IsSecretKey, memoized: keys repeat
+	changed bool
+}
+
+func newEncoder(red *trace.Redactor) *encoder {
+	return &encoder{red: red, secrets: map[string]bool{}}
+}
+
+func (e *encoder) secretKey(k string) bool {
+	s, ok := e.secrets[k]
+	if !ok {
+		s = settings.IsSecretKey(k)
+		if len(e.secrets) < 4096 {
+			e.secrets[k] = s
+		}
+	}
+	return s
+}
+
+// value appends v. It follows trace.Redactor.Value: a secret-looking key's
+// non-empty, non-map value becomes the redaction marker; every string has
+// the known secret values replaced.
+func (e *encoder) value(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case float64:
+		return appendFloat(b, x)
+	case string:
+		if e.red != nil {
+			if r := e.red.String(x); r != x {
+				e.changed = true
+				x = r
+			}
+		}
+		return appendString(b, x)
+	case []any:
+		b = append(b, '[')
+		for i, el := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = e.value(b, el)
+		}
+		return append(b, ']')
+	case map[string]any:
+		b = append(b, '{')
+		first := true
+		for k, el := range x {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendString(b, k)
+			b = append(b, ':')
+			if el != nil && el != "" && e.secretKey(k) {
+				if _, isMap := el.(map[string]any); !isMap {
+					e.changed = true
+					b = appendString(b, trace.Redacted)
+					continue
+				}
+			}
+			b = e.value(b, el)
+		}
+		return append(b, '}')
+	default:
+		return e.value(b, value.Normalize(x))
+	}
+}
+
+// appendFloat writes f so that it decodes as a float again. NaN and the
+// infinities, which JSON cannot hold, become strings.
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f), math.IsInf(f, 0):
+		return appendString(b, value.FormatFloat(f))
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'g', -1, 64)
+	for _, c := range b[start:] {
+		if c == '.' || c == 'e' || c == 'E' {
+			return b
+		}
+	}
+	return append(b, ".0"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string (invalid UTF-8 becomes U+FFFD).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// preview returns v with strings longer than max bytes cut (at a rune
+// boundary, marked), as traces bound their values.
+// TODO(D17): use the trace package's bounding helper once it has one.
+func preview(v any, max int) any {
+	switch x := v.(type) {
+	case string:
+		if len(x) <= max {
+			return x
+		}
+		cut := max
+		for cut > 0 && !utf8.RuneStart(x[cut]) {
+			cut--
+		}
+		return x[:cut] + "... [truncated]"
+	case []any:
+		n := len(x)
+		if n > previewItems {
+			n = previewItems
+		}
+		out := make([]any, 0, n+1)
+		for _, el := range x[:n] {
+			out = append(out, preview(el, max))
+		}
+		if len(x) > n {
+			out = append(out, "... ["+strconv.Itoa(len(x)-n)+" more items]")
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, el := range x {
+			out[k] = preview(el, max)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+// previewItems bounds the list items kept in a preview.
+const previewItems = 100

@@ -1,0 +1,305 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// Journal is the step boundary (DESIGN D17): it sees every node execution
+// just before and after it runs, and may supply an earlier outcome instead of
+// running the node — a recorded step of the run being resumed, or a step
+// cache hit. The runtime knows nothing about where records go; the run record
+// (internal/runs) implements Journal, and a distributed engine would turn each
+// Begin/End pair into an activity and its history.
+//
+// Calls may come from several goroutines (parallel batch items).
+type Journal interface {
+	// Begin is called before a node runs (a step, or one batch item), with
+	// what the node will receive. It returns an earlier completed outcome to
+	// use instead of running the node, or nil to run it. An error fails the
+	// step without running the node.
+	Begin(ctx context.Context, rec *StepRecord) (*StepRecord, error)
+	// End is called once the node (or a whole batch or nested workflow step)
+	// is done, with its outcome; rec.Source says whether it ran or was
+	// re-used. It is also called for steps that failed before their node
+	// could run (a template error), without a Begin.
+	End(rec *StepRecord)
+}
+
+// Kinds of StepRecord.
+const (
+	KindNode     = "node"     // one node execution: a step, or one batch item
+	KindBatch    = "batch"    // a batch step as a whole (after its items)
+	KindWorkflow = "workflow" // a nested workflow step as a whole (after its steps)
+)
+
+// Sources of an outcome (StepRecord.Source and Step.Source).
+const (
+	SourceRan     = ""        // the node ran in this run
+	SourceResumed = "resumed" // re-used from the run being resumed
+	SourceCache   = "cache"   // served from the step cache
+)
+
+// StepRecord is one execution at the step boundary, independent of any
+// engine: where the step is, what it needs (its effective params), whether
+// it is safe to repeat, and what it produced.
+type StepRecord struct {
+	// Path locates the step in the run: its id, after the ids of the nested
+	// workflow steps it runs in ("build/compile"; a nested step run as batch
+	// item 3: "build[3]/compile").
+	Path     string
+	NodeID   string
+	NodeType string
+	// Kind is KindNode, KindBatch or KindWorkflow.
+	Kind string
+	// Occurrence is 1 for the step's first execution in its workflow, 2 for
+	// its second (action loops), ...
+	Occurrence int
+	// Item is the batch item index, -1 for a step that is not an item.
+	Item int
+	// Deps are the ids of the steps of the same workflow whose outputs this
+	// step reads (its ${...} references, batch items and input mappings).
+	Deps []string
+	// UpstreamRan is set when a step this one depends on ran in this run
+	// (was not re-used), or the nested workflow step it runs in did: an
+	// earlier result of this step must not be re-used by a resume.
+	UpstreamRan bool
+	// Node is the step as written; Mapping its proxy mappings (may be nil).
+	Node    *workflow.Node
+	Mapping *workflow.Mapping
+
+	// Params are the effective params: the node request, with templates
+	// resolved, values coerced and engine controls removed. TemplateEnv are
+	// the template values bound to environment variables (shell commands);
+	// WorkflowDir is where relative paths resolve. Read-only.
+	Params      map[string]any
+	TemplateEnv map[string]string
+	WorkflowDir string
+	// Fingerprint describes data the node reads besides its params (see
+	// node.Spec.Fingerprint); "" when it declares none.
+	Fingerprint string
+	// Effects are the node type's declared effects.
+	Effects node.Effects
+	// Cache is the step's cache setting (the `cache` control).
+	Cache CacheSetting
+
+	// Digests, set by the Journal (keyed; see internal/stephash):
+	// DefinitionHash of the step as written, ParamsHash of Params,
+	// TemplateEnv and WorkflowDir, InputHash of Fingerprint.
+	DefinitionHash string
+	ParamsHash     string
+	InputHash      string
+
+	// The outcome, set before End.
+	Status   string // StatusCompleted or StatusFailed
+	Action   string
+	Outputs  map[string]any
+	Error    string
+	Attempts int
+	Started  time.Time
+	Duration time.Duration
+	Batch    *BatchSummary
+	// Source says how the outcome was obtained (SourceRan, SourceResumed,
+	// SourceCache); SourceRun names the run it was re-used from.
+	Source    string
+	SourceRun string
+}
+
+// SafeToRepeat reports whether running the node again cannot do harm (see
+// node.Effects.SafeToRepeat).
+func (r *StepRecord) SafeToRepeat() bool { return r.Effects.SafeToRepeat() }
+
+// CacheSetting is a step's `cache` control: `cache: true` (the default TTL),
+// `cache: 1h` (a TTL), `cache: false` (never), or absent (the node type's
+// default, see node.Effects).
+type CacheSetting struct {
+	// Set is true when the step has a `cache` control.
+	Set bool
+	// On is the step's choice when Set.
+	On bool
+	// TTL is how long an entry stays valid (0: the cache's default).
+	TTL time.Duration
+}
+
+// CacheControl is the step param that opts a step in or out of the step cache.
+const CacheControl = "cache"
+
+// ParseCacheSetting reads a `cache` control value: a boolean, or a duration
+// such as 90s, 30m, 1h or 7d (a bare number is seconds).
+func ParseCacheSetting(v any) (CacheSetting, error) {
+	bad := fmt.Errorf("'cache' must be true, false or how long results stay valid (e.g. 30m, 1h, 7d), got %s", value.Stringify(v))
+	switch x := v.(type) {
+	case nil:
+		return CacheSetting{}, nil
+	case bool:
+		return CacheSetting{Set: true, On: x}, nil
+	case int64, float64:
+		d, err := node.Duration(map[string]any{"cache": x}, "cache", 0)
+		if err != nil || d <= 0 {
+			return CacheSetting{}, bad
+		}
+		return CacheSetting{Set: true, On: true, TTL: d}, nil
+	case string:
+		s := strings.ToLower(strings.TrimSpace(x))
+		switch s {
+		case "true", "yes", "on":
+			return CacheSetting{Set: true, On: true}, nil
+		case "false", "no", "off":
+			return CacheSetting{Set: true}, nil
+		}
+		if days, ok := strings.CutSuffix(s, "d"); ok {
+			n, err := strconv.ParseFloat(days, 64)
+			if err != nil || n <= 0 {
+				return CacheSetting{}, bad
+			}
+			return CacheSetting{Set: true, On: true, TTL: time.Duration(n * float64(24*time.Hour))}, nil
+		}
+		d, err := node.Duration(map[string]any{"cache": s}, "cache", 0)
+		if err != nil || d <= 0 {
+			return CacheSetting{}, bad
+		}
+		return CacheSetting{Set: true, On: true, TTL: d}, nil
+	}
+	return CacheSetting{}, bad
+}
+
+// depsCache holds each workflow's step dependencies, computed once per run.
+type depsCache struct {
+	mu sync.Mutex
+	m  map[*workflow.Workflow]map[string][]string
+}
+
+// deps returns the ids of the steps of w that n reads.
+func (d *depsCache) deps(w *workflow.Workflow, n *workflow.Node) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[*workflow.Workflow]map[string][]string{}
+	}
+	byNode, ok := d.m[w]
+	if !ok {
+		byNode = StepDeps(w)
+		d.m[w] = byNode
+	}
+	return byNode[n.ID]
+}
+
+// StepDeps returns, for every step of w, the ids of the other steps whose
+// outputs it reads: the heads of its ${...} references (params, batch items,
+// input mappings) that are step ids. A nested workflow's own definition
+// (workflow_ir) is not looked into: its templates belong to the child.
+func StepDeps(w *workflow.Workflow) map[string][]string {
+	ids := make(map[string]bool, len(w.Nodes))
+	for _, n := range w.Nodes {
+		if n != nil {
+			ids[n.ID] = true
+		}
+	}
+	out := make(map[string][]string, len(w.Nodes))
+	for _, n := range w.Nodes {
+		if n == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		var list []string
+		add := func(head string) {
+			if head != n.ID && ids[head] && !seen[head] {
+				seen[head] = true
+				list = append(list, head)
+			}
+		}
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case string:
+				for _, r := range template.Refs(x) {
+					add(r.Head)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			case map[string]any:
+				for k, e := range x {
+					if n.Type == "workflow" && k == "workflow_ir" {
+						continue
+					}
+					walk(e)
+				}
+			}
+		}
+		walk(n.Params)
+		if n.Batch != nil {
+			walk(n.Batch.Items)
+		}
+		if m := w.Mappings[n.ID]; m != nil {
+			for _, path := range m.InputMappings {
+				p := strings.TrimSuffix(strings.TrimPrefix(path, "${"), "}")
+				head, _, _ := strings.Cut(p, ".")
+				if i := strings.IndexByte(head, '['); i >= 0 {
+					head = head[:i]
+				}
+				add(head)
+			}
+		}
+		out[n.ID] = list
+	}
+	return out
+}
+
+// newRecord starts the record of one execution of n in frame f.
+func (e *executor) newRecord(f *frame, n *workflow.Node, kind string, item int) *StepRecord {
+	deps := e.deps.deps(f.w, n)
+	rec := &StepRecord{
+		Path: f.prefix + n.ID, NodeID: n.ID, NodeType: n.Type, Kind: kind,
+		Occurrence: f.occurrence(n.ID), Item: item, Deps: deps,
+		UpstreamRan: f.forced, Node: n, Mapping: f.w.Mappings[n.ID], WorkflowDir: f.dir,
+	}
+	for _, d := range deps {
+		if f.hasRun(d) {
+			rec.UpstreamRan = true
+			break
+		}
+	}
+	return rec
+}
+
+// finishRecord copies a step's outcome into its record and hands it to the
+// journal.
+func (e *executor) finishRecord(rec *StepRecord, s *Step, fail *Failure) {
+	if rec == nil {
+		return
+	}
+	rec.Status = StatusCompleted
+	rec.Action = s.Action
+	if fail != nil {
+		rec.Status = StatusFailed
+		rec.Error = fail.Message
+		if rec.Action == "" || !isErrorAction(rec.Action) {
+			rec.Action = "error"
+		}
+	} else if rec.Action == "" {
+		rec.Action = "default"
+	}
+	if rec.Outputs == nil {
+		rec.Outputs = s.Outputs
+	}
+	rec.Attempts = s.Attempts
+	rec.Started = s.Started
+	rec.Duration = time.Since(s.Started)
+	if s.Duration > 0 {
+		rec.Duration = s.Duration
+	}
+	rec.Batch = s.Batch
+	rec.Source = s.Source
+	e.opts.Journal.End(rec)
+}
