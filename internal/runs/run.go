@@ -535,7 +535,28 @@ func (r *Run) Close(res *runtime.Result, tracePath string) error {
 	} else {
 		st.Status = runtime.RunFailed
 	}
+	// A value may have become known as a secret only during the run (a
+	// nested workflow's secret-named input fed from a plain one): mask what
+	// was written before that.
+	for _, name := range []string{metaFile, stepsFile, irFile, sourceFile} {
+		rescrub(filepath.Join(r.dir, name), r.opts.Redactor)
+	}
 	err := writeJSON(filepath.Join(r.dir, statusFile), st)
 	r.lock.Unlock()
 	return err
+}
+
+// rescrub rewrites path atomically with every secret the redactor now knows
+// masked, when any appears in it.
+func rescrub(path string, red *trace.Redactor) {
+	if red == nil {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if clean := red.String(string(data)); clean != string(data) {
+		_ = fsutil.WriteFileAtomic(path, []byte(clean), 0o600)
+	}
 }
