@@ -243,7 +243,7 @@ func newRunsPruneCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&keep, "keep", -1, "keep the newest N runs (default: settings retention.keep)")
+	cmd.Flags().IntVar(&keep, "keep", -1, "keep the newest N runs (default: settings retention.max_count)")
 	cmd.Flags().IntVar(&days, "max-age-days", -1, "remove runs older than N days (default: settings retention.max_age_days)")
 	return cmd
 }
