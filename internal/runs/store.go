@@ -197,11 +197,14 @@ func (s *Store) Resolve(ref string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if len(ids) == 0 {
-			return "", pferr.New(pferr.NotFound, "there is no recorded run to resume").WithWhere(s.Dir).
-				WithHint("Run a workflow first; every run is recorded under " + s.Dir + ".")
+		// A run killed before its run.json was written is not a run.
+		for _, id := range ids {
+			if _, err := os.Stat(filepath.Join(s.dir(id), metaFile)); err == nil {
+				return id, nil
+			}
 		}
-		return ids[0], nil
+		return "", pferr.New(pferr.NotFound, "there is no recorded run to resume").WithWhere(s.Dir).
+			WithHint("Run a workflow first; every run is recorded under " + s.Dir + ".")
 	}
 	if !validID(ref) {
 		return "", pferr.Newf(pferr.Validation, "%q is not a run id", ref).
