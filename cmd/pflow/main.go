@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/pflow-go/pflow/internal/cli"
+	"github.com/pflow-go/pflow/internal/proc"
 )
 
 func main() {
@@ -22,8 +23,10 @@ func main() {
 	go func() {
 		sig := <-sigs
 		cancel(cli.SignalCause(sig))
-		// A second signal exits at once.
+		// A second signal exits at once, killing every process the
+		// running work started (steps, MCP servers and their descendants).
 		<-sigs
+		proc.KillTracked()
 		os.Exit(cli.ExitCodeForSignal(sig))
 	}()
 	os.Exit(cli.Main(ctx, os.Args[1:], cli.System(), os.Environ()))
