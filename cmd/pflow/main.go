@@ -18,13 +18,19 @@ func main() {
 	// turns that into a quiet exit.
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 2)
+	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
+		// The first signal cancels the work: steps and MCP servers get
+		// SIGTERM, the run's record and trace are written, pflow exits 130.
 		sig := <-sigs
 		cancel(cli.SignalCause(sig))
-		// A second signal exits at once, killing every process the
-		// running work started (steps, MCP servers and their descendants).
+		// A second one (terminals and `timeout -s INT` often send two)
+		// hastens that cleanup without cutting it short: every process the
+		// work started is killed at once, the trace is still written.
+		<-sigs
+		proc.KillTracked()
+		// A third forces the exit.
 		<-sigs
 		proc.KillTracked()
 		os.Exit(cli.ExitCodeForSignal(sig))

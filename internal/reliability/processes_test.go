@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/trace"
 )
 
 // escapeWorkflow's step starts two descendants that leave its process
@@ -51,18 +52,21 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 		ending    string // shell cases: ok, fail, hang
 		timeout   int
 		tool      string // MCP cases: the fake server's tool
-		interrupt bool
+		interrupt int    // how many SIGINTs to send, back to back
 		wantCode  int
 	}
 	cases := []tc{
 		{name: "shell/success", ending: "ok", timeout: 600, wantCode: 0},
 		{name: "shell/failure", ending: "fail", timeout: 600, wantCode: 1},
 		{name: "shell/timeout", ending: "hang", timeout: 1, wantCode: 1},
-		{name: "shell/ctrl-c", ending: "hang", timeout: 600, interrupt: true, wantCode: 130},
+		{name: "shell/ctrl-c", ending: "hang", timeout: 600, interrupt: 1, wantCode: 130},
+		// Two signals at once, as terminals and `timeout -s INT` send:
+		// the cleanup still finishes (trace written, nothing left).
+		{name: "shell/double ctrl-c", ending: "hang", timeout: 600, interrupt: 2, wantCode: 130},
 		{name: "mcp/success", tool: "echo", wantCode: 0},
 		{name: "mcp/failure", tool: "fail", wantCode: 1},
 		{name: "mcp/timeout", tool: "hang", timeout: 1, wantCode: 1},
-		{name: "mcp/ctrl-c", tool: "hang", interrupt: true, wantCode: 130},
+		{name: "mcp/ctrl-c", tool: "hang", interrupt: 1, wantCode: 130},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,7 +113,7 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if c.interrupt {
+			if c.interrupt > 0 {
 				if started != "" {
 					waitFor(t, started, cmd, &stderr)
 				} else {
@@ -117,7 +121,9 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 					// escaped grandchildren) is up: wait for those.
 					waitForLeftovers(t, id, 3, cmd, &stderr)
 				}
-				cmd.Process.Signal(os.Interrupt)
+				for range c.interrupt {
+					cmd.Process.Signal(os.Interrupt)
+				}
 			}
 			err := cmd.Wait()
 			code := 0
@@ -136,6 +142,12 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 			}
 			if left := faketest.Leftovers(id); len(left) > 0 {
 				t.Fatalf("processes outlived the run: %v\n%s", left, describe(left))
+			}
+			if c.interrupt > 0 {
+				traces, _ := filepath.Glob(filepath.Join(home, "debug", trace.FilePattern))
+				if len(traces) != 1 {
+					t.Fatalf("an interrupted run wrote %d traces, want 1\nstderr: %s", len(traces), stderr.String())
+				}
 			}
 		})
 	}
