@@ -22,6 +22,7 @@ import (
 	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/proc"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/trace"
@@ -238,6 +239,10 @@ type MCPSyncEvent struct {
 // server's failure does not stop the others; the error is reported in its
 // result and in the returned error when every server failed.
 func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress func(MCPSyncEvent)) ([]MCPSyncResult, error) {
+	// The servers started to list their tools, and everything they start,
+	// are stopped when the sync ends, even a descendant that left its group.
+	ctx, tracker := proc.Track(ctx)
+	defer tracker.Close()
 	f, err := client.LoadFile(a.Paths.MCPServers)
 	if err != nil {
 		return nil, err

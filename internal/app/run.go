@@ -11,6 +11,7 @@ import (
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/proc"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/stephash"
@@ -128,6 +129,12 @@ func (o *RunOutcome) Failed() bool {
 // trace is written and, for a saved workflow that succeeded, its metadata is
 // updated.
 func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
+	// Every process the run starts (steps, MCP servers, an automatic sync)
+	// and all their descendants carry the run's token; whatever is left of
+	// them when the run ends, even one that left its process group, is
+	// stopped here (issue #9: nothing outlives the run).
+	ctx, tracker := proc.Track(ctx)
+	defer tracker.Close()
 	w := req.Target.Workflow
 	if err := a.ensureMCP(ctx, req.Target); err != nil {
 		fmt.Fprintf(a.Log, "Warning: %v\n", err)
@@ -206,6 +213,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		out.RunID = record.ID
 	}
 	res := runtime.Run(ctx, w, req.Params, opts)
+	tracker.Close()
 	out.Result = res
 	if !req.NoTrace {
 		path, terr := trace.Write(a.Paths.Debug, traceName(req.Target), w, req.Params, res, red)

@@ -44,4 +44,7 @@ func Terminate(cmd *exec.Cmd, grace time.Duration) {
 	_ = cmd.Process.Kill()
 }
 
+// TerminateTree kills cmd's process (see Terminate).
+func TerminateTree(cmd *exec.Cmd, token string, grace time.Duration) { Terminate(cmd, grace) }
+
 func signaled(ps *os.ProcessState) (int, bool) { return 0, false }

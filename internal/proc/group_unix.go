@@ -102,6 +102,35 @@ func Terminate(cmd *exec.Cmd, grace time.Duration) {
 	_ = KillGroup(pid, syscall.SIGKILL)
 }
 
+// TerminateTree is Terminate for a child marked with token (MarkCmd): the
+// descendants that left the group get SIGTERM with it, the wait of up to
+// grace lasts until the leader and every marked process are gone, and the
+// SIGKILL reaches the marked ones too (KillMarked). An empty token is plain
+// Terminate.
+func TerminateTree(cmd *exec.Cmd, token string, grace time.Duration) {
+	if token == "" {
+		Terminate(cmd, grace)
+		return
+	}
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(grace)
+	_ = KillGroup(pid, syscall.SIGTERM)
+	signalMarked(token, syscall.SIGTERM, pid)
+	poll := time.Millisecond
+	for time.Now().Before(deadline) && Alive(pid) {
+		time.Sleep(poll)
+		if poll < 50*time.Millisecond {
+			poll *= 2
+		}
+	}
+	waitMarkedGone(token, time.Until(deadline))
+	_ = KillGroup(pid, syscall.SIGKILL)
+	KillMarked(token)
+}
+
 func signaled(ps *os.ProcessState) (int, bool) {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	if !ok || !ws.Signaled() {

@@ -9,6 +9,12 @@
 // may hold open long after the child itself has exited (the classic hang of
 // `sh -c 'sleep 300 &'`).
 //
+// A descendant can leave the group (setsid, a double fork, Node's detached:
+// true), so every child is also marked through its environment (TrackingVar,
+// MarkCmd) and found again by a scan of /proc on Linux: Run stops the marked
+// descendants of its child with the group, a Tracker (Track) stops whatever
+// is left of a whole run when it ends, and MemoryMeter measures a marked tree.
+//
 // CappedBuffer and TailBuffer capture output without unbounded memory: the
 // first N bytes (a node's stdout) and the last N lines (a server's stderr for
 // error messages).
@@ -81,10 +87,13 @@ type Options struct {
 	// WaitDelay bounds how long output is still read after the process has
 	// exited and its group was killed (0: DefaultWaitDelay).
 	WaitDelay time.Duration
-	// KeepGroup leaves the rest of the process group running after the
-	// child exits normally. By default Run kills every process left in the
-	// group (background jobs the command started), so nothing outlives the
-	// step; a descendant that wants to survive must leave the group (setsid).
+	// KeepGroup leaves the child's descendants running after the child
+	// exits normally. By default Run kills every process left in the group
+	// (background jobs the command started), so nothing outlives the step;
+	// a marked descendant that left the group (setsid, double fork) is
+	// stopped by the tracker of ctx when it closes (the end of the run), or
+	// at once when ctx has no tracker. With KeepGroup all of them are left
+	// to the tracker of ctx, if any.
 	KeepGroup bool
 }
 
@@ -108,10 +117,15 @@ func (o Options) waitDelay() time.Duration {
 // reader/writer; Run feeds and drains them through its own pipes so that a
 // grandchild holding a pipe can never block the return.
 //
-// When ctx is done or opts.Timeout expires, the whole group gets SIGTERM, then
-// SIGKILL after opts.Grace if the child is still running. Run returns only
-// after the child has been reaped, the rest of its group killed (unless
-// opts.KeepGroup) and its output copied (bounded by opts.WaitDelay).
+// The child is marked (MarkCmd) with the tokens of the trackers in ctx and a
+// token of its own, which every descendant inherits, even one that leaves
+// the group (setsid, a double fork).
+//
+// When ctx is done or opts.Timeout expires, the whole group and every marked
+// descendant outside it get SIGTERM, then SIGKILL after opts.Grace if still
+// running. Run returns only after the child has been reaped, the rest of its
+// group killed (unless opts.KeepGroup; for marked descendants outside it,
+// see KeepGroup) and its output copied (bounded by opts.WaitDelay).
 //
 // Errors: *StartError if the process could not start; *TimeoutError when the
 // timeout stopped it; *CanceledError (wrapping the context's cause) when ctx
@@ -122,6 +136,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) error {
 		return &CanceledError{Cause: context.Cause(ctx)}
 	}
 	SetProcessGroup(cmd)
+	token := MarkCmd(ctx, cmd)
 
 	var (
 		closeAfterStart []io.Closer // child's ends of our pipes
@@ -224,8 +239,12 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) error {
 	case <-timeoutC:
 		stopErr = &TimeoutError{Timeout: opts.Timeout}
 	}
+	var graceEnd time.Time
 	if stopErr != nil {
+		// SIGTERM to the group and to the descendants that left it.
 		_ = KillGroup(pid, sigTerm)
+		signalMarked(token, sigTerm, pid)
+		graceEnd = time.Now().Add(opts.grace())
 		grace := time.NewTimer(opts.grace())
 		select {
 		case waitErr = <-waitCh:
@@ -236,10 +255,23 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) error {
 		grace.Stop()
 	}
 	// The child is reaped. Whatever is left in its group (background jobs,
-	// children that ignored SIGTERM) goes too, so that nothing outlives the
-	// run and nothing keeps our pipes open.
+	// children that ignored SIGTERM) goes too, and so does every descendant
+	// that left the group (setsid, double fork), found by its token: nothing
+	// outlives the step and nothing keeps our pipes open.
 	if !opts.KeepGroup || stopErr != nil {
 		_ = KillGroup(pid, sigKill)
+		switch {
+		case stopErr != nil:
+			// The escaped descendants got SIGTERM with the group; they
+			// have what is left of the grace to exit on their own.
+			waitMarkedGone(token, time.Until(graceEnd))
+			KillMarked(token)
+		case !Tracked(ctx):
+			KillMarked(token)
+		}
+		// Under a tracker (a run, a sync), a descendant that left the
+		// group after a normal exit is stopped when the tracker closes:
+		// one scan of the process table per run instead of one per step.
 	}
 
 	// Drain the output. Only a descendant that left the group can still

@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,6 +46,7 @@ var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", 
 type process struct {
 	srv    *Server
 	cmd    *exec.Cmd
+	token  string // marks the server and all its descendants (proc.TrackingVar)
 	stdin  io.WriteCloser
 	out    *stdoutFilter // filtered stdout, handed to mcp.IOTransport
 	stderr *proc.TailBuffer
@@ -60,7 +62,7 @@ type process struct {
 	stopOnce    sync.Once
 }
 
-func startProcess(srv *Server, log io.Writer) (*process, error) {
+func startProcess(ctx context.Context, srv *Server, log io.Writer) (*process, error) {
 	path, err := lookPath(srv.Command, srv.ProcessEnv)
 	if err != nil {
 		return nil, pferr.Newf(pferr.Execution, "Command not found: %s", srv.Command).
@@ -79,10 +81,14 @@ func startProcess(srv *Server, log io.Writer) (*process, error) {
 		cmd.Dir = srv.Dir
 	}
 	proc.SetProcessGroup(cmd)
+	// The server and everything it starts, even a child that leaves the
+	// group (a browser, a daemon), carry the run's tokens and one of the
+	// server's own: shutdown and the memory watchdog find them by it.
+	token := proc.MarkCmd(ctx, cmd)
 	// A grandchild that inherited stderr must not keep Wait (and so crash
 	// detection) from returning once the server itself has exited.
 	cmd.WaitDelay = 500 * time.Millisecond
-	p := &process{srv: srv, cmd: cmd, stderr: proc.NewTailBuffer(10, 8<<10), log: log, done: make(chan struct{})}
+	p := &process{srv: srv, cmd: cmd, token: token, stderr: proc.NewTailBuffer(10, 8<<10), log: log, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	pipeErr := func(err error) error {
 		return pferr.Newf(pferr.Execution, "Cannot start MCP server %s: %v", srv.Name, err).
@@ -259,17 +265,19 @@ func (p *process) signal(sig syscall.Signal) {
 	}
 }
 
-// terminate stops the group now (proc.Terminate: SIGTERM, StopGrace,
-// SIGKILL to the whole group) and waits up to StopGrace for the server to be
-// reaped. Used on a call timeout and by the memory watchdog.
+// terminate stops the server's tree now: proc.TerminateTree sends SIGTERM to
+// the group and to the marked descendants outside it, waits up to StopGrace,
+// then SIGKILLs all of them. It then waits up to StopGrace for the server to
+// be reaped. Used on a call timeout and by the memory watchdog.
 func (p *process) terminate() {
-	proc.Terminate(p.cmd, StopGrace)
+	proc.TerminateTree(p.cmd, p.token, StopGrace)
 	p.exited(StopGrace)
 }
 
 // stop is the D5 shutdown: close stdin, wait StopGrace, SIGTERM the group,
 // wait StopGrace, SIGKILL the group. Grandchildren left in the group after
-// the leader exited are killed too.
+// the leader exited are killed too, and so are the descendants that left the
+// group (found by the server's token): SIGTERM, up to StopGrace, SIGKILL.
 func (p *process) stop() {
 	p.stopOnce.Do(func() {
 		p.stopping.Store(true)
@@ -278,60 +286,28 @@ func (p *process) stop() {
 			p.terminate()
 		}
 		p.signal(syscall.SIGKILL)
+		proc.ReapMarked(p.token, StopGrace)
 		p.out.Close()
 	})
 }
 
-// watchMemory stops the server when the RSS of its process group exceeds limit.
+// watchMemory stops the server when the RSS of its whole tree (its process
+// group and every descendant carrying its token, even one that left the
+// group) exceeds limit.
 func (p *process) watchMemory(limit int64) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
-	pgid := p.cmd.Process.Pid
+	meter := proc.NewMemoryMeter(p.token, p.cmd.Process.Pid)
 	for {
 		select {
 		case <-p.done:
 			return
 		case <-t.C:
-			if rss := groupRSS(pgid); rss > limit {
+			if rss := meter.RSS(); rss > limit {
 				p.memExceeded.Store(rss)
 				p.terminate()
 				return
 			}
 		}
 	}
-}
-
-// groupRSS sums the resident memory of every process in process group pgid.
-func groupRSS(pgid int) int64 {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	page := int64(os.Getpagesize())
-	var total int64
-	for _, e := range ents {
-		name := e.Name()
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		// fields after comm: state(0) ppid(1) pgrp(2) ... rss(21)
-		if len(f) < 22 {
-			continue
-		}
-		if g, _ := strconv.Atoi(f[2]); g != pgid {
-			continue
-		}
-		rss, _ := strconv.ParseInt(f[21], 10, 64)
-		total += rss * page
-	}
-	return total
 }

@@ -70,7 +70,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 	var transport mcp.Transport
 	switch srv.Transport {
 	case "stdio":
-		p, err := startProcess(srv, log)
+		p, err := startProcess(ctx, srv, log)
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,13 @@
 //	ignore-term          ignore SIGTERM (shutdown must SIGKILL)
 //	ignore-eof           keep running after stdin closes
 //	spawn-child          start a grandchild (sleep 300) in the server's group
+//	spawn-escaped        start a grandchild that leaves the group (setsid, as
+//	                     Node's detached: true does) and ignores SIGTERM
+//	spawn-double-fork    start a grandchild through a double fork: an
+//	                     intermediate process calls setsid, starts it and exits,
+//	                     so it is orphaned outside the server's group
+//	escaped-memory=MB    start a grandchild outside the group that allocates
+//	                     and touches MB megabytes (a browser, say)
 //	memory=MB            allocate and touch MB megabytes at start
 //	print-env=NAME       write NAME=value of an env variable to stderr at start
 //	print-args           write the server's command-line arguments to stderr at start
@@ -45,6 +52,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -64,8 +72,16 @@ const IDVar = "PFLOW_FAKE_ID"
 // MarkVar names a file the server appends signal names to ("SIGTERM").
 const MarkVar = "PFLOW_FAKE_MARK"
 
+// childVar makes the process a grandchild of the fake server (see
+// spawnEscaped): "sleep", "fork" (start a "sleep" child in a new session,
+// then exit) or "hog=MB".
+const childVar = "PFLOW_FAKE_CHILD"
+
 // MaybeRun runs the fake server and exits when EnvVar is set.
 func MaybeRun() {
+	if kind, ok := os.LookupEnv(childVar); ok {
+		os.Exit(runChild(kind))
+	}
 	modes, ok := os.LookupEnv(EnvVar)
 	if !ok {
 		return
@@ -223,6 +239,15 @@ func serve(modes modeSet) int {
 	if modes.has("spawn-child") {
 		c := exec.Command("sleep", "300")
 		c.Start()
+	}
+	if modes.has("spawn-escaped") {
+		spawnEscaped("sleep")
+	}
+	if modes.has("spawn-double-fork") {
+		spawnEscaped("fork")
+	}
+	if mb, ok := modes["escaped-memory"]; ok {
+		spawnEscaped("hog=" + mb)
 	}
 	s := &server{modes: modes, out: bufio.NewWriterSize(os.Stdout, 1<<20)}
 	if modes.has("garbage-stdout") {
@@ -418,4 +443,56 @@ func (s *server) call(id any, params map[string]any, reply func(any), rpcErr fun
 	default:
 		rpcErr(-32602, "unknown tool "+strconv.Quote(name))
 	}
+}
+
+// spawnEscaped starts this binary again as a grandchild of kind (childVar)
+// in a session of its own, out of the server's process group, and waits
+// until it is ready (it closes its stdout then).
+func spawnEscaped(kind string) {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake: cannot find own executable:", err)
+		os.Exit(5)
+	}
+	c := exec.Command(exe)
+	c.Env = append(os.Environ(), childVar+"="+kind)
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	ready, err := c.StdoutPipe()
+	if err == nil {
+		err = c.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake: cannot start grandchild:", err)
+		os.Exit(5)
+	}
+	_, _ = io.Copy(io.Discard, ready) // EOF: the grandchild is ready
+	if kind == "fork" {
+		_ = c.Wait() // the intermediate exits once its child is ready
+	}
+}
+
+// runChild is the body of a grandchild started by spawnEscaped. It ignores
+// SIGTERM, so only SIGKILL stops it.
+func runChild(kind string) int {
+	signal.Ignore(syscall.SIGTERM)
+	var hog [][]byte
+	switch {
+	case kind == "fork":
+		os.Unsetenv(childVar)
+		spawnEscaped("sleep")
+		return 0
+	case strings.HasPrefix(kind, "hog="):
+		n, _ := strconv.Atoi(strings.TrimPrefix(kind, "hog="))
+		for range n {
+			b := make([]byte, 1<<20)
+			for j := range b {
+				b[j] = byte(j)
+			}
+			hog = append(hog, b)
+		}
+	}
+	os.Stdout.Close() // tell the parent we are ready
+	time.Sleep(time.Hour)
+	_ = hog
+	return 0
 }

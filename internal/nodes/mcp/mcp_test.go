@@ -369,6 +369,17 @@ func TestFaultMatrix(t *testing.T) {
 		{"unknown tool", nil, nil, "nope", nil, []string{"Tool nope not found on server fake", "pflow mcp sync fake"}, 30 * time.Second},
 		{"memory limit", []string{"memory=150"}, map[string]any{"max_memory_mb": int64(64)}, "hang", map[string]any{"timeout": int64(20)}, []string{"exceeded its memory limit", "max_memory_mb"}, 25 * time.Second},
 		{"grandchild and ignored EOF", []string{"spawn-child", "ignore-eof", "ignore-term"}, nil, "echo", map[string]any{"message": "x"}, nil, 30 * time.Second},
+		// Descendants that leave the server's process group (setsid, as
+		// Node's detached: true does; a double fork) and ignore SIGTERM are
+		// found by the run token in their environment and stopped with the
+		// server, whether the call succeeds, fails or times out.
+		{"escaped grandchild ignoring SIGTERM", []string{"spawn-escaped"}, nil, "echo", map[string]any{"message": "x"}, nil, 30 * time.Second},
+		{"double-forked grandchild ignoring SIGTERM", []string{"spawn-double-fork"}, nil, "echo", map[string]any{"message": "x"}, nil, 30 * time.Second},
+		{"escaped grandchild, server crashes mid-call", []string{"spawn-escaped", "crash-mid-call"}, nil, "echo", map[string]any{"message": "x"}, []string{"MCP server process terminated unexpectedly", "exit status 7"}, 30 * time.Second},
+		{"escaped grandchild, call times out", []string{"spawn-double-fork", "ignore-term"}, nil, "hang", map[string]any{"timeout": "0.5"}, []string{"MCP tool timed out after 0.5 seconds"}, 30 * time.Second},
+		// max_memory_mb counts the server's whole tree: a grandchild outside
+		// its group (the browser of a browser-automation server) counts too.
+		{"escaped grandchild over the memory limit", []string{"escaped-memory=150"}, map[string]any{"max_memory_mb": int64(64)}, "hang", map[string]any{"timeout": int64(20)}, []string{"exceeded its memory limit", "max_memory_mb"}, 25 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -447,22 +458,26 @@ func TestResultOverTheSizeLimit(t *testing.T) {
 // Ctrl-C during a call: the node returns promptly with a cancellation
 // message, and closing the run's scope leaves no process.
 func TestCancelDuringCall(t *testing.T) {
-	f := newFake(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *node.Result, 1)
-	go func() {
-		res, _ := f.node.Run(ctx, &node.Request{Type: "mcp-fake-hang", Params: map[string]any{ParamServer: "fake", ParamTool: "hang"}, Scope: f.scope})
-		done <- res
-	}()
-	time.Sleep(300 * time.Millisecond)
-	cancel()
-	select {
-	case r := <-done:
-		if !strings.Contains(errText(r), "cancelled") {
-			t.Fatalf("error = %q", errText(r))
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("node did not return after cancellation")
+	for _, modes := range [][]string{nil, {"spawn-escaped", "ignore-term"}} {
+		t.Run(strings.Join(append([]string{"server"}, modes...), "+"), func(t *testing.T) {
+			f := newFake(t, nil, modes...)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan *node.Result, 1)
+			go func() {
+				res, _ := f.node.Run(ctx, &node.Request{Type: "mcp-fake-hang", Params: map[string]any{ParamServer: "fake", ParamTool: "hang"}, Scope: f.scope})
+				done <- res
+			}()
+			time.Sleep(300 * time.Millisecond)
+			cancel()
+			select {
+			case r := <-done:
+				if !strings.Contains(errText(r), "cancelled") {
+					t.Fatalf("error = %q", errText(r))
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("node did not return after cancellation")
+			}
+		})
 	}
 }
 

@@ -51,8 +51,8 @@ func Spec() *node.Spec {
 var iface = node.Interface{
 	Description: "Run a shell command with /bin/sh -c and capture its output. " +
 		"The command runs in its own process group: on timeout, Ctrl-C or when it exits, " +
-		"every process it started (including background jobs) is stopped; a process that must " +
-		"outlive the step has to leave the group (setsid). A non-zero exit code fails the step " +
+		"every process it started (including background jobs) is stopped; a process that left " +
+		"the group (setsid, a daemon) lives until the end of the run, never past it. A non-zero exit code fails the step " +
 		"(action 'error') unless ignore_errors is set, with one exception: when the last command " +
 		"of the script is grep, egrep, fgrep, zgrep or rg and the exit code is 1 (\"no match\"), " +
 		"the step succeeds with exit_code 1 and empty output. Exit code 2 from those tools is an " +
