@@ -87,6 +87,7 @@ func validate(w *workflow.Workflow, opts Options) *validator {
 	v.scanSites()
 	v.sinkChecks() // after scanSites: reads refTypes
 	v.batches()
+	v.inputDefaults()
 	v.unusedInputs()
 	v.unknownParams()
 	return v
@@ -318,6 +319,17 @@ func (v *validator) graph() {
 		}
 		edges = append(edges, edge{f, t, e.ActionOrDefault() == "default"})
 		succ[f] = append(succ[f], t)
+	}
+	// A step whose error action leads back to itself repeats the failing
+	// call until the end of time: retries are the bounded way.
+	for _, e := range v.w.Edges {
+		if e.From == e.To && e.ActionOrDefault() == "error" {
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Step '%s' sends its own error back to itself: if the failure persists, the run never ends", e.From),
+				NodeID:  e.From, Param: "on_error", Line: v.line(e.From),
+				Hint: "Remove this edge and retry a bounded number of times with '- retries: 3' (and '- retry_wait: 2'), or send the error to a step that handles it.",
+			})
+		}
 	}
 	comp := scc(n, succ)
 	// Cycles made only of default edges are errors.

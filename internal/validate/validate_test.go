@@ -778,13 +778,13 @@ func TestSourcelessOutput(t *testing.T) {
 	w := wf(nd("a", "shell", map[string]any{"command": "true"}))
 	w.Outputs = workflow.Outputs{{Name: "result", Line: 20}, {Name: "pub", Line: 23}}
 	w.Mappings = map[string]*workflow.Mapping{"a": {OutputMappings: map[string]string{"stdout": "pub"}}}
-	_, warns := run(t, w)
-	d := find(t, warns, "Output 'result' has no source, and no step publishes a key named 'result'; it will be empty")
+	errs, _ := run(t, w)
+	d := find(t, errs, "Output 'result' has no source, and no step publishes a key named 'result'; it would always be empty")
 	if d.Line != 20 || d.Hint != "Add a source, e.g. '- source: ${a.stdout}'." {
 		t.Errorf("got %+v", d)
 	}
-	if len(warns) != 1 {
-		t.Errorf("a mapped key is a valid output:\n%s", dump(warns))
+	if len(errs) != 1 {
+		t.Errorf("a mapped key is a valid output:\n%s", dump(errs))
 	}
 }
 
@@ -880,4 +880,52 @@ func TestLiteralParamTypes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue #11: mistakes that used to validate and then misbehaved at run time.
+func TestSilentMistakesAreErrors(t *testing.T) {
+	t.Run("batch never uses its item", func(t *testing.T) {
+		n := nd("a", "shell", map[string]any{"command": "echo hi"})
+		n.Batch = &workflow.Batch{Items: []any{"x", "y"}}
+		errs, _ := run(t, wf(n))
+		d := find(t, errs, "Batch step 'a' never uses its item")
+		if d.Line != 10 || !strings.Contains(d.Hint, "${item}") {
+			t.Errorf("got %+v", d)
+		}
+		for _, cmd := range []string{"echo ${item}", "echo ${__index__}", "echo ${item.name}"} {
+			n := nd("a", "shell", map[string]any{"command": cmd})
+			n.Batch = &workflow.Batch{Items: []any{"x", "y"}}
+			if errs, _ := run(t, wf(n)); len(errs) != 0 {
+				t.Errorf("%q uses the item:\n%s", cmd, dump(errs))
+			}
+		}
+		n = nd("a", "shell", map[string]any{"command": "echo ${row}"})
+		n.Batch = &workflow.Batch{Items: []any{"x"}, As: "row"}
+		if errs, _ := run(t, wf(n)); len(errs) != 0 {
+			t.Errorf("a custom alias is the item:\n%s", dump(errs))
+		}
+	})
+	t.Run("error edge back to the same step", func(t *testing.T) {
+		w := wf(nd("a", "shell", map[string]any{"command": "false"}))
+		w.Edges = append(w.Edges, workflow.Edge{From: "a", To: "a", Action: "error"})
+		errs, _ := run(t, w)
+		d := find(t, errs, "Step 'a' sends its own error back to itself")
+		if d.Param != "on_error" || !strings.Contains(d.Hint, "retries: 3") {
+			t.Errorf("got %+v", d)
+		}
+	})
+	t.Run("input default of the wrong type", func(t *testing.T) {
+		w := wf(nd("a", "shell", map[string]any{"command": "echo ${x}"}))
+		w.Inputs = workflow.Inputs{{Name: "x", Type: "number", Default: "abc", Line: 5}}
+		errs, _ := run(t, w)
+		d := find(t, errs, "Input 'x' has type 'number', but its default does not: the type expects a number, got")
+		if d.Line != 5 || !strings.Contains(d.Hint, "'- default: 0.5'") {
+			t.Errorf("got %+v", d)
+		}
+		w.Inputs = workflow.Inputs{{Name: "x", Type: "number", Default: "1.5"}, {Name: "y", Type: "integer", Default: int64(3)}}
+		w.Nodes[0].Params["command"] = "echo ${x} ${y}"
+		if errs, _ := run(t, w); len(errs) != 0 {
+			t.Errorf("defaults of the right type:\n%s", dump(errs))
+		}
+	})
 }

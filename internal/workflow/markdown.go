@@ -98,6 +98,9 @@ type entity struct {
 	blocks []*block
 	// lastTagged is the most recent tagged block, for the "nested ```" hint.
 	lastTagged *block
+	// tabErr is the first parameter line indented with a tab (YAML forbids
+	// tabs in indentation; the line would silently become prose).
+	tabErr *ParseError
 }
 
 type mdParser struct {
@@ -461,6 +464,20 @@ func (p *mdParser) onHeading(h *headingEv) error {
 		if !p.title {
 			p.title = true
 			p.titleText = h.text
+		} else if p.stepTypo == "" {
+			switch t := strings.ToLower(strings.TrimSpace(h.text)); t {
+			case "steps", "step", "inputs", "input", "outputs", "output":
+				fix := strings.ToUpper(t[:1]) + t[1:]
+				if !strings.HasSuffix(fix, "s") {
+					fix += "s"
+				}
+				// A section written as a level-1 heading: its entities would
+				// silently land in the previous section.
+				p.stepTypo = fmt.Sprintf("Line %d has '# %s', a level-1 heading (the workflow's title level) — write '## %s'.", h.line, h.text, fix)
+				if fix != "Steps" {
+					return p.errf(h.line, fmt.Sprintf("Write '## %s' (two #).", fix), "'# %s' is a level-1 heading; sections are level 2: '## %s'.", h.text, fix)
+				}
+			}
 		}
 		return nil
 	case 2:
@@ -555,6 +572,13 @@ func (p *mdParser) onLine(l int, line string) {
 				l, truncate(ended.first, 40), ended.line, e.id))
 		}
 	}
+	if e.cur != nil && e.tabErr == nil {
+		if ws := line[:len(line)-len(strings.TrimLeft(line, " \t"))]; strings.Contains(ws, "\t") {
+			fixed := strings.Repeat(" ", e.cur.indent+2) + strings.TrimLeft(line, " \t")
+			e.tabErr = p.errf(l, fmt.Sprintf("Indent with spaces, not tabs. Corrected line:\n\n%s", fixed),
+				"Line %d is indented with a tab inside the '- %s' parameter of '%s'; YAML does not allow tabs for indentation, so the line would be lost.", l, truncate(e.cur.first, 40), e.id)
+		}
+	}
 	if e.cur != nil && indent >= e.cur.indent+2 {
 		e.cur.lines = append(e.cur.lines, line[e.cur.indent:])
 		return
@@ -625,6 +649,9 @@ func (p *mdParser) closeEntity() error {
 	if e == nil || e.section == secOther {
 		return nil
 	}
+	if e.tabErr != nil {
+		return e.tabErr
+	}
 	params := map[string]any{}
 	keyLine := map[string]int{}
 	maps, err := p.parseItems(e)
@@ -633,6 +660,10 @@ func (p *mdParser) closeEntity() error {
 	}
 	for i, m := range maps {
 		for k, v := range m {
+			if prev, dup := keyLine[k]; dup {
+				return p.errf(e.items[i].line, fmt.Sprintf("Keep one '- %s:' line in '%s' and delete the other (lines %d and %d).", k, e.id, prev, e.items[i].line),
+					"Parameter '%s' of '%s' is set twice (lines %d and %d); only one value can be used.", k, e.id, prev, e.items[i].line)
+			}
 			params[k] = v
 			keyLine[k] = e.items[i].line
 		}
@@ -746,6 +777,11 @@ func (p *mdParser) parseItems(e *entity) ([]map[string]any, error) {
 				msg := yamlErrorText(ierr, func(n int) int { return min(max(it.line+n-1, it.line), last) })
 				if !yamlLineRe().MatchString(msg) {
 					msg = fmt.Sprintf("line %d: %s", it.line, msg)
+				}
+				key, _, _ := strings.Cut(it.first, ":")
+				if key = strings.TrimSpace(key); key != "" && !strings.ContainsAny(key, " \t{[\"'") {
+					return nil, p.errf(it.line, yamlItemSuggestion+"\n\nThe parameter as written:\n\n"+strings.Join(it.lines, "\n"),
+						"YAML syntax error in parameter '%s' of '%s': %s", key, e.id, msg)
 				}
 				return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id, msg)
 			}

@@ -54,7 +54,7 @@ func TestInvalidExamples(t *testing.T) {
 		{"missing-steps", 0, "Missing '## Steps' section.", "Line 5 has '## Step' — did you mean '## Steps'?\n\nAdd a '## Steps' section"},
 		{"missing-type", 7, "Node 'fetch' is missing a 'type' parameter.", "Add the node type under the heading"},
 		{"unclosed-fence", 13, "Unclosed code block.", "Add a closing fence (```) to match the opening fence at line 13."},
-		{"yaml-syntax-error", 7, "YAML syntax error in parameters for 'process': line 10: did not find expected ',' or ']'", "Each '- key: value' line must be valid YAML."},
+		{"yaml-syntax-error", 10, "YAML syntax error in parameter 'command' of 'process': line 10: did not find expected ',' or ']'", "Each '- key: value' line must be valid YAML."},
 		{"invalid-entity-id", 7, "Invalid entity ID 'Fetch Data'.", "IDs must start with a lowercase letter and contain only lowercase letters, digits, hyphens, and underscores.\nPattern: ^[a-z][a-z0-9_-]*$"},
 		{"duplicate-code-block", 15, "Duplicate code block for 'command'.", "A 'command' code block was already defined at line 11. Each parameter can only have one code block."},
 		{"non-mapping-item", 10, "'just a note about fetching' is not a valid parameter. Use * for documentation bullets.", ""},
@@ -212,11 +212,23 @@ func TestIndentedHashInBlockScalarIsKept(t *testing.T) {
 	}
 }
 
-func TestLaterKeysWin(t *testing.T) {
+// A parameter set twice is an error naming both lines (the original let the
+// later one win silently, so a step did what its first line did not say).
+func TestDuplicateParamIsAnError(t *testing.T) {
 	t.Parallel()
-	w := parseMD(t, wrap("### a\nStep a.\n- type: shell\n- command: one\n\nprose\n\n- command: two\n"))
-	if got := w.Nodes[0].Params["command"]; got != "two" {
-		t.Errorf("command = %v", got)
+	pe := parseErr(t, wrap("### a\nStep a.\n- type: shell\n- command: one\n\nprose\n\n- command: two\n"))
+	if pe.Line != 14 || pe.Message != "Parameter 'command' of 'a' is set twice (lines 10 and 14); only one value can be used." {
+		t.Errorf("got Line %d: %s", pe.Line, pe.Message)
+	}
+}
+
+// A tab in a parameter's indentation is named with the corrected line
+// instead of the line silently becoming prose.
+func TestTabIndentIsAnError(t *testing.T) {
+	t.Parallel()
+	pe := parseErr(t, wrap("### a\nStep a.\n- type: shell\n- env:\n\tFOO: bar\n"))
+	if pe.Line != 11 || !strings.Contains(pe.Message, "indented with a tab inside the '- env:' parameter of 'a'") || !strings.Contains(pe.Suggestion, "\n  FOO: bar") {
+		t.Errorf("got Line %d: %s\n%s", pe.Line, pe.Message, pe.Suggestion)
 	}
 }
 
@@ -373,13 +385,13 @@ func TestBlankLineEndingItemWarns(t *testing.T) {
 func TestYAMLItemErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ steps, msg string }{
-		{"### a\nA.\n- type: shell\n- headers:\n    A: 1\n    A: 2\n", "YAML syntax error in parameters for 'a': line 12: mapping key \"A\" already defined at line 11"},
-		{"### a\nA.\n- type: shell\n- command: echo '{\"x\": 1}'\n", "YAML syntax error in parameters for 'a': line 10: mapping values are not allowed in this context"},
+		{"### a\nA.\n- type: shell\n- headers:\n    A: 1\n    A: 2\n", "YAML syntax error in parameter 'headers' of 'a': line 12: mapping key \"A\" already defined at line 11"},
+		{"### a\nA.\n- type: shell\n- command: echo '{\"x\": 1}'\n", "YAML syntax error in parameter 'command' of 'a': line 10: mapping values are not allowed in this context"},
 	}
 	for _, tt := range tests {
 		pe := parseErr(t, wrap(tt.steps))
-		if pe.Line != 7 || pe.Message != tt.msg {
-			t.Errorf("got Line %d: %s\nwant Line 7: %s", pe.Line, pe.Message, tt.msg)
+		if pe.Line != 10 || pe.Message != tt.msg {
+			t.Errorf("got Line %d: %s\nwant Line 10: %s", pe.Line, pe.Message, tt.msg)
 		}
 	}
 }
