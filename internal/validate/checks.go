@@ -499,7 +499,7 @@ func (v *validator) sourcelessOutputs() {
 		}
 		v.add(layerOutputs, Diagnostic{
 			Message: fmt.Sprintf("Output '%s' has no source, and no step publishes a key named '%s'; it would always be empty", o.Name, o.Name),
-			Param:    "source", Line: o.Line, Hint: hint,
+			Param:   "source", Line: o.Line, Hint: hint,
 		})
 	}
 }
