@@ -568,6 +568,9 @@ func writeWorkflowHelp(w io.Writer, t *app.Target) {
 		if in.Stdin {
 			fmt.Fprintln(w, "    Accepts piped stdin")
 		}
+		if in.Env != "" {
+			fmt.Fprintf(w, "    From the environment: $%s (when not given)\n", in.Env)
+		}
 	}
 	if len(wf.Outputs) > 0 {
 		fmt.Fprintln(w, "\nOutputs:")

@@ -47,9 +47,11 @@ type EnvLookup struct {
 }
 
 // PrepareInputs fills and coerces declared inputs. Precedence: the provided
-// params (CLI key=value, routed stdin, MCP arguments, parent mappings), then a
-// process environment variable of the input's name (exact, then upper-case),
-// then settings.json env (case-insensitive), then the declared default; an optional input without any becomes nil.
+// params (CLI key=value, routed stdin, MCP arguments, parent mappings), then
+// the process environment variable the input names ('- env: NAME'; never one
+// that merely shares its name, D21), then settings.json env
+// (case-insensitive), then the declared default; an optional input without
+// any becomes nil.
 // Raw strings (from the CLI) are read according to the declared type;
 // undeclared params are kept as given.
 func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup) (*Prepared, []InputError) {
@@ -61,14 +63,11 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 	for _, in := range w.Inputs {
 		raw, ok := provided[in.Name]
 		src := FromParams
-		if !ok && env.Process != nil {
-			// The exact name, then its upper-case form: input github_token
-			// is filled by GITHUB_TOKEN.
-			for _, k := range []string{in.Name, strings.ToUpper(in.Name)} {
-				if s, found := env.Process(k); found {
-					raw, ok, src = s, true, FromEnv
-					break
-				}
+		if !ok && env.Process != nil && in.Env != "" {
+			// Only the variable the input names (D21): an input called
+			// path never takes $PATH.
+			if s, found := env.Process(in.Env); found {
+				raw, ok, src = s, true, FromEnv
 			}
 		}
 		if !ok && env.Settings != nil {
@@ -90,8 +89,19 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 			if desc == "" {
 				desc = "No description provided"
 			}
-			errs = append(errs, InputError{Input: in.Name, Path: "inputs." + in.Name,
-				Message: fmt.Sprintf("Workflow requires input '%s': %s", in.Name, desc)})
+			ie := InputError{Input: in.Name, Path: "inputs." + in.Name,
+				Message: fmt.Sprintf("Workflow requires input '%s': %s", in.Name, desc)}
+			if env.Process != nil && in.Env == "" {
+				// A variable of the input's name is never read on its own;
+				// say how to read it when one is set.
+				for _, k := range []string{in.Name, strings.ToUpper(in.Name)} {
+					if _, found := env.Process(k); found {
+						ie.Message += fmt.Sprintf(" ($%s is set, but an input reads the environment only when it declares '- env: %s')", k, k)
+						break
+					}
+				}
+			}
+			errs = append(errs, ie)
 			continue
 		}
 		v, err := Coerce(raw, in.Type)

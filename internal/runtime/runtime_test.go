@@ -392,13 +392,15 @@ func TestPrepareInputs(t *testing.T) {
 		{Name: "n", Type: "integer"},
 		{Name: "flag", Type: "boolean", Required: &f, Default: true},
 		{Name: "opt", Required: &f},
-		{Name: "from_env", Type: "string"},
+		{Name: "from_env", Type: "string", Env: "FROM_ENV_VAR"},
 		{Name: "from_settings", Type: "number"},
-		{Name: "github_token", Type: "string"},
+		{Name: "github_token", Type: "string", Env: "GITHUB_TOKEN"},
+		// D21: a variable that merely shares the input's name is not read.
+		{Name: "path", Type: "string", Required: &f},
 	}}
 	env := EnvLookup{
 		Process: func(k string) (string, bool) {
-			v, ok := map[string]string{"from_env": "E", "GITHUB_TOKEN": "T"}[k]
+			v, ok := map[string]string{"FROM_ENV_VAR": "E", "GITHUB_TOKEN": "T", "PATH": "/usr/bin", "path": "/bin"}[k]
 			return v, ok
 		},
 		Settings: func(k string) (string, bool) { return "2.5", k == "from_settings" },
@@ -407,7 +409,7 @@ func TestPrepareInputs(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	want := map[string]any{"code": "007", "n": int64(42), "flag": true, "opt": nil, "from_env": "E", "from_settings": 2.5, "github_token": "T"}
+	want := map[string]any{"code": "007", "n": int64(42), "flag": true, "opt": nil, "from_env": "E", "from_settings": 2.5, "github_token": "T", "path": nil}
 	for k, v := range want {
 		if p.Values[k] != v {
 			t.Errorf("%s = %#v, want %#v", k, p.Values[k], v)
@@ -458,5 +460,30 @@ func TestNodePanicFailsTheStepWithoutAStackTrace(t *testing.T) {
 	if res.Success() || !strings.Contains(res.Failure.Message, "internal error in node type 'bad'") ||
 		strings.Contains(res.Failure.Message, "goroutine") || strings.Contains(res.Failure.Message, ".go:") {
 		t.Fatalf("%+v", res.Failure)
+	}
+}
+
+// D21: a required input is never filled from a variable that merely shares
+// its name; the error says how to read it when one is set.
+func TestInputsNeverFromArbitraryEnv(t *testing.T) {
+	w := &workflow.Workflow{Inputs: workflow.Inputs{{Name: "token", Type: "string"}, {Name: "home"}}}
+	env := EnvLookup{Process: func(k string) (string, bool) {
+		v, ok := map[string]string{"TOKEN": "secret", "home": "/root"}[k]
+		return v, ok
+	}}
+	_, errs := PrepareInputs(w, nil, env)
+	if len(errs) != 2 {
+		t.Fatalf("want both inputs missing, got %v", errs)
+	}
+	if want := "Workflow requires input 'token': No description provided ($TOKEN is set, but an input reads the environment only when it declares '- env: TOKEN')"; errs[0].Message != want {
+		t.Errorf("got  %s\nwant %s", errs[0].Message, want)
+	}
+	if !strings.Contains(errs[1].Message, "($home is set") {
+		t.Errorf("got %s", errs[1].Message)
+	}
+	w.Inputs[0].Env, w.Inputs[1].Env = "TOKEN", "home"
+	p, errs := PrepareInputs(w, nil, env)
+	if len(errs) != 0 || p.Values["token"] != "secret" || p.Sources["token"] != FromEnv || p.Values["home"] != "/root" {
+		t.Fatalf("declared env: %v %v %v", errs, p.Values, p.Sources)
 	}
 }

@@ -77,6 +77,9 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 			if in.Stdin {
 				writeItem(&b, "stdin", true)
 			}
+			if in.Env != "" {
+				writeItem(&b, "env", in.Env)
+			}
 		}
 	}
 	b.WriteString("\n## Steps\n")

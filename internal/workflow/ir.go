@@ -64,6 +64,10 @@ type Input struct {
 	Type     string `json:"type,omitempty"`
 	Default  any    `json:"default,omitempty"`
 	Stdin    bool   `json:"stdin,omitempty"`
+	// Env names the process environment variable that fills the input
+	// when it is not given (DESIGN.md D21: never an arbitrary variable
+	// that happens to share the input's name).
+	Env string `json:"env,omitempty"`
 	// Line is the 1-based line of the declaration (0 when unknown).
 	Line int `json:"-"`
 }

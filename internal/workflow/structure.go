@@ -604,7 +604,7 @@ func (d *decoder) mapping(path string, v any) *Mapping {
 
 func (d *decoder) input(path, name string, m map[string]any) *Input {
 	in := &Input{Name: name}
-	d.unknown(path, m, "description", "required", "type", "default", "stdin")
+	d.unknown(path, m, "description", "required", "type", "default", "stdin", "env")
 	if v, ok := m["description"]; ok {
 		in.Description = d.str(path+".description", v)
 	}
@@ -621,6 +621,13 @@ func (d *decoder) input(path, name string, m map[string]any) *Input {
 	}
 	if v, ok := m["stdin"]; ok {
 		in.Stdin, _ = d.boolean(path+".stdin", v)
+	}
+	if v, ok := m["env"]; ok {
+		in.Env = d.str(path+".env", v)
+		if in.Env != "" && !envNameRe().MatchString(in.Env) {
+			d.add(path+".env", fmt.Sprintf("'%s' is not an environment variable name", in.Env),
+				"Name one variable, e.g. '- env: GITHUB_TOKEN' (letters, digits and _, not starting with a digit; no $).")
+		}
 	}
 	return in
 }
@@ -758,3 +765,6 @@ func (w *Workflow) LineOf(path string) int {
 	}
 	return 0
 }
+
+// envNameRe matches an environment variable name.
+var envNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
