@@ -15,6 +15,8 @@ import (
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/stephash"
+	"github.com/pflow-go/pflow/internal/suggest"
+	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/validate"
 	"github.com/pflow-go/pflow/internal/value"
@@ -166,6 +168,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	if !req.ValidateOnly {
 		var ierrs []runtime.InputError
 		prepared, ierrs = runtime.PrepareInputs(w, req.Params, env)
+		ierrs = append(ierrs, unknownInputs(w, req.Params)...)
 		out.InputErrors = ierrs
 		if len(ierrs) == 0 {
 			provided = prepared.Values
@@ -364,4 +367,148 @@ func (a *App) environ() []string {
 		return a.Environ
 	}
 	return os.Environ()
+}
+
+// unknownInputs reports the given params that the workflow neither declares
+// nor reads (usr=bob when the input is user): they would be ignored
+// silently. A param a template reads without a declaration (${x} with
+// x=1) is still accepted, as validation accepts it.
+func unknownInputs(w *workflow.Workflow, params map[string]any) []runtime.InputError {
+	var declared []string
+	for _, in := range w.Inputs {
+		if in != nil {
+			declared = append(declared, in.Name)
+		}
+	}
+	var read map[string]bool
+	var errs []runtime.InputError
+	for _, k := range value.SortedKeys(params) {
+		if w.Inputs.Get(k) != nil {
+			continue
+		}
+		if read == nil {
+			read = templateHeads(w)
+		}
+		if read[k] {
+			continue
+		}
+		msg := fmt.Sprintf("Unknown input '%s': the workflow does not declare it", k)
+		switch near := suggest.Near(k, declared, 1, 2); {
+		case len(near) > 0:
+			msg += fmt.Sprintf(" — did you mean '%s'?", near[0])
+		case len(declared) == 0:
+			msg += " (it takes no inputs)"
+		}
+		if len(declared) > 0 {
+			msg += " Declared inputs: " + strings.Join(declared, ", ")
+		}
+		errs = append(errs, runtime.InputError{Input: k, Path: "inputs." + k, Message: msg})
+	}
+	return errs
+}
+
+// templateHeads lists the first path segment of every template in the
+// workflow's params, batch items and output sources.
+func templateHeads(w *workflow.Workflow) map[string]bool {
+	heads := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			for _, r := range template.Refs(x) {
+				heads[r.Head] = true
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	for _, n := range w.Nodes {
+		if n == nil {
+			continue
+		}
+		walk(n.Params)
+		if n.Batch != nil {
+			walk(n.Batch.Items)
+		}
+	}
+	for _, o := range w.Outputs {
+		if o != nil {
+			walk(o.Source)
+			heads[strings.TrimPrefix(o.Source, "$")] = true
+		}
+	}
+	return heads
+}
+
+// CheckOutputKey refuses, before anything runs, an --output-key that the
+// workflow cannot produce: not a declared output, not an input, not a step,
+// or a key a step's node type never outputs (when its outputs are known).
+// The error names the closest valid key.
+func (a *App) CheckOutputKey(ctx context.Context, w *workflow.Workflow, key string) error {
+	if key == "" || w.Outputs.Get(key) != nil || w.Inputs.Get(key) != nil {
+		return nil
+	}
+	head, rest, _ := strings.Cut(key, ".")
+	head, _, _ = strings.Cut(head, "[")
+	var candidates []string
+	for _, o := range w.Outputs {
+		if o != nil {
+			candidates = append(candidates, o.Name)
+		}
+	}
+	cat, _, err := a.Catalog(ctx)
+	if err != nil {
+		return nil // the run reports the catalog problem itself
+	}
+	for _, n := range w.Nodes {
+		if n == nil {
+			continue
+		}
+		spec, ok := cat.Lookup(n.Type)
+		known := ok && len(spec.Interface.Outputs) > 0 && n.Type != "workflow"
+		if n.ID == head {
+			if rest == "" || !known {
+				return nil
+			}
+			field, _, _ := strings.Cut(rest, ".")
+			field, _, _ = strings.Cut(field, "[")
+			var keys []string
+			for _, f := range spec.Interface.Outputs {
+				if f.Key == field {
+					return nil
+				}
+				keys = append(keys, n.ID+"."+f.Key)
+			}
+			if field == "error" {
+				return nil
+			}
+			candidates = keys
+			break
+		}
+		if known {
+			for _, f := range spec.Interface.Outputs {
+				candidates = append(candidates, n.ID+"."+f.Key)
+			}
+		} else {
+			candidates = append(candidates, n.ID)
+		}
+	}
+	msg := fmt.Sprintf("Output key '%s' names nothing this workflow produces", key)
+	if near := suggest.Near(key, candidates, 1, 2); len(near) > 0 {
+		msg += fmt.Sprintf(" — did you mean '%s'?", near[0])
+	}
+	return pferr.New(pferr.Usage, msg).WithHint("Use a declared output or a step's output (step.key), e.g. -o " + firstOr(candidates, "step.stdout") + ". Valid keys: " + strings.Join(candidates, ", "))
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return def
 }

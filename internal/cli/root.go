@@ -12,9 +12,11 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/suggest"
 )
 
 // Factory carries what every command needs.
@@ -131,6 +133,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SilenceErrors = true
 	root.SilenceUsage = true
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newWorkflowCmd(f),
 		newRegistryCmd(f),
@@ -162,9 +165,57 @@ func rejectUnknownSubcommands(c *cobra.Command) {
 					names = append(names, s.Name())
 				}
 			}
-			return &pferr.Error{Kind: pferr.Usage,
-				Message: fmt.Sprintf("unknown command '%s' for '%s'", args[0], cmd.CommandPath()),
-				Hint:    fmt.Sprintf("Available: %s. Run '%s --help' for usage.", strings.Join(names, ", "), cmd.CommandPath())}
+			msg := fmt.Sprintf("unknown command '%s' for '%s'", args[0], cmd.CommandPath())
+			if near := suggest.Near(args[0], names, 1, 2); len(near) > 0 {
+				msg += fmt.Sprintf(" — did you mean '%s %s'?", cmd.CommandPath(), near[0])
+			}
+			return &pferr.Error{Kind: pferr.Usage, Message: msg,
+				Hint: fmt.Sprintf("Available: %s. Run '%s --help' for usage.", strings.Join(names, ", "), cmd.CommandPath())}
 		}
 	}
+}
+
+// flagError words a flag parsing error of cmd as a usage error, with the
+// closest flag cmd knows when the flag is unknown (--valdate-only).
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	hint := fmt.Sprintf("Run '%s --help' for usage.", cmd.CommandPath())
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return &pferr.Error{Kind: pferr.Usage, Message: msg, Hint: hint}
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var flags []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			flags = append(flags, f.Name)
+		}
+	})
+	if near := suggest.Near(name, flags, 1, 2); len(near) > 0 {
+		msg += fmt.Sprintf(" — did you mean --%s?", near[0])
+	}
+	return &pferr.Error{Kind: pferr.Usage, Message: msg, Hint: hint}
+}
+
+// commandTypo adds "did you mean 'pflow registry'?" to the error of a run
+// target that is neither a workflow nor a file but is close to a command
+// name (`pflow regstry list`).
+func commandTypo(root *cobra.Command, target string, err error) error {
+	pe := pferr.As(err)
+	if pe.Kind != pferr.NotFound || strings.ContainsAny(target, "/.") {
+		return err
+	}
+	var names []string
+	for _, c := range root.Root().Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	near := suggest.Near(target, names, 1, 2)
+	if len(near) == 0 {
+		return err
+	}
+	cp := *pe
+	cp.Message += fmt.Sprintf(" — did you mean the command 'pflow %s'?", near[0])
+	return &cp
 }

@@ -157,11 +157,14 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		t, err = f.App.ResolveTarget(target)
 	}
 	if err != nil {
-		return fail(err)
+		return fail(commandTypo(cmd, target, err))
 	}
 	if wantHelp {
 		writeWorkflowHelp(ios.Out, t)
 		return nil
+	}
+	if err := f.App.CheckOutputKey(cmd.Context(), t.Workflow, opts.outputKey); err != nil {
+		return fail(err)
 	}
 	raw, err := app.ParseParams(rest)
 	if err != nil {
@@ -289,7 +292,21 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 		for _, e := range out.InputErrors {
 			fmt.Fprintf(errw, "  • %s\n", red.String(e.Message))
 		}
-		fmt.Fprintf(errw, "\nPass inputs as key=value, e.g. pflow %s %s=<value>  (see: pflow %s --help)\n", t.Name, out.InputErrors[0].Input, t.Name)
+		example := ""
+		for _, e := range out.InputErrors {
+			if t.Workflow.Inputs.Get(e.Input) != nil {
+				example = e.Input
+				break
+			}
+		}
+		if example == "" && len(t.Workflow.Inputs) > 0 {
+			example = t.Workflow.Inputs[0].Name
+		}
+		if example != "" {
+			fmt.Fprintf(errw, "\nPass inputs as key=value, e.g. pflow %s %s=<value>  (see: pflow %s --help)\n", t.Name, example, t.Name)
+		} else {
+			fmt.Fprintf(errw, "\nThis workflow takes no inputs: run it as pflow %s\n", t.Name)
+		}
 		if len(out.ValidationErrors) == 0 {
 			return silentExit(pferr.ExitFailure)
 		}
