@@ -252,14 +252,21 @@ func (v *validator) nodeIDs() []string {
 
 // ---------------------------------------------------------------- layer 1
 
-var nodePathRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nodes\[(\d+)\]`) })
+var (
+	nodePathRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^nodes\[(\d+)\]`) })
+	edgePathRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^edges\[(\d+)\]`) })
+)
 
 func (v *validator) structure() {
 	for _, e := range v.w.CheckStructure() {
-		d := Diagnostic{Message: "Structure: Validation error at " + e.Path + ": " + e.Message, Hint: e.Suggestion}
+		d := Diagnostic{Message: v.structureMessage(e), Hint: e.Suggestion}
 		if m := nodePathRe().FindStringSubmatch(e.Path); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(v.w.Nodes) && v.w.Nodes[i] != nil {
 				d.NodeID, d.Line = v.w.Nodes[i].ID, v.w.Nodes[i].Line
+			}
+		} else if m := edgePathRe().FindStringSubmatch(e.Path); m != nil {
+			if i, err := strconv.Atoi(m[1]); err == nil && i < len(v.w.Edges) {
+				d.Line = v.line(v.w.Edges[i].From)
 			}
 		} else if name, ok := strings.CutPrefix(e.Path, "inputs."); ok {
 			name, _, _ = strings.Cut(name, ".")
@@ -496,4 +503,80 @@ func scc(n int, succ [][]int) []int {
 	// it the same component as itself (already true) — callers compare
 	// endpoints, so a self-edge is detected as "same component".
 	return comp
+}
+
+var (
+	unexpectedRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^Additional properties are not allowed \((.*) (?:was|were) unexpected\)$`)
+	})
+	requiredRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^'([^']*)' is a required property$`) })
+	notTypeRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*) is not of type '([^']*)'$`) })
+	notMatchRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*) does not match '.*'$`) })
+	pathRe     = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:nodes\[(\d+)\]|edges\[(\d+)\]|(inputs|outputs)\.([^.]+))(?:\.(.*))?$`)
+	})
+)
+
+// structureMessage words a schema finding in the workflow's own terms: the
+// step, input, output or edge it is about and the key, instead of an IR
+// path and JSON-Schema phrasing ("Additional properties are not allowed
+// ('concurrency' was unexpected)" at nodes[0].batch becomes "Step 'a',
+// batch block: unknown key 'concurrency'").
+func (v *validator) structureMessage(e workflow.StructureError) string {
+	what := e.Message
+	if m := unexpectedRe().FindStringSubmatch(what); m != nil {
+		if strings.Contains(m[1], ",") {
+			what = "unknown keys " + m[1]
+		} else {
+			what = "unknown key " + m[1]
+		}
+	} else if m := requiredRe().FindStringSubmatch(what); m != nil {
+		what = fmt.Sprintf("the required key '%s' is missing", m[1])
+	} else if m := notTypeRe().FindStringSubmatch(what); m != nil {
+		what = fmt.Sprintf("expects type '%s', got %s", m[2], m[1])
+	} else if m := notMatchRe().FindStringSubmatch(what); m != nil {
+		what = fmt.Sprintf("got %s, which is not in the expected form", m[1])
+	}
+	return v.structureWhere(e.Path) + ": " + what
+}
+
+// structureWhere names what an IR path points at.
+func (v *validator) structureWhere(path string) string {
+	m := pathRe().FindStringSubmatch(path)
+	if m == nil {
+		if path == "root" || path == "" {
+			return "The workflow"
+		}
+		return "Workflow key '" + path + "'"
+	}
+	rest := m[5]
+	var where string
+	switch {
+	case m[1] != "":
+		i, _ := strconv.Atoi(m[1])
+		where = fmt.Sprintf("Step %d", i+1)
+		if i < len(v.w.Nodes) && v.w.Nodes[i] != nil && v.w.Nodes[i].ID != "" {
+			where = fmt.Sprintf("Step '%s'", v.w.Nodes[i].ID)
+		}
+		switch {
+		case rest == "batch":
+			return where + ", batch block"
+		case strings.HasPrefix(rest, "batch."):
+			return where + ", batch key '" + strings.TrimPrefix(rest, "batch.") + "'"
+		case strings.HasPrefix(rest, "params."):
+			return where + ", param '" + strings.TrimPrefix(rest, "params.") + "'"
+		}
+	case m[2] != "":
+		i, _ := strconv.Atoi(m[2])
+		where = fmt.Sprintf("Edge %d", i+1)
+		if i < len(v.w.Edges) {
+			where = fmt.Sprintf("Edge %d (%s → %s)", i+1, v.w.Edges[i].From, v.w.Edges[i].To)
+		}
+	default:
+		where = fmt.Sprintf("%s '%s'", strings.ToUpper(m[3][:1])+m[3][1:len(m[3])-1], m[4])
+	}
+	if rest != "" {
+		where += ", key '" + rest + "'"
+	}
+	return where
 }

@@ -669,7 +669,7 @@ func TestStructureErrorsAreReported(t *testing.T) {
 	w := wf(nd("a", "shell", map[string]any{"command": "true"}))
 	w.Edges = append(w.Edges, workflow.Edge{From: "a", To: "ghost"})
 	errs, _ := run(t, w)
-	d := find(t, errs, "Structure: Validation error at edges[0].to: Edge references non-existent node 'ghost'")
+	d := find(t, errs, "Edge 1 (a → ghost), key 'to': Edge references non-existent node 'ghost'")
 	if d.Hint == "" {
 		t.Error("structure errors carry the suggestion as hint")
 	}
@@ -813,9 +813,9 @@ func TestBadBatchConfig(t *testing.T) {
 	w := wf(nd("first", "shell", map[string]any{"command": "true"}), b)
 	errs, _ := run(t, w)
 	for _, p := range []string{
-		"Structure: Validation error at nodes[1].batch.items:",
-		"Structure: Validation error at nodes[1].batch.max_concurrent: 500 is greater than the maximum of 100",
-		"Structure: Validation error at nodes[1].batch.error_handling:",
+		"Step 'each', batch key 'items': got 'not a template', which is not in the expected form",
+		"Step 'each', batch key 'max_concurrent': 500 is greater than the maximum of 100",
+		"Step 'each', batch key 'error_handling':",
 	} {
 		d := find(t, errs, p)
 		if d.NodeID != "each" || d.Line != 20 || d.Hint == "" {
