@@ -198,6 +198,14 @@ func (v *validator) add(layer int, d Diagnostic) {
 	if d.Severity == "" {
 		d.Severity = SeverityError
 	}
+	// Point at the param's own line when the step's heading was given.
+	if n := v.byID[d.NodeID]; n != nil && d.Param != "" && (d.Line == n.Line || d.Line == 0) {
+		key, _, _ := strings.Cut(d.Param, ".")
+		key, _, _ = strings.Cut(key, "[")
+		if l := n.KeyLines[key]; l > 0 {
+			d.Line = l
+		}
+	}
 	key := string(d.Severity) + "\x00" + d.NodeID + "\x00" + d.Param + "\x00" + d.Message
 	if v.seen[key] {
 		return

@@ -134,6 +134,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 		for _, n := range c.Nodes {
 			n.Line = 0
+			n.KeyLines = nil
 		}
 		return &c
 	}

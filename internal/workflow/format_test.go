@@ -35,6 +35,7 @@ func irOnly(w *Workflow) *Workflow {
 	for _, n := range w.Nodes {
 		x := *n
 		x.Line = 0
+		x.KeyLines = nil
 		x.SourceLines = nil
 		if x.Purpose == "" {
 			x.Purpose = "Step " + x.ID + "."

@@ -96,6 +96,10 @@ type Node struct {
 	SourceLines map[string]int `json:"_source_lines,omitempty"`
 	// Line is the 1-based line of the step heading (0 when unknown).
 	Line int `json:"-"`
+	// KeyLines maps each key written in a .pflow.md step (params, type,
+	// batch, on_error, …) to the line it is on, so a problem with one
+	// param points at that line (nil for JSON IR).
+	KeyLines map[string]int `json:"-"`
 }
 
 // Edge connects two nodes for an action ("" and "default" are the same).

@@ -805,7 +805,7 @@ func (p *mdParser) parseItems(e *entity) ([]map[string]any, error) {
 }
 
 func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyLine map[string]int) error {
-	n := &Node{ID: e.id, Purpose: desc, Line: e.line}
+	n := &Node{ID: e.id, Purpose: desc, Line: e.line, KeyLines: keyLine}
 	path := fmt.Sprintf("nodes[%d]", len(p.w.Nodes))
 	si := &stepInfo{node: n}
 	t, ok := params["type"]
