@@ -162,6 +162,15 @@ func TestWorkflowExecuteMissingInputsListsThem(t *testing.T) {
 	}
 }
 
+// An unknown parameter (a typo of an input) is named with its fix in the
+// message, next to the missing input it was meant to be (issue #11).
+func TestWorkflowExecuteUnknownInputNamesTheFix(t *testing.T) {
+	f := newFixture(t, nil)
+	r := f.call("workflow_execute", map[string]any{"workflow": greetMD, "parameters": map[string]any{"nmae": "x"}}).mustErr(t, ErrValidation)
+	contains(t, r.errMsg(), "missing required inputs: name")
+	contains(t, r.errMsg(), "Unknown input 'nmae': the workflow does not declare it — did you mean 'name'?")
+}
+
 func TestWorkflowExecuteFailureReturnsCheckpoint(t *testing.T) {
 	f := newFixture(t, nil)
 	r := f.call("workflow_execute", map[string]any{"workflow": twoStepFailMD}).mustErr(t, ErrExecution)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -224,12 +225,18 @@ func executeEnvelope(out *app.RunOutcome, env map[string]any) envelope {
 				names = append(names, fmt.Sprint(n))
 			}
 		}
-		msg := out.InputErrors[0].Message
+		// Every problem in the message, one per mistake: an agent fixes
+		// them all from one reply.
+		var parts []string
 		if len(names) > 0 {
-			msg = "missing required inputs: " + strings.Join(names, ", ")
-		} else if len(out.InputErrors) > 1 {
-			msg += fmt.Sprintf(" (and %d more input errors)", len(out.InputErrors)-1)
+			parts = append(parts, "missing required inputs: "+strings.Join(names, ", "))
 		}
+		for _, e := range out.InputErrors {
+			if !slices.Contains(names, e.Input) {
+				parts = append(parts, e.Message)
+			}
+		}
+		msg := strings.Join(parts, "; ")
 		if missing == nil {
 			missing = []any{}
 		}
