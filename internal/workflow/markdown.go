@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -780,7 +781,13 @@ func (p *mdParser) parseItems(e *entity) ([]map[string]any, error) {
 				}
 				key, _, _ := strings.Cut(it.first, ":")
 				if key = strings.TrimSpace(key); key != "" && !strings.ContainsAny(key, " \t{[\"'") {
-					return nil, p.errf(it.line, yamlItemSuggestion+"\n\nThe parameter as written:\n\n"+strings.Join(it.lines, "\n"),
+					sug := yamlItemSuggestion + "\n\nThe parameter as written:\n\n" + strings.Join(it.lines, "\n")
+					if _, val, ok := strings.Cut(it.first, ":"); ok && len(it.lines) == 1 && strings.TrimSpace(val) != "" {
+						// One line: quoting the value as text is the usual fix.
+						q, _ := json.Marshal(strings.TrimSpace(val))
+						sug += "\n\nCorrected, if the value is text:\n\n- " + key + ": " + string(q)
+					}
+					return nil, p.errf(it.line, sug,
 						"YAML syntax error in parameter '%s' of '%s': %s", key, e.id, msg)
 				}
 				return nil, p.errf(e.line, yamlItemSuggestion, "YAML syntax error in parameters for '%s': %s", e.id, msg)

@@ -393,6 +393,9 @@ func TestYAMLItemErrors(t *testing.T) {
 		if pe.Line != 10 || pe.Message != tt.msg {
 			t.Errorf("got Line %d: %s\nwant Line 10: %s", pe.Line, pe.Message, tt.msg)
 		}
+		if strings.Contains(tt.steps, "command:") && !strings.HasSuffix(pe.Suggestion, "Corrected, if the value is text:\n\n- command: \"echo '{\\\"x\\\": 1}'\"") {
+			t.Errorf("a one-line value gets its quoted form:\n%s", pe.Suggestion)
+		}
 	}
 }
 
