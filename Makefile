@@ -1,6 +1,7 @@
 # pflow build and test entry points. README.md names `make demo` and `make test`.
 GO ?= go
 BIN := bin/pflow
+SHELL := /bin/bash
 
 # Build information for `pflow --version` (internal/cli/version.go).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
@@ -11,12 +12,13 @@ LDFLAGS := -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).Bui
 
 .PHONY: build install demo test peers vet fmt-check bench fuzz clean
 
+# A single static binary (DESIGN.md §3): no cgo, no libc to match.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pflow
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pflow
 
 # Installs pflow into $(go env GOBIN), or $(go env GOPATH)/bin when GOBIN is unset.
 install:
-	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/pflow
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/pflow
 	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
 	echo "Installed $$dir/pflow"; \
 	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "Add it to your PATH: export PATH=\"$$dir:\$$PATH\"";; esac
@@ -32,9 +34,10 @@ peers:
 	./scripts/install-peers.sh
 
 # Everything CI runs: formatting, vet, the npm peers, and the whole suite
-# with the race detector.
+# with the race detector. The output keeps package results and failing
+# tests' output, and ends with one line: "N passed, N failed".
 test: fmt-check vet peers
-	$(GO) test -race -count=1 ./...
+	@set -o pipefail; $(GO) test -race -count=1 -json ./... | $(GO) run ./internal/tools/testsummary
 
 vet:
 	$(GO) vet ./...
