@@ -51,28 +51,9 @@ func (a *App) SaveFile(ctx context.Context, req SaveFileRequest) (out *SaveOutco
 		return nil, false, pferr.Newf(pferr.Config, "cannot read %s: %v", req.Path, err)
 	}
 	abs, _ := filepath.Abs(req.Path)
-	var w *workflow.Workflow
-	if strings.HasSuffix(strings.ToLower(req.Path), ".json") {
-		// JSON IR (D13): validated as JSON, stored as its .pflow.md rendering.
-		if w, err = workflow.ParseFile(req.Path); err != nil {
-			return nil, false, parseError(req.Path, err)
-		}
-		if errs := w.CheckStructure(); len(errs) > 0 {
-			var msgs []string
-			for _, e := range errs {
-				msgs = append(msgs, e.Error())
-			}
-			return nil, false, &pferr.Error{Kind: pferr.Validation, Where: req.Path,
-				Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", req.Name, strings.Join(msgs, "\n  "))}
-		}
-		md, ferr := workflow.FormatMarkdown(w)
-		if ferr != nil {
-			return nil, false, pferr.Newf(pferr.Validation, "cannot save %s to the library: %v", req.Path, ferr).
-				WithHint("The library stores .pflow.md files; this JSON workflow has no markdown form. Run it from its file instead: pflow " + req.Path)
-		}
-		content = md
-	} else if w, err = workflow.ParseMarkdown(content, abs); err != nil {
-		return nil, false, parseError(req.Path, err)
+	w, content, err := parseForSave(content, req.Name, req.Path, abs)
+	if err != nil {
+		return nil, false, err
 	}
 	if !req.Force && lib.Exists(req.Name) {
 		return nil, false, &pferr.Error{Kind: pferr.Validation,
@@ -84,6 +65,40 @@ func (a *App) SaveFile(ctx context.Context, req SaveFileRequest) (out *SaveOutco
 		Force: req.Force, DeleteDraft: req.DeleteDraft, Description: req.Description, SourcePath: abs,
 	})
 	return out, overwritten, err
+}
+
+// parseForSave parses what is about to be saved, for both faces: .pflow.md
+// markdown as it is, or JSON IR (D13; a .json path or text starting with
+// '{'), validated as JSON and stored as its .pflow.md rendering. It returns
+// the workflow and the markdown to store. label names the source in
+// errors; path is the file it came from ("" for text).
+func parseForSave(content []byte, name, label, path string) (*workflow.Workflow, []byte, error) {
+	isJSON := strings.HasSuffix(strings.ToLower(label), ".json") || strings.HasPrefix(strings.TrimSpace(string(content)), "{")
+	if !isJSON {
+		w, err := workflow.ParseMarkdown(content, path)
+		if err != nil {
+			return nil, nil, parseError(label, err)
+		}
+		return w, content, nil
+	}
+	w, err := workflow.ParseJSON(content, path)
+	if err != nil {
+		return nil, nil, parseError(label, err)
+	}
+	if errs := w.CheckStructure(); len(errs) > 0 {
+		var msgs []string
+		for _, e := range errs {
+			msgs = append(msgs, e.Error())
+		}
+		return nil, nil, &pferr.Error{Kind: pferr.Validation, Where: label,
+			Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", name, strings.Join(msgs, "\n  "))}
+	}
+	md, err := workflow.FormatMarkdown(w)
+	if err != nil {
+		return nil, nil, pferr.Newf(pferr.Validation, "cannot save %s to the library: %v", label, err).
+			WithHint("The library stores .pflow.md files; this JSON workflow has no markdown form. Run it from its file or text instead.")
+	}
+	return w, md, nil
 }
 
 // saveWorkflow is the one save path of the CLI and the MCP server: it runs

@@ -51,9 +51,9 @@ func (a *App) SaveFrom(ctx context.Context, req SaveRequest) (*SaveOutcome, erro
 	if label == "" {
 		label = req.Name + library.Ext
 	}
-	w, err := workflow.ParseMarkdown(content, srcPath)
+	w, content, err := parseForSave(content, req.Name, label, srcPath)
 	if err != nil {
-		return nil, parseError(label, err)
+		return nil, err
 	}
 	isDraft := srcPath != "" && a.Library().IsDraft(srcPath)
 	return a.saveWorkflow(ctx, w, content, req.Name, label, library.SaveOptions{
@@ -63,8 +63,8 @@ func (a *App) SaveFrom(ctx context.Context, req SaveRequest) (*SaveOutcome, erro
 
 // saveSource reads what SaveRequest.Source names.
 func (a *App) agentSaveSource(src string, pol PathPolicy) ([]byte, string, error) {
-	if strings.Contains(src, "\n") {
-		return []byte(src), "", nil
+	if strings.Contains(src, "\n") || strings.HasPrefix(strings.TrimSpace(src), "{") {
+		return []byte(src), "", nil // markdown text or JSON IR
 	}
 	t := strings.TrimSpace(src)
 	if t == "" {

@@ -268,6 +268,19 @@ func TestWorkflowSave(t *testing.T) {
 	f.call("workflow_save", map[string]any{"workflow_file": echoMD, "name": "Bad Name", "description": "x"}).mustErr(t, ErrValidation)
 	f.call("workflow_save", map[string]any{"workflow_file": echoMD, "name": "settings", "description": "x"}).mustErr(t, ErrValidation)
 	f.call("workflow_save", map[string]any{"workflow_file": "no-such-draft", "name": "abc", "description": "x"}).mustErr(t, ErrNotFound)
+
+	// JSON IR that workflow_execute runs (and `pflow workflow save` accepts)
+	// is saved too, as its .pflow.md rendering (issue #10: the two save
+	// paths had drifted apart; it was refused with "Missing '## Steps'").
+	ir := `{"ir_version": "0.1.0", "nodes": [{"id": "say", "type": "echo", "purpose": "Say it.", "params": {"message": "hi"}}], "edges": []}`
+	f.call("workflow_execute", map[string]any{"workflow": ir}).mustOK(t)
+	f.call("workflow_save", map[string]any{"workflow_file": ir, "name": "from-ir", "description": "From IR"}).mustOK(t)
+	saved, err := os.ReadFile(filepath.Join(f.home, "workflows", "from-ir.pflow.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, string(saved), "### say")
+	f.call("workflow_execute", map[string]any{"workflow": "from-ir"}).mustOK(t)
 }
 
 func TestWorkflowSaveFromDraftDeletesDraft(t *testing.T) {
