@@ -13,6 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -412,25 +413,14 @@ func newMCPInfoCmd(f *Factory) *cobra.Command {
 				}
 				fmt.Fprintln(out, line)
 			}
-			fmt.Fprint(out, "\nUsage in .pflow.md:\n\n    ### step-name\n\n    Describe what this step does and why.\n\n")
-			fmt.Fprintf(out, "    - type: %s\n", t.Node)
-			for i, p := range t.Params {
-				if i == 3 {
-					break
-				}
-				v := "value"
-				if i > 0 {
-					switch p.Type {
-					case "int", "float":
-						v = "0"
-					case "bool":
-						v = "true"
-					default:
-						v = "${previous-step.response}"
-					}
-				}
-				fmt.Fprintf(out, "    - %s: %s\n", p.Key, v)
+			// The same snippet as `registry describe` (one generator): it
+			// passes --validate-only and runs.
+			spec := &node.Spec{Type: t.Node, Interface: node.Interface{Description: t.Description, Params: t.Params, Outputs: t.Outputs}}
+			fmt.Fprint(out, "\nUsage in .pflow.md:\n\n")
+			for _, l := range strings.SplitAfter(strings.TrimRight(registry.UsageSnippet(spec), "\n"), "\n") {
+				fmt.Fprint(out, "    "+l)
 			}
+			fmt.Fprintln(out)
 			return nil
 		},
 	}

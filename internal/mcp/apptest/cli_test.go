@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,6 +76,21 @@ func TestCLIMCPCommands(t *testing.T) {
 	out, _, code = c.run("", "mcp", "info", "mcp-fake-server-add")
 	if code != 0 || !strings.Contains(out, "Tool Name: add") || !strings.Contains(out, "  - a: float (required)") || !strings.Contains(out, "    - type: mcp-fake-server-add") {
 		t.Fatalf("info: %q", out)
+	}
+	// The usage snippet is the one `registry describe` prints (issue #10:
+	// `mcp info` printed "- a: value" for a number, which validated and then
+	// failed at run time); pasted as a workflow, it validates and runs.
+	if !strings.Contains(out, "    - a: 1.0\n    - b: 1.0\n") {
+		t.Fatalf("info snippet: %q", out)
+	}
+	var snippet []string
+	for _, l := range strings.Split(out[strings.Index(out, "Usage in .pflow.md:"):], "\n")[1:] {
+		snippet = append(snippet, strings.TrimPrefix(l, "    "))
+	}
+	wf := filepath.Join(t.TempDir(), "snippet.pflow.md")
+	os.WriteFile(wf, []byte("# Snippet\nFrom mcp info.\n\n## Steps\n\n"+strings.Join(snippet, "\n")), 0o644)
+	if out, errs, code := c.run("", wf); code != 0 {
+		t.Fatalf("the mcp info snippet does not run: %d\n%s\n%s", code, out, errs)
 	}
 	_, errs, code = c.run("", "mcp", "info", "add")
 	if code != 1 || !strings.Contains(errs, "Tool 'add' not found") || !strings.Contains(errs, "mcp-fake-server-add") {
