@@ -242,6 +242,34 @@ func LockFile(ctx context.Context, path string, timeout time.Duration) (*Lock, e
 	return nil, fmt.Errorf("could not lock %s within %s (another pflow process may be stuck; remove %s.lock if none is running)", path, timeout, path)
 }
 
+// TryLockFile takes the lock at path+".lock" if no one holds it, without
+// waiting: ok is false when another holder has it. (A zero-wait LockFile can
+// fail on a loaded machine before its first attempt, when its deadline has
+// passed already; this makes exactly one attempt.)
+func TryLockFile(path string) (l *Lock, ok bool, err error) {
+	lockPath := path + ".lock"
+	if err := mkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, false, notWritable(lockPath, err)
+	}
+	f, err := openFile(lockPath, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return nil, false, notWritable(lockPath, err)
+	}
+	f.Close()
+	fl := flock.New(lockPath)
+	ok, err = fl.TryLock()
+	if err != nil {
+		if nw := notWritable(lockPath, err); nw != err {
+			return nil, false, nw
+		}
+		return nil, false, fmt.Errorf("could not lock %s: %w", path, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return &Lock{fl: fl}, true, nil
+}
+
 // Unlock releases the lock.
 func (l *Lock) Unlock() error {
 	if l == nil || l.fl == nil {

@@ -304,8 +304,11 @@ func (s *Store) locked(id string) bool {
 // Lock takes run id's lock without waiting: it fails when the run is still
 // in progress or another resume of it is.
 func (s *Store) Lock(ctx context.Context, id string) (*fsutil.Lock, error) {
-	lk, err := fsutil.LockFile(ctx, filepath.Join(s.dir(id), lockBase), time.Millisecond)
+	lk, ok, err := fsutil.TryLockFile(filepath.Join(s.dir(id), lockBase))
 	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		msg := fmt.Sprintf("run '%s' is in use: it is still running, or another resume of it is in progress", id)
 		return nil, pferr.New(pferr.Execution, msg).WithWhere(s.dir(id)).
 			WithHint("Wait for it to finish ('pflow runs' shows its state), then resume again. Two resumes of one run never run at once.")
@@ -436,8 +439,8 @@ func (s *Store) Prune(p Retention, keep ...string) (int, error) {
 		if (!tooMany && !tooOld) || spare[id] {
 			continue
 		}
-		lk, err := fsutil.LockFile(context.Background(), filepath.Join(s.dir(id), lockBase), time.Millisecond)
-		if err != nil {
+		lk, ok, err := fsutil.TryLockFile(filepath.Join(s.dir(id), lockBase))
+		if err != nil || !ok {
 			continue // in progress
 		}
 		err = os.RemoveAll(s.dir(id))
