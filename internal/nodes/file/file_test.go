@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -581,14 +582,34 @@ func TestDeleteFile(t *testing.T) {
 	})
 }
 
+// permDirVar makes TestPermissionDenied, run again as an unprivileged user,
+// read from the directory it names.
+const permDirVar = "PFLOW_TEST_PERM_DIR"
+
 func TestPermissionDenied(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("running as root: permissions are not enforced")
+	dir := os.Getenv(permDirVar)
+	if dir == "" {
+		dir = t.TempDir()
+		write(t, filepath.Join(dir, "secret.txt"), "x")
+		os.Chmod(filepath.Join(dir, "secret.txt"), 0)
+		if os.Geteuid() == 0 {
+			// Root reads any file: run this test again as nobody (setpriv,
+			// from util-linux), which the permissions do stop.
+			os.Chmod(dir, 0o755)
+			for d := filepath.Dir(dir); d != "/" && d != "."; d = filepath.Dir(d) {
+				if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+					os.Chmod(d, st.Mode().Perm()|0o011) // traversable, as /tmp's children usually are
+				}
+			}
+			cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", os.Args[0], "-test.run=^TestPermissionDenied$", "-test.count=1")
+			cmd.Env = append(os.Environ(), permDirVar+"="+dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("as nobody: %v\n%s", err, out)
+			}
+			return
+		}
 	}
-	dir := t.TempDir()
 	p := filepath.Join(dir, "secret.txt")
-	write(t, p, "x")
-	os.Chmod(p, 0)
 	res, err := call(t, "read-file", dir, map[string]any{"file_path": "secret.txt"})
 	if err != nil || res.Action != "error" || !strings.Contains(res.Outputs["error"].(string), "Permission denied reading '"+p+"'") {
 		t.Fatalf("res=%+v err=%v", res, err)
