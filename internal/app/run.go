@@ -12,6 +12,7 @@ import (
 	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
+	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/stephash"
@@ -97,6 +98,8 @@ type RunRequest struct {
 	RerunUnsafe bool
 	// NoCache neither reads nor writes the step cache.
 	NoCache bool
+	// NoRecord keeps no run record: the run cannot be resumed.
+	NoRecord bool
 	// TrustReadOnly acts on every MCP server's tool annotations, as if each
 	// were marked "trust_readonly": read-only tools are cached.
 	TrustReadOnly bool
@@ -210,7 +213,10 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		// Every step's secret params are masked before the step can print them.
 		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },
 	}
-	record := a.startRecord(req, w, prepared, red, resume)
+	var record *runs.Run
+	if !req.NoRecord || resume != nil {
+		record = a.startRecord(req, w, prepared, red, resume)
+	}
 	if record != nil {
 		opts.Journal = record
 		out.RunID = record.ID

@@ -25,6 +25,7 @@ type runOptions struct {
 	outputKey    string
 	validateOnly bool
 	noTrace      bool
+	noRecord     bool
 	verbose      bool
 	// durable runs (D17)
 	resume        string
@@ -37,7 +38,7 @@ type runOptions struct {
 var runnerFlags = map[string]bool{
 	"--output-format": true, "-o": true, "--output-key": true, "-p": true, "--print": true,
 	"--validate-only": true, "--no-trace": true, "-v": true, "--verbose": true,
-	"--resume": true, "--rerun-unsafe": true, "--no-cache": true, "--trust-readonly": true,
+	"--resume": true, "--rerun-unsafe": true, "--no-cache": true, "--no-record": true, "--trust-readonly": true,
 }
 
 // newRunCmd is the root command: pflow [flags] <workflow> [key=value...].
@@ -75,6 +76,7 @@ func addRunFlags(cmd *cobra.Command, opts *runOptions) {
 	fl.StringVarP(&opts.outputKey, "output-key", "o", "", "print this output (or shared-store path) instead of the first declared output")
 	fl.BoolVar(&opts.validateOnly, "validate-only", false, "run every static check without executing")
 	fl.BoolVar(&opts.noTrace, "no-trace", false, "do not write a trace file to $PFLOW_HOME/debug")
+	fl.BoolVar(&opts.noRecord, "no-record", false, "keep no run record in $PFLOW_HOME/runs (the run cannot be resumed)")
 	fl.BoolVarP(&opts.verbose, "verbose", "v", false, "show step details on stderr")
 	fl.StringVar(&opts.resume, "resume", "", "continue a recorded run (a run id, or 'last'): its completed steps that are unchanged are not run again; the workflow defaults to the one it ran")
 	fl.BoolVar(&opts.rerunUnsafe, "rerun-unsafe", false, "with --resume: run again steps that may have side effects and may have partly run (running when the run stopped)")
@@ -189,7 +191,7 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		fmt.Fprintf(ios.ErrOut, "Running %s with %d parameter(s)\n", t.Name, len(params))
 	}
 	out, err := f.App.Run(ctx, app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs,
-		Resume: opts.resume, RerunUnsafe: opts.rerunUnsafe, NoCache: opts.noCache, TrustReadOnly: opts.trustReadOnly, Origin: "cli"})
+		Resume: opts.resume, RerunUnsafe: opts.rerunUnsafe, NoCache: opts.noCache, NoRecord: opts.noRecord, TrustReadOnly: opts.trustReadOnly, Origin: "cli"})
 	if err != nil {
 		return fail(err)
 	}

@@ -101,9 +101,26 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	})
 }
 
+// ReplaceFile is WriteFileAtomic without flushing to the disk: readers and a
+// killed process see the old or the new content, never a mix, but after a
+// power loss the newest content may be missing. It is for data that is
+// written often and whose loss costs little (a run's record: a record
+// without run.json is skipped by readers), where two fsyncs per file would
+// cost more than the work being recorded.
+func ReplaceFile(path string, data []byte, perm fs.FileMode) error {
+	return writeAtomic(path, perm, false, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
 // WriteAtomicFunc is WriteFileAtomic for content streamed by write (which
 // need not buffer it): write's error aborts and leaves path as it was.
 func WriteAtomicFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	return writeAtomic(path, perm, true, write)
+}
+
+func writeAtomic(path string, perm fs.FileMode, durable bool, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := mkdirAll(dir, 0o755); err != nil {
 		return notWritable(path, fmt.Errorf("create directory %s: %w", dir, err))
@@ -126,8 +143,10 @@ func WriteAtomicFunc(path string, perm fs.FileMode, write func(io.Writer) error)
 	if err := write(tmp); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -136,8 +155,10 @@ func WriteAtomicFunc(path string, perm fs.FileMode, write func(io.Writer) error)
 		return notWritable(path, fmt.Errorf("write %s: %w", path, err))
 	}
 	ok = true
-	if d, err := os.Open(dir); err == nil {
+	if d, err := os.Open(dir); durable && err == nil {
 		d.Sync()
+		d.Close()
+	} else if err == nil {
 		d.Close()
 	}
 	removeStaleTemps(path)

@@ -29,6 +29,14 @@ const (
 	// maxPending bounds events waiting for the writer (memory stays flat
 	// when steps finish faster than they are written).
 	maxPending = 8192
+	// linger is how long the writer collects events of steps that are safe
+	// to repeat before writing them (one write instead of one per event);
+	// a crash can lose at most that much, and those steps run again on
+	// resume. wakeAt waiting events wake it sooner.
+	linger = 20 * time.Millisecond
+	wakeAt = 512
+	// writeChunk is the size of one write to steps.jsonl.
+	writeChunk = 256 << 10
 	// batchErrorsKept bounds the failed items listed in a batch step's event.
 	batchErrorsKept = 20
 )
@@ -72,6 +80,10 @@ const DefaultCacheTTL = time.Hour
 
 // Run is a run being recorded. It implements runtime.Journal.
 type Run struct {
+	// redGen is the redactor's generation when the record was created: a
+	// record re-masks its files at Close only when secrets were added since.
+	redGen uint64
+
 	ID    string
 	Meta  *Meta
 	store *Store
@@ -88,8 +100,8 @@ type Run struct {
 
 	// the writer
 	mu       sync.Mutex
-	wake     *sync.Cond // the writer waits for work
-	done     *sync.Cond // producers wait for their event to be written
+	wake     chan struct{} // wakes the writer (buffered, 1)
+	done     *sync.Cond    // producers wait for their event to be written
 	queue    []pending
 	spare    []pending
 	seq      uint64
@@ -111,6 +123,7 @@ type pending struct {
 // Create starts the record of a run: it creates the run's directory, takes
 // its lock, writes run.json and the workflow, and starts the writer.
 func (s *Store) Create(o Options) (*Run, error) {
+	redGen := o.Redactor.Generation() // before anything is written
 	m := o.Meta
 	if m.Started.IsZero() {
 		m.Started = s.now()
@@ -137,11 +150,11 @@ func (s *Store) Create(o Options) (*Run, error) {
 		}
 	}
 	r := &Run{ID: m.ID, Meta: &m, store: s, dir: dir, lock: lk, opts: o, h: stephash.New(key), log: o.Log,
-		defHash: map[*workflow.Node]string{}, finished: make(chan struct{})}
+		defHash: map[*workflow.Node]string{}, finished: make(chan struct{}), redGen: redGen}
 	if r.log == nil {
 		r.log = io.Discard
 	}
-	r.wake = sync.NewCond(&r.mu)
+	r.wake = make(chan struct{}, 1)
 	r.done = sync.NewCond(&r.mu)
 	fail := func(err error) (*Run, error) {
 		lk.Unlock()
@@ -149,12 +162,12 @@ func (s *Store) Create(o Options) (*Run, error) {
 		return nil, err
 	}
 	if len(o.IR) > 0 {
-		if err := fsutil.WriteFileAtomic(filepath.Join(dir, irFile), []byte(o.Redactor.String(string(o.IR))), 0o600); err != nil {
+		if err := fsutil.ReplaceFile(filepath.Join(dir, irFile), []byte(o.Redactor.String(string(o.IR))), 0o600); err != nil {
 			return fail(err)
 		}
 	}
 	if len(o.Source) > 0 {
-		if err := fsutil.WriteFileAtomic(filepath.Join(dir, sourceFile), []byte(o.Redactor.String(string(o.Source))), 0o600); err != nil {
+		if err := fsutil.ReplaceFile(filepath.Join(dir, sourceFile), []byte(o.Redactor.String(string(o.Source))), 0o600); err != nil {
 			return fail(err)
 		}
 	}
@@ -183,11 +196,16 @@ func SecretDigest(h *stephash.Hasher, v any) string { return h.Value(v) }
 // hit, else records that the node starts (durably before returning when the
 // node may have side effects).
 func (r *Run) Begin(ctx context.Context, rec *runtime.StepRecord) (*runtime.StepRecord, error) {
-	rec.DefinitionHash = r.definition(rec)
+	cacheable := r.cacheable(rec)
+	if r.opts.Resume != nil || cacheable {
+		// Needed now to decide; otherwise the writer computes it, off the
+		// step's path.
+		rec.DefinitionHash = r.definition(rec)
+	}
 	if prior := r.reuse(rec); prior != nil {
 		return prior, nil
 	}
-	if r.cacheable(rec) {
+	if cacheable {
 		r.digest(rec)
 		if out, action, ok := r.opts.Cache.Get(r.cacheKey(rec)); ok {
 			if m := decodeOutputs(out); m != nil {
@@ -329,9 +347,22 @@ func (r *Run) enqueue(p pending, wait bool) {
 	r.seq++
 	p.seq = r.seq
 	r.queue = append(r.queue, p)
-	r.wake.Signal()
+	// The writer collects events for up to linger; one that a step waits
+	// for (the start of a step with side effects) and a long queue wake it
+	// at once.
+	if wait || len(r.queue) >= wakeAt {
+		r.signal()
+	}
 	for wait && r.written < p.seq && r.failed == nil {
 		r.done.Wait()
+	}
+}
+
+// signal wakes the writer.
+func (r *Run) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -339,21 +370,43 @@ func (r *Run) writer() {
 	defer close(r.finished)
 	enc := newEncoder(r.opts.Redactor)
 	var buf []byte
+	tick := time.NewTicker(linger)
+	defer tick.Stop()
 	for {
 		r.mu.Lock()
-		for len(r.queue) == 0 && !r.closing {
-			r.wake.Wait()
+		idle := !r.closing && len(r.queue) < wakeAt
+		r.mu.Unlock()
+		if idle {
+			select {
+			case <-r.wake:
+			case <-tick.C:
+			}
 		}
+		r.mu.Lock()
 		batch := r.queue
 		r.queue, r.spare = r.spare[:0], nil
 		closing := r.closing
 		r.mu.Unlock()
 		if len(batch) > 0 {
+			// Written in chunks of about writeChunk bytes: the buffer is
+			// reused from one wake-up to the next instead of growing to
+			// the size of a whole batch's events.
 			buf = buf[:0]
+			var err error
 			for i := range batch {
 				buf = r.appendEvent(buf, enc, &batch[i])
+				if len(buf) >= writeChunk {
+					if _, werr := r.f.Write(buf); werr != nil && err == nil {
+						err = werr
+					}
+					buf = buf[:0]
+				}
 			}
-			_, err := r.f.Write(buf)
+			if len(buf) > 0 {
+				if _, werr := r.f.Write(buf); werr != nil && err == nil {
+					err = werr
+				}
+			}
 			r.mu.Lock()
 			if err != nil && r.failed == nil {
 				r.failed = err
@@ -364,8 +417,8 @@ func (r *Run) writer() {
 			r.spare = batch[:0]
 			r.done.Broadcast()
 			r.mu.Unlock()
-			if cap(buf) > 1<<20 {
-				buf = nil
+			if cap(buf) > 4*writeChunk {
+				buf = nil // one huge event: don't keep its buffer
 			}
 		}
 		if closing && len(batch) == 0 {
@@ -419,11 +472,12 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	}
 	if rec.Kind == runtime.KindNode {
 		r.digest(rec)
-		if rec.DefinitionHash == "" {
-			rec.DefinitionHash = r.definition(rec)
+		def := rec.DefinitionHash
+		if def == "" {
+			def = r.definition(rec)
 		}
 		b = append(b, `,"def":`...)
-		b = appendString(b, rec.DefinitionHash)
+		b = appendString(b, def)
 		if rec.ParamsHash != "" {
 			b = append(b, `,"params":`...)
 			b = appendString(b, rec.ParamsHash)
@@ -512,10 +566,11 @@ func (r *Run) Counts() (ran, resumed, cached int) {
 func (r *Run) Close(res *runtime.Result, tracePath string) error {
 	r.mu.Lock()
 	r.closing = true
-	r.wake.Signal()
 	r.mu.Unlock()
+	r.signal()
 	<-r.finished
-	r.f.Sync()
+	// Not flushed to the disk (see fsutil.ReplaceFile): a killed pflow
+	// leaves every line it wrote; only a power loss can drop the newest.
 	r.f.Close()
 	st := &Status{Ended: r.store.now(), TracePath: tracePath}
 	st.Ran, st.Resumed, st.Cached = r.Counts()
@@ -537,9 +592,11 @@ func (r *Run) Close(res *runtime.Result, tracePath string) error {
 	}
 	// A value may have become known as a secret only during the run (a
 	// nested workflow's secret-named input fed from a plain one): mask what
-	// was written before that.
-	for _, name := range []string{metaFile, stepsFile, irFile, sourceFile} {
-		rescrub(filepath.Join(r.dir, name), r.opts.Redactor)
+	// was written before that. Nothing to do when no secret was added.
+	if r.opts.Redactor.Generation() != r.redGen {
+		for _, name := range []string{metaFile, stepsFile, irFile, sourceFile} {
+			rescrub(filepath.Join(r.dir, name), r.opts.Redactor)
+		}
 	}
 	err := writeJSON(filepath.Join(r.dir, statusFile), st)
 	r.lock.Unlock()
@@ -557,6 +614,6 @@ func rescrub(path string, red *trace.Redactor) {
 		return
 	}
 	if clean := red.String(string(data)); clean != string(data) {
-		_ = fsutil.WriteFileAtomic(path, []byte(clean), 0o600)
+		_ = fsutil.ReplaceFile(path, []byte(clean), 0o600)
 	}
 }

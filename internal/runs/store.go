@@ -253,7 +253,7 @@ func writeJSON(path string, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return fsutil.WriteFileAtomic(path, buf.Bytes(), 0o600)
+	return fsutil.ReplaceFile(path, buf.Bytes(), 0o600)
 }
 
 // Meta reads a run's run.json.

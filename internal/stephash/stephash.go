@@ -18,22 +18,34 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Hasher computes keyed digests. It is safe for concurrent use.
-type Hasher struct{ key []byte }
+type Hasher struct {
+	key  []byte
+	pool sync.Pool // *writer with a keyed HMAC, reset between uses
+}
 
 // New returns a Hasher for key (a nil key still gives stable digests, for
 // tests).
-func New(key []byte) *Hasher { return &Hasher{key: append([]byte(nil), key...)} }
+func New(key []byte) *Hasher {
+	h := &Hasher{key: append([]byte(nil), key...)}
+	h.pool.New = func() any { return &writer{h: hmac.New(sha256.New, h.key)} }
+	return h
+}
 
-// digest runs fn over a fresh HMAC and returns the hex digest.
+// digest runs fn over a reset HMAC and returns the hex digest.
 func (h *Hasher) digest(fn func(w *writer)) string {
-	w := &writer{h: hmac.New(sha256.New, h.key)}
+	w := h.pool.Get().(*writer)
+	w.h.Reset()
 	fn(w)
-	return hex.EncodeToString(w.h.Sum(nil))
+	var sum [sha256.Size]byte
+	out := hex.EncodeToString(w.h.Sum(sum[:0]))
+	h.pool.Put(w)
+	return out
 }
 
 // Value digests one canonical value.
@@ -49,7 +61,8 @@ func (h *Hasher) Value(v any) string {
 // stands for it).
 func (h *Hasher) Params(params map[string]any, templateEnv map[string]string, dir string) string {
 	return h.digest(func(w *writer) {
-		keys := make([]string, 0, len(params))
+		var buf [32]string
+		keys := buf[:0]
 		for k := range params {
 			if ignoredParam(k) {
 				continue
@@ -99,6 +112,17 @@ func ignoredParam(k string) bool {
 type writer struct {
 	h   hash.Hash
 	buf [9]byte
+	sc  []byte // scratch for strings (no allocation per string)
+}
+
+// write feeds s.
+func (w *writer) write(s string) {
+	if len(s) > 1<<16 {
+		w.h.Write([]byte(s))
+		return
+	}
+	w.sc = append(w.sc[:0], s...)
+	w.h.Write(w.sc)
 }
 
 func (w *writer) tag(t byte) { w.buf[0] = t; w.h.Write(w.buf[:1]) }
@@ -110,7 +134,7 @@ func (w *writer) uint(u uint64) {
 
 func (w *writer) str(s string) {
 	w.uint(uint64(len(s)))
-	w.h.Write([]byte(s))
+	w.write(s)
 }
 
 func (w *writer) value(v any) {
@@ -144,7 +168,13 @@ func (w *writer) value(v any) {
 	case map[string]any:
 		w.tag('m')
 		w.uint(uint64(len(x)))
-		for _, k := range value.SortedKeys(x) {
+		var buf [16]string
+		keys := buf[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
 			w.str(k)
 			w.value(x[k])
 		}

@@ -44,6 +44,11 @@ type Redactor struct {
 	patterns map[string]bool // every form of every value
 	names    map[string]bool
 	replace  *strings.Replacer
+	// minLen is the length of the shortest pattern: a shorter string holds
+	// no secret and is returned as is, without a scan.
+	minLen int
+	// gen counts the changes to the set of patterns (see Generation).
+	gen uint64
 }
 
 // NewRedactor returns an empty redactor.
@@ -71,7 +76,7 @@ func (r *Redactor) Fork() *Redactor {
 	for k := range r.names {
 		f.names[k] = true
 	}
-	f.replace = r.replace // immutable; rebuilt when the fork gains a pattern
+	f.replace, f.minLen, f.gen = r.replace, r.minLen, r.gen // immutable; rebuilt when the fork gains a pattern
 	return f
 }
 
@@ -236,6 +241,22 @@ func (r *Redactor) rebuild() {
 		pairs = append(pairs, x, Redacted)
 	}
 	r.replace = strings.NewReplacer(pairs...)
+	if len(all) > 0 {
+		r.minLen = len(all[len(all)-1])
+	}
+	r.gen++
+}
+
+// Generation changes whenever a secret is added (it counts the changes):
+// text masked at one generation needs masking again only when the
+// generation has moved on since.
+func (r *Redactor) Generation() uint64 {
+	if r == nil {
+		return 0
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.gen
 }
 
 // maxURLScan bounds the strings AddSecretsIn searches for URLs: URLs with
@@ -424,9 +445,9 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	r.mu.RLock()
-	rep := r.replace
+	rep, minLen := r.replace, r.minLen
 	r.mu.RUnlock()
-	if rep == nil {
+	if rep == nil || len(s) < minLen {
 		return s
 	}
 	return rep.Replace(s)

@@ -22,6 +22,8 @@ func Spec() *node.Spec {
 		Attempts:  1,
 		Hidden:    true,
 		Node:      node.Func(run),
+		// Pure, but too cheap to be worth a cache lookup: not cached by default.
+		Effects: node.Effects{ReadOnly: true, Idempotent: true, Pure: true},
 	}
 }
 

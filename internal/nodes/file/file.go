@@ -100,8 +100,31 @@ func unwrapPathError(err error) error {
 
 // ---- read-file ----
 
-// ReadSpec returns the read-file node type.
+// ReadSpec returns the read-file node type. It changes nothing (a resume
+// may run it again) but is not cached by default: files change. Its
+// fingerprint (the file's size and modification time) makes a resume read a
+// file again when it changed, and keys the step cache of a step that opts in.
 func ReadSpec() *node.Spec {
+	s := readSpec()
+	s.Effects = node.Effects{ReadOnly: true}
+	s.Fingerprint = readFingerprint
+	return s
+}
+
+// readFingerprint describes the file a read-file request will read.
+func readFingerprint(req *node.Request) string {
+	p, err := pathParam(req, "file_path")
+	if err != nil {
+		return "unresolved"
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return "missing:" + p
+	}
+	return fmt.Sprintf("%s:%d:%d", p, st.Size(), st.ModTime().UnixNano())
+}
+
+func readSpec() *node.Spec {
 	return spec("read-file", node.Interface{
 		Description: "Read a file's content. Text is returned as-is (set line_numbers to prefix each line with its number); " +
 			"binary files (images, PDFs, archives, or content that is not valid in the encoding) are returned base64-encoded with content_is_binary set.",

@@ -158,6 +158,9 @@ func Spec(defaultModel string) *node.Spec {
 	return &node.Spec{
 		Type:  "llm",
 		Group: "llm",
+		// An LLM call changes nothing but costs money and is not
+		// deterministic: safe to repeat, cached only when a step opts in.
+		Effects: node.Effects{ReadOnly: true},
 		Interface: node.Interface{
 			Description: "Call a large language model (Anthropic, OpenAI, or any OpenAI-compatible server such as Ollama, vLLM, LM Studio, OpenRouter) with a prompt; optional system prompt, images and structured output.",
 			Params: []node.Field{

@@ -195,7 +195,46 @@ func (r *Report) Targets() []Target {
 				Why: "the added time is pflow's start-up, tool-name sanitising, registry write (lock, backup, atomic rename) and summary"})
 		}
 	}
+	ts = append(ts, r.runsTargets()...)
 	return append(ts, r.traceTargets()...)
+}
+
+// runsTargets are the "Durable runs" rows (D17): the cost of the run record
+// and of a resume.
+func (r *Report) runsTargets() []Target {
+	var ts []Target
+	for _, c := range []struct{ name, goal string }{
+		{"BenchmarkRecordOverhead1000", "recording costs ≤ 5% on the 1,000-node workflow"},
+		{"BenchmarkRecordOverheadBatch10000", "recording costs ≤ 5% on the 10,000-item batch"},
+	} {
+		on, ok1 := r.goMs(c.name + "/record=on")
+		off, ok2 := r.goMs(c.name + "/record=off")
+		if !ok1 || !ok2 {
+			ts = append(ts, Target{Area: "Durable runs", Goal: c.goal, Verdict: notMeasured, Why: "Go benchmarks skipped"})
+			continue
+		}
+		ts = append(ts, Target{Area: "Durable runs", Goal: c.goal, Measured: fmtMs(on) + " recorded",
+			Comparison: "`--no-record` " + fmtMs(off), Ratio: ratio(on, off), Verdict: verdict(on <= 1.05*off),
+			Why: fmt.Sprintf("App.Run of the engine target's workload of echo steps (validation, run, record; no trace): the record adds %s, %.1f µs per step or item — "+
+				"a digest of its params and its outputs encoded into steps.jsonl for resume, written by a goroutine beside the run; a whole engine step of echo costs about 2 µs (BenchmarkChain1000), so the record is most of the work here.", fmtMs(on-off), (on-off)*1000/steps(c.name))})
+	}
+	res, ok1 := r.goMs("BenchmarkResumeOneStep/resume=1-of-20")
+	alone, ok2 := r.goMs("BenchmarkResumeOneStep/step=alone")
+	if ok1 && ok2 {
+		ts = append(ts, Target{Area: "Durable runs", Goal: "a resume that re-runs one step of a 20-step workflow ≤ 1.5× running that step alone",
+			Measured: fmtMs(res), Comparison: "the step alone " + fmtMs(alone), Ratio: ratio(res, alone), Verdict: verdict(res <= 1.5*alone),
+			Why: "App.Run --resume of a 20-step run that failed at its last (shell) step vs a 1-step workflow of that step, both recorded (BenchmarkResumeOneStep)"})
+	} else {
+		ts = append(ts, Target{Area: "Durable runs", Goal: "a resume of one step of 20 ≤ 1.5× that step alone", Verdict: notMeasured, Why: "Go benchmarks skipped"})
+	}
+	return ts
+}
+
+func steps(bench string) float64 {
+	if strings.Contains(bench, "10000") {
+		return 10000
+	}
+	return 1000
 }
 
 // added renders what p adds to b, or that nothing measurable is added.
