@@ -83,7 +83,7 @@ func TestTextRunShowsLLMCost(t *testing.T) {
 	if code := Main(context.Background(), []string{example, "file=" + text, "model=anthropic/claude-sonnet-4-5"}, ios, env); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	if !strings.Contains(errb.String(), "💰 Cost: $") || !strings.Contains(errb.String(), "(128 tokens)") {
+	if !strings.Contains(errb.String(), "Cost: $") || !strings.Contains(errb.String(), "(128 tokens)") {
 		t.Errorf("stderr must show the run's cost and tokens:\n%s", errb.String())
 	}
 }

@@ -49,6 +49,7 @@ func Main(ctx context.Context, args []string, ios *IOStreams, environ []string) 
 	a := app.New(environ, nil)
 	a.LoadSecrets()
 	masked := *ios
+	masked.Getenv = envLookup(environ)
 	masked.Out = a.Secrets.Writer(ios.Out)
 	masked.ErrOut = a.Secrets.Writer(ios.ErrOut)
 	ios = &masked
@@ -83,7 +84,7 @@ func exitCode(ctx context.Context, ios *IOStreams, err error) int {
 	if pe.Kind == pferr.Internal && isCobraUsage(err) {
 		pe = &pferr.Error{Kind: pferr.Usage, Message: err.Error(), Hint: "Run 'pflow --help' for usage."}
 	}
-	renderError(ios.ErrOut, pe)
+	renderError(ios.ErrOut, ios.ErrStyle(), pe)
 	return pe.ExitCode()
 }
 
@@ -106,13 +107,13 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 func silentExit(code int) error { return &exitError{code} }
 
 // renderError prints a user-facing error: message, location, hint, suggestions.
-func renderError(w io.Writer, e *pferr.Error) {
-	fmt.Fprintf(w, "Error: %s\n", e.Error())
+func renderError(w io.Writer, st Style, e *pferr.Error) {
+	fmt.Fprintf(w, "%s %s\n", st.Failure("Error:"), e.Error())
 	for _, s := range e.Suggestions {
 		fmt.Fprintf(w, "  %s\n", s)
 	}
 	if e.Hint != "" {
-		fmt.Fprintf(w, "\n%s\n", e.Hint)
+		fmt.Fprintf(w, "\n%s\n", st.Hint(e.Hint))
 	}
 }
 
@@ -133,6 +134,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SilenceErrors = true
 	root.SilenceUsage = true
+	root.PersistentFlags().BoolVar(&f.IO.NoColor, "no-color", false, "no colour in the output; colour is used only on a terminal, never with NO_COLOR set or TERM=dumb, and forced into pipes by CLICOLOR_FORCE=1")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newWorkflowCmd(f),
@@ -218,4 +220,15 @@ func commandTypo(root *cobra.Command, target string, err error) error {
 	cp := *pe
 	cp.Message += fmt.Sprintf(" — did you mean the command 'pflow %s'?", near[0])
 	return &cp
+}
+
+// envLookup reads a KEY=VALUE list (the process environment Main is given).
+func envLookup(environ []string) func(string) string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return func(k string) string { return m[k] }
 }

@@ -38,7 +38,7 @@ type runOptions struct {
 var runnerFlags = map[string]bool{
 	"--output-format": true, "-o": true, "--output-key": true, "-p": true, "--print": true,
 	"--validate-only": true, "--no-trace": true, "-v": true, "--verbose": true,
-	"--resume": true, "--rerun-unsafe": true, "--no-cache": true, "--no-record": true, "--trust-readonly": true,
+	"--resume": true, "--rerun-unsafe": true, "--no-cache": true, "--no-record": true, "--no-color": true, "--trust-readonly": true,
 }
 
 // newRunCmd is the root command: pflow [flags] <workflow> [key=value...].
@@ -184,8 +184,10 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		return fail(err)
 	}
 	var obs runtime.Observer
-	if ios.ErrTTY && !jsonMode && !opts.print {
-		obs = newProgress(ios.ErrOut)
+	if ios.liveProgress() && !jsonMode && !opts.print {
+		pr := newProgress(ios.ErrOut, ios.ErrStyle())
+		defer pr.Close()
+		obs = pr
 	}
 	if opts.verbose && !jsonMode {
 		fmt.Fprintf(ios.ErrOut, "Running %s with %d parameter(s)\n", t.Name, len(params))
@@ -289,8 +291,9 @@ func renderJSONError(w io.Writer, err error) error {
 func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOutcome) error {
 	errw := ios.ErrOut
 	red := out.Redactor
+	es, outSt := ios.ErrStyle(), ios.OutStyle()
 	if len(out.InputErrors) > 0 {
-		fmt.Fprintln(errw, "❌ Input validation failed:")
+		fmt.Fprintln(errw, es.Failure("✗ Input validation failed:"))
 		for _, e := range out.InputErrors {
 			fmt.Fprintf(errw, "  • %s\n", red.String(e.Message))
 		}
@@ -316,7 +319,7 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 	}
 	switch {
 	case len(out.ValidationErrors) > 0:
-		fmt.Fprintln(errw, "✗ Static validation failed:")
+		fmt.Fprintln(errw, es.Failure("✗ Static validation failed:"))
 		for i, d := range out.ValidationErrors {
 			if i == 20 {
 				fmt.Fprintf(errw, "  ... and %d more errors\n", len(out.ValidationErrors)-20)
@@ -324,13 +327,13 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 			}
 			fmt.Fprintf(errw, "  • %s%s\n", where(t, d.Line), indentRest(red.String(d.Message), "    "))
 			if d.Hint != "" {
-				fmt.Fprintf(errw, "    Fix: %s\n", indentRest(red.String(d.Hint), "    "))
+				fmt.Fprintf(errw, "    %s %s\n", es.Hint("Fix:"), indentRest(red.String(d.Hint), "    "))
 			}
 		}
 		printWarnings(errw, out)
 		return silentExit(pferr.ExitFailure)
 	case out.Result == nil: // --validate-only success
-		fmt.Fprintln(ios.Out, "✓ Workflow is valid")
+		fmt.Fprintln(ios.Out, outSt.Success("✓ Workflow is valid"))
 		printWarnings(errw, out)
 		return nil
 	}
@@ -340,9 +343,9 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 	}
 	if !r.Success() {
 		if r.Interrupted {
-			fmt.Fprintln(errw, "\n❌ Workflow interrupted")
+			fmt.Fprintln(errw, "\n"+es.Failure("✗ Workflow interrupted"))
 		} else {
-			fmt.Fprintln(errw, "❌ Workflow execution failed")
+			fmt.Fprintln(errw, es.Failure("✗ Workflow execution failed"))
 		}
 		if fl := r.Failure; fl != nil && !r.Interrupted {
 			loc := ""
@@ -360,10 +363,10 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 		}
 		printSteps(errw, r)
 		if out.TracePath != "" {
-			fmt.Fprintf(errw, "📊 Workflow trace saved: %s\n", out.TracePath)
+			fmt.Fprintf(errw, "Workflow trace saved: %s\n", out.TracePath)
 		}
 		if out.RunID != "" {
-			fmt.Fprintf(errw, "↻ Fix the workflow, then resume (completed steps do not run again): pflow --resume %s\n", out.RunID)
+			fmt.Fprintf(errw, "%s pflow --resume %s\n", es.Hint("↻ Fix the workflow, then resume (completed steps do not run again):"), out.RunID)
 		}
 		return exitFor(out)
 	}
@@ -372,26 +375,25 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 		fmt.Fprintf(errw, "Warning: output key '%s' not found; available outputs: %s\n", opts.outputKey, strings.Join(r.OutputOrder, ", "))
 	}
 	if !opts.print {
-		mark := "✓"
-		status := "completed"
+		line := es.Success(fmt.Sprintf("✓ Workflow completed in %s", fmtDur(r.Duration)))
 		if r.Status == runtime.RunDegraded {
-			mark, status = "⚠️", "completed with warnings"
+			line = es.Warning(fmt.Sprintf("⚠ Workflow completed with warnings in %s", fmtDur(r.Duration)))
 		}
-		fmt.Fprintf(errw, "%s Workflow %s in %s\n", mark, status, fmtDur(r.Duration))
+		fmt.Fprintln(errw, line)
 		if out.ResumedFrom != "" {
 			fmt.Fprintf(errw, "↻ Resumed run %s: %s\n", out.ResumedFrom, reuseSummary(r))
 		}
-		if !ios.ErrTTY || opts.verbose {
+		if !ios.liveProgress() || opts.verbose {
 			printSteps(errw, r)
 		}
 		if r.Status == runtime.RunDegraded && !opts.verbose {
 			for _, w := range r.Warnings {
-				fmt.Fprintf(errw, "  ⚠ %s\n", indentRest(red.String(w.Message), "    "))
+				fmt.Fprintf(errw, "  %s %s\n", es.Warning("⚠"), indentRest(red.String(w.Message), "    "))
 			}
 		}
 		total := app.Metrics(r)["total"].(map[string]any)
 		if cf, _ := total["cost_usd"].(float64); cf > 0 {
-			fmt.Fprintf(errw, "💰 Cost: $%.4f (%d tokens)\n", cf, total["tokens_total"])
+			fmt.Fprintf(errw, "Cost: $%.4f (%d tokens)\n", cf, total["tokens_total"])
 		}
 	}
 	if ok {
@@ -400,8 +402,10 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 		}
 		fmt.Fprintln(ios.Out, red.String(formatValue(v)))
 	}
-	if !opts.print && out.TracePath != "" {
-		fmt.Fprintf(errw, "📊 Workflow trace saved: %s\n", out.TracePath)
+	// The trace of a run that went well is mentioned only with -v (it is
+	// always written; `pflow runs show last` finds it).
+	if !opts.print && out.TracePath != "" && opts.verbose {
+		fmt.Fprintf(errw, "Workflow trace saved: %s\n", out.TracePath)
 	}
 	return nil
 }
@@ -512,38 +516,83 @@ func indentRest(s, indent string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+indent)
 }
 
-// progress shows live step progress on a terminal (stderr).
+// progress shows live step progress on a terminal (stderr): each step's
+// line while it runs, with its elapsed time once it has run for a second,
+// then its result.
 type progress struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	st      Style
+	line    string    // the line being shown for the running step ("" when none)
+	started time.Time // when that step started
+	stop    chan struct{}
 }
 
-func newProgress(w io.Writer) *progress { return &progress{w: w} }
+func newProgress(w io.Writer, st Style) *progress {
+	p := &progress{w: w, st: st, stop: make(chan struct{})}
+	go p.tick()
+	return p
+}
+
+// tick redraws the running step's line with its elapsed time every second.
+func (p *progress) tick() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if p.line != "" {
+				if d := time.Since(p.started); d >= time.Second {
+					fmt.Fprintf(p.w, "\r\033[K%s %s", p.line, p.st.Hint(d.Truncate(time.Second).String()))
+				}
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// Close stops the elapsed-time updates.
+func (p *progress) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+}
 
 func (p *progress) StepStarted(ev runtime.StepEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "%s%s...", strings.Repeat("  ", ev.Depth+1), ev.NodeID)
+	p.line = fmt.Sprintf("%s%s...", strings.Repeat("  ", ev.Depth+1), ev.NodeID)
+	p.started = time.Now()
+	fmt.Fprint(p.w, p.line)
 }
 
 func (p *progress) StepFinished(ev runtime.StepEvent, s *runtime.Step) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	mark := "✓"
+	mark := p.st.Success("✓")
 	if s.Status == runtime.StatusFailed {
-		mark = "✗"
+		mark = p.st.Failure("✗")
 	}
 	extra := ""
 	if s.Batch != nil {
 		extra = fmt.Sprintf(" %d/%d", s.Batch.Success, s.Batch.Total)
 	}
+	p.line = ""
 	fmt.Fprintf(p.w, "\r\033[K%s%s%s %s %s\n", strings.Repeat("  ", ev.Depth+1), s.NodeID, extra, mark, fmtDur(s.Duration))
 }
 
 func (p *progress) BatchProgress(ev runtime.StepEvent, done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r\033[K%s%s... %d/%d", strings.Repeat("  ", ev.Depth+1), ev.NodeID, done, total)
+	p.line = fmt.Sprintf("%s%s... %d/%d", strings.Repeat("  ", ev.Depth+1), ev.NodeID, done, total)
+	fmt.Fprintf(p.w, "\r\033[K%s", p.line)
 }
 
 // writeWorkflowHelp shows a workflow's interface for `pflow <wf> --help`.

@@ -139,7 +139,7 @@ func newSettingsListEnvCmd(f *Factory) *cobra.Command {
 				return nil
 			}
 			if show {
-				fmt.Fprintln(f.IO.ErrOut, "⚠️  Displaying unmasked values")
+				fmt.Fprintln(f.IO.ErrOut, "⚠ Displaying unmasked values")
 			}
 			fmt.Fprintln(w, "Environment variables:")
 			for _, k := range st.EnvKeys() {

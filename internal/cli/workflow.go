@@ -65,7 +65,7 @@ func newWorkflowSaveCmd(f *Factory) *cobra.Command {
 			}
 			fmt.Fprintf(w, "✓ Saved workflow '%s' to library\n", s.Name)
 			fmt.Fprintf(w, "  Location: %s\n", s.Path)
-			fmt.Fprintf(w, "  ✨ Execute with: %s\n", app.SavedExampleCommand(s.Name, s.Workflow))
+			fmt.Fprintf(w, "  Execute with: %s\n", app.SavedExampleCommand(s.Name, s.Workflow))
 			var optional []string
 			for _, in := range s.Workflow.Inputs {
 				if !in.IsRequired() {
