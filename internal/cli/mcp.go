@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -173,18 +172,13 @@ func newMCPRemoveCmd(f *Factory) *cobra.Command {
 				}
 				return pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + avail)
 			}
-			if !force {
-				tools, _ := f.App.MCPTools(name)
-				prompt := fmt.Sprintf("Remove server '%s'?", name)
-				if len(tools) > 0 {
-					prompt += fmt.Sprintf(" This will also remove %d registered tools.", len(tools))
-				}
-				fmt.Fprintf(f.IO.ErrOut, "%s [y/N]: ", prompt)
-				line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-					fmt.Fprintln(f.IO.Out, "Cancelled.")
-					return nil
-				}
+			tools, _ := f.App.MCPTools(name)
+			prompt := fmt.Sprintf("Remove server '%s'?", name)
+			if len(tools) > 0 {
+				prompt += fmt.Sprintf(" This will also remove %d registered tools.", len(tools))
+			}
+			if err := confirm(f, force, prompt, "pflow mcp remove "+name); err != nil {
+				return err
 			}
 			n, err := f.App.RemoveMCPServer(cmd.Context(), name)
 			if err != nil {
@@ -197,7 +191,9 @@ func newMCPRemoveCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVarP(&force, "force", "f", false, "do not ask for confirmation")
+	cmd.Flags().BoolVarP(&force, "yes", "y", false, "remove without asking (required when there is no terminal to ask on)")
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "same as --yes")
+	_ = cmd.Flags().MarkHidden("force")
 	return cmd
 }
 

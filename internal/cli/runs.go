@@ -302,12 +302,17 @@ func newCacheListCmd(f *Factory) *cobra.Command {
 }
 
 func newCacheClearCmd(f *Factory) *cobra.Command {
-	var expired bool
+	var expired, yes bool
 	cmd := &cobra.Command{
 		Use:   "clear",
 		Short: "Remove step cache entries (all, or only expired ones)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !expired { // removing only expired entries loses nothing
+				if err := confirm(f, yes, "Remove every step cache entry?", "pflow cache clear"); err != nil {
+					return err
+				}
+			}
 			n, err := f.App.CacheClear(expired)
 			if err != nil {
 				return err
@@ -317,5 +322,6 @@ func newCacheClearCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&expired, "expired", false, "remove only expired entries")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "clear without asking (required when there is no terminal to ask on)")
 	return cmd
 }

@@ -275,7 +275,7 @@ func writeSavedDescription(w io.Writer, s *library.Saved) {
 }
 
 func newWorkflowDeleteCmd(f *Factory) *cobra.Command {
-	var asJSON bool
+	var asJSON, yes bool
 	cmd := &cobra.Command{
 		Use:               "delete <name>",
 		Short:             "Delete a saved workflow",
@@ -285,6 +285,11 @@ func newWorkflowDeleteCmd(f *Factory) *cobra.Command {
 			lib := f.App.Library()
 			name := strings.TrimSuffix(args[0], library.Ext)
 			path := lib.Path(name)
+			if lib.Exists(name) {
+				if err := confirm(f, yes, fmt.Sprintf("Delete the saved workflow '%s'?", name), "pflow workflow delete "+name); err != nil {
+					return err
+				}
+			}
 			if err := lib.Delete(name); err != nil {
 				return err
 			}
@@ -296,6 +301,7 @@ func newWorkflowDeleteCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking (required when there is no terminal to ask on)")
 	return cmd
 }
 

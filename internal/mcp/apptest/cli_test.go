@@ -96,9 +96,11 @@ func TestCLIMCPCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "Tool 'add' not found") || !strings.Contains(errs, "mcp-fake-server-add") {
 		t.Fatalf("info unknown: %d %q", code, errs)
 	}
-	out, _, code = c.run("n\n", "mcp", "remove", "fake-server")
-	if code != 0 || !strings.Contains(out, "Cancelled.") {
-		t.Fatalf("remove declined: %d %q", code, out)
+	// Without a terminal to ask on, a destructive command needs --yes
+	// (issue #16: it printed "Cancelled." and exited 0).
+	_, errs, code = c.run("y\n", "mcp", "remove", "fake-server")
+	if code != 2 || !strings.Contains(errs, "needs confirmation") || !strings.Contains(errs, "pflow mcp remove fake-server --yes") {
+		t.Fatalf("remove without --yes: %d %q", code, errs)
 	}
 	out, _, code = c.run("", "mcp", "remove", "-f", "fake-server")
 	if code != 0 || !strings.Contains(out, "  Removed 10 tools from registry\n✓ Removed MCP server 'fake-server'") {
