@@ -221,6 +221,8 @@ type MCPSyncResult struct {
 	Nodes      []string `json:"nodes"`
 	Warnings   []string `json:"warnings,omitempty"`
 	Error      string   `json:"error,omitempty"`
+	// Skipped says why the server was not synced ("disabled").
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // MCPSyncEvent reports progress: Done is false when a server starts.
@@ -276,7 +278,20 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 	failed := 0
 	hashes := map[string]string{}
 	tools := map[string][]string{}
+	skipped := 0
 	for i, name := range names {
+		if client.Disabled(f.Servers[name]) {
+			if !all {
+				return results, pferr.Newf(pferr.Usage, "Server '%s' is disabled (\"disabled\": true in mcp-servers.json)", name).
+					WithHint("Remove \"disabled\": true from its entry to use it (pflow mcp add with the entry without it), then sync again.")
+			}
+			skipped++
+			results = append(results, MCPSyncResult{Server: name, Skipped: "disabled"})
+			if progress != nil {
+				progress(MCPSyncEvent{Server: name, Index: i, Total: len(names), Done: true, Result: &results[len(results)-1]})
+			}
+			continue
+		}
 		if progress != nil {
 			progress(MCPSyncEvent{Server: name, Index: i, Total: len(names)})
 		}
@@ -301,11 +316,11 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 			delete(st.Stale, k)
 		}
 	})
-	if failed == len(names) && failed > 0 {
+	if failed == len(names)-skipped && failed > 0 {
 		if len(names) == 1 {
 			return results, pferr.Newf(pferr.Execution, "Tool discovery failed for %s: %s", names[0], results[0].Error)
 		}
-		return results, pferr.Newf(pferr.Execution, "Tool discovery failed for every server (%d)", failed)
+		return results, pferr.Newf(pferr.Execution, "Tool discovery failed for every enabled server (%d)", failed)
 	}
 	return results, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
@@ -107,7 +108,11 @@ func newMCPListCmd(f *Factory) *cobra.Command {
 			fmt.Fprintln(out, "Configured MCP servers:")
 			for _, name := range value.SortedKeys(servers) {
 				c := servers[name]
-				fmt.Fprintf(out, "\n  %s:\n", name)
+				if client.Disabled(c) {
+					fmt.Fprintf(out, "\n  %s: (disabled: not synced or started)\n", name)
+				} else {
+					fmt.Fprintf(out, "\n  %s:\n", name)
+				}
 				tr, _ := c["type"].(string)
 				if tr == "" {
 					tr = "stdio"
@@ -227,8 +232,10 @@ func newMCPSyncCmd(f *Factory) *cobra.Command {
 				if f.IO.ErrTTY {
 					fmt.Fprintf(f.IO.ErrOut, "\r\033[K")
 				}
-				if r := ev.Result; r.Error != "" {
-					fmt.Fprintf(f.IO.ErrOut, "  ✗ %s: %s\n", r.Server, r.Error)
+				if r := ev.Result; r.Skipped != "" {
+					fmt.Fprintf(out, "  - %s: skipped (%s)\n", r.Server, r.Skipped)
+				} else if r.Error != "" {
+					fmt.Fprintf(f.IO.ErrOut, "  ✗ %s: %s\n", r.Server, indentRest(r.Error, "    "))
 				} else {
 					fmt.Fprintf(out, "  ✓ %s: %d discovered, %d registered\n", r.Server, r.Discovered, r.Registered)
 				}

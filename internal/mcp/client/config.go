@@ -448,3 +448,11 @@ func number(v any) (float64, bool) {
 	}
 	return 0, false
 }
+
+// Disabled reports whether a server entry is switched off with
+// "disabled": true (Claude Desktop and Cursor configs carry it): it is kept
+// in mcp-servers.json but not synced, started or listed as usable.
+func Disabled(cfg map[string]any) bool {
+	d, _ := cfg["disabled"].(bool)
+	return d
+}

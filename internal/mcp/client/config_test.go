@@ -153,8 +153,9 @@ func TestParseSourceShapes(t *testing.T) {
 		t.Fatalf("notes %v err %v", s, err)
 	}
 
-	s, err = ParseSource(`{"a": {"command": "x", "cwd": "/tmp", "disabled": true}}`)
-	if err != nil || len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "key 'disabled' is kept in the config but not used by pflow") {
+	s, err = ParseSource(`{"a": {"command": "x", "cwd": "/tmp", "disabled": true, "alwaysAllow": ["x"]}}`)
+	if err != nil || len(s.Notes) != 2 || !strings.Contains(s.Notes[0], "server 'a' is disabled (\"disabled\": true): kept, but not synced or started") ||
+		!strings.Contains(s.Notes[1], "key 'alwaysAllow' is kept in the config but not used by pflow") {
 		t.Fatalf("notes %v err %v", s, err)
 	}
 

@@ -52,6 +52,10 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 	if err := ValidateEntry(name, raw); err != nil {
 		return nil, err
 	}
+	if Disabled(raw) {
+		return nil, pferr.Newf(pferr.Config, "MCP server '%s' is disabled (\"disabled\": true in mcp-servers.json)", name).
+			WithHint("Remove \"disabled\": true from its entry to use it (pflow mcp add with the entry without it), then pflow mcp sync " + name + ".")
+	}
 	secrets := trace.NewRedactor()
 	track := func(k string) (string, bool) {
 		if lookup == nil {

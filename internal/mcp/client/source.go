@@ -127,6 +127,9 @@ func ParseSource(src string) (*Source, error) {
 		if err := ValidateEntry(name, norm); err != nil {
 			return nil, pferr.As(err).WithWhere(where)
 		}
+		if Disabled(norm) {
+			s.Notes = append(s.Notes, fmt.Sprintf("server '%s' is disabled (\"disabled\": true): kept, but not synced or started", name))
+		}
 		for _, k := range value.SortedKeys(norm) {
 			if !knownKeys[k] {
 				s.Notes = append(s.Notes, fmt.Sprintf("server '%s': key '%s' is kept in the config but not used by pflow", name, k))
@@ -178,6 +181,7 @@ var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "env": true, "cwd": true,
 	"url": true, "headers": true, "auth": true,
 	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_memory_mb": true, "max_response_mb": true,
+	"disabled": true,
 }
 
 // claudeCodeServers merges the user-scope and project-scope servers of a
