@@ -15,6 +15,7 @@ import (
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // newWorkflowCmd is the 'pflow workflow' command group.
@@ -26,7 +27,7 @@ func newWorkflowCmd(f *Factory) *cobra.Command {
 runs by name: pflow <name> key=value...`,
 	}
 	cmd.AddCommand(newWorkflowSaveCmd(f), newWorkflowListCmd(f), newWorkflowDescribeCmd(f),
-		newWorkflowDeleteCmd(f), newWorkflowDiscoverCmd(f))
+		newWorkflowDeleteCmd(f), newWorkflowDiscoverCmd(f), newWorkflowGraphCmd(f))
 	return cmd
 }
 
@@ -391,5 +392,36 @@ func newWorkflowDiscoverCmd(f *Factory) *cobra.Command {
 	fl.BoolVar(&asJSON, "json", false, "print matches as JSON")
 	fl.IntVar(&limit, "limit", 5, "maximum number of matches")
 	fl.BoolVar(&useLLM, "llm", false, "let the configured LLM rerank the top candidates (needs an API key)")
+	return cmd
+}
+
+func newWorkflowGraphCmd(f *Factory) *cobra.Command {
+	var fence bool
+	cmd := &cobra.Command{
+		Use:   "graph <name|file>",
+		Short: "Print a workflow's step graph as a Mermaid flowchart",
+		Long: `Prints the steps of a saved workflow or a .pflow.md / JSON file as a Mermaid
+flowchart: inputs and the steps that read them, each step with its node type,
+action edges labelled (error, ...), batch steps with what they run over, nested
+workflows, and the outputs. GitHub renders it inside a ` + "```mermaid" + ` block
+(--markdown prints one).`,
+		Example: `  pflow workflow graph release-notes
+  pflow workflow graph --markdown ./flow.pflow.md > flow.graph.md`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeWorkflowNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := f.App.ResolveTarget(args[0])
+			if err != nil {
+				return err
+			}
+			g := workflow.Mermaid(t.Workflow)
+			if fence {
+				g = "```mermaid\n" + g + "```\n"
+			}
+			_, err = io.WriteString(f.IO.Out, g)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&fence, "markdown", false, "wrap the graph in a ```mermaid block")
 	return cmd
 }

@@ -1,0 +1,169 @@
+package workflow
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// Mermaid renders the workflow's step graph as a Mermaid flowchart (GitHub
+// renders it in a ```mermaid block next to the .pflow.md): inputs point at
+// the steps that read them, each step shows its id and node type, action edges carry
+// their action, a batch step is drawn as a subroutine with what it runs
+// over, a nested workflow as a hexagon naming its file or name, and the
+// declared outputs come after the steps they read.
+func Mermaid(w *Workflow) string {
+	var b strings.Builder
+	b.WriteString("flowchart TD\n")
+	if w == nil {
+		return b.String()
+	}
+	ids := map[string]string{}
+	id := func(prefix, name string) string {
+		k := prefix + name
+		if v, ok := ids[k]; ok {
+			return v
+		}
+		v := prefix + mermaidIDRe().ReplaceAllString(name, "_")
+		for taken := true; taken; {
+			taken = false
+			for _, x := range ids {
+				if x == v {
+					v += "_"
+					taken = true
+				}
+			}
+		}
+		ids[k] = v
+		return v
+	}
+	for _, in := range w.Inputs {
+		if in == nil {
+			continue
+		}
+		label := "input: " + in.Name
+		if in.Type != "" {
+			label += " (" + in.Type + ")"
+		}
+		fmt.Fprintf(&b, "    %s([%s])\n", id("in_", in.Name), quote(label))
+	}
+	for _, n := range w.Nodes {
+		if n == nil {
+			continue
+		}
+		label := n.ID + "<br/>" + n.Type
+		open, close := "[", "]"
+		if n.Type == "workflow" {
+			child := value.Stringify(n.Params["workflow_ref"])
+			if child == "" {
+				child = value.Stringify(n.Params["workflow_name"])
+			}
+			if child != "" {
+				label = n.ID + "<br/>workflow: " + child
+			}
+			open, close = "{{", "}}"
+		}
+		if n.Batch != nil {
+			over := "an inline list"
+			if s, ok := n.Batch.Items.(string); ok {
+				over = s
+			}
+			label += "<br/>batch over " + over
+			if n.Batch.Parallel {
+				label += ", parallel"
+			}
+			open, close = "[[", "]]"
+		}
+		fmt.Fprintf(&b, "    %s%s%s%s\n", id("s_", n.ID), open, quote(label), close)
+	}
+	// Inputs point at the steps that read them.
+	for _, n := range w.Nodes {
+		if n == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		walkStrings(n.Params, func(s string) {
+			for _, h := range templateHeads(s) {
+				if w.Inputs.Get(h) != nil && !seen[h] {
+					seen[h] = true
+					fmt.Fprintf(&b, "    %s -.-> %s\n", id("in_", h), id("s_", n.ID))
+				}
+			}
+		})
+	}
+	for _, e := range w.Edges {
+		from, to := id("s_", e.From), id("s_", e.To)
+		if a := e.ActionOrDefault(); a != "default" {
+			fmt.Fprintf(&b, "    %s -->|%s| %s\n", from, quote(a), to)
+		} else {
+			fmt.Fprintf(&b, "    %s --> %s\n", from, to)
+		}
+	}
+	for _, o := range w.Outputs {
+		if o == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "    %s[/%s/]\n", id("out_", o.Name), quote("output: "+o.Name))
+		seen := map[string]bool{}
+		for _, ref := range templateHeads(o.Source) {
+			if w.byIDNode(ref) && !seen[ref] {
+				seen[ref] = true
+				fmt.Fprintf(&b, "    %s -.-> %s\n", id("s_", ref), id("out_", o.Name))
+			}
+		}
+	}
+	return b.String()
+}
+
+var mermaidIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_]`) })
+
+// quote makes a Mermaid label: in double quotes, with quotes escaped.
+func quote(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, "#quot;") + `"`
+}
+
+// templateHeads lists the step or input names the ${...} templates in s
+// start with.
+func templateHeads(s string) []string {
+	var out []string
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			return out
+		}
+		s = s[i+2:]
+		j := strings.IndexAny(s, ".[}")
+		if j < 0 {
+			return out
+		}
+		out = append(out, s[:j])
+	}
+}
+
+func (w *Workflow) byIDNode(id string) bool {
+	for _, n := range w.Nodes {
+		if n != nil && n.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// walkStrings calls fn with every string in v (params: maps, lists).
+func walkStrings(v any, fn func(string)) {
+	switch x := v.(type) {
+	case string:
+		fn(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, fn)
+		}
+	case map[string]any:
+		for _, k := range value.SortedKeys(x) {
+			walkStrings(x[k], fn)
+		}
+	}
+}
