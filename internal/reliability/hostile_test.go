@@ -23,6 +23,14 @@ func TestHostileClientMalformedFrames(t *testing.T) {
 		{"wrong version", `{"jsonrpc":"1.0","id":7,"method":"tools/list"}`, -32600},
 		{"empty batch", `[]`, -32600},
 		{"no method", `{"jsonrpc":"2.0","id":"no-method"}`, -32600},
+		// Ids that are not a string or an integer (issue #12 item 8: each
+		// of these made the stdio server exit).
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, -32600},
+		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`, -32600},
+		{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"tools/list"}`, -32600},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600},
+		{"batch", `[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"ping"}]`, -32600},
 	}
 	for _, f := range frames {
 		t.Run(f.name, func(t *testing.T) {
@@ -36,7 +44,7 @@ func TestHostileClientMalformedFrames(t *testing.T) {
 			select {
 			case r = <-c.nullID:
 			case r = <-byID:
-			case <-time.After(2 * time.Second):
+			case <-time.After(60 * time.Second): // only a hung server gets here
 				t.Fatalf("frame %q: no JSON-RPC error reply (want code %d)", f.frame, f.code)
 			}
 			if got := rpcErrorCode(r); got != f.code {

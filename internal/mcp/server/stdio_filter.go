@@ -81,7 +81,8 @@ func checkMessage(line []byte) (int, string) {
 	// A message is a request/notification (method) or a response (id with
 	// result or error); anything else would be dropped silently by the SDK
 	// and leave the client waiting.
-	check := func(raw json.RawMessage) bool {
+	switch line[0] {
+	case '{':
 		var m struct {
 			JSONRPC string          `json:"jsonrpc"`
 			Method  string          `json:"method"`
@@ -89,28 +90,51 @@ func checkMessage(line []byte) (int, string) {
 			Result  json.RawMessage `json:"result"`
 			Error   json.RawMessage `json:"error"`
 		}
-		if json.Unmarshal(raw, &m) != nil || m.JSONRPC != "2.0" {
-			return false
+		if json.Unmarshal(line, &m) != nil || m.JSONRPC != "2.0" {
+			return -32600, "Invalid Request: not a JSON-RPC 2.0 message"
 		}
-		return m.Method != "" || (len(m.ID) > 0 && (len(m.Result) > 0 || len(m.Error) > 0))
-	}
-	switch line[0] {
-	case '{':
-		if !check(line) {
+		if len(m.ID) > 0 {
+			// MCP request ids are strings or integers, never null; go-sdk
+			// ends the whole session on any other id, so it is answered
+			// here and dropped.
+			if msg := badID(m.ID); msg != "" {
+				return -32600, "Invalid Request: " + msg
+			}
+		}
+		if m.Method == "" && (len(m.ID) == 0 || (len(m.Result) == 0 && len(m.Error) == 0)) {
 			return -32600, "Invalid Request: not a JSON-RPC 2.0 message"
 		}
 	case '[':
-		var batch []json.RawMessage
-		if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
-			return -32600, "Invalid Request: empty or malformed batch"
-		}
-		for _, m := range batch {
-			if !check(m) {
-				return -32600, "Invalid Request: not a JSON-RPC 2.0 message"
-			}
-		}
+		// JSON-RPC batches are not part of MCP since protocol 2025-06-18
+		// (and go-sdk ends the session on one); answered with one error.
+		return -32600, "Invalid Request: JSON-RPC batches are not supported; send one message per line"
 	default:
 		return -32600, "Invalid Request: expected a JSON object"
 	}
 	return 0, ""
+}
+
+// badID says what is wrong with a request id, "" when it is a string or an
+// integer.
+func badID(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return ""
+	case raw[0] == '"':
+		return ""
+	case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'):
+		if bytes.ContainsAny(raw, ".eE") {
+			return "the id must be a string or an integer, not a fraction"
+		}
+		return ""
+	case bytes.Equal(raw, []byte("null")):
+		return "the id must be a string or an integer, not null"
+	case raw[0] == '{':
+		return "the id must be a string or an integer, not an object"
+	case raw[0] == '[':
+		return "the id must be a string or an integer, not an array"
+	default:
+		return "the id must be a string or an integer, not a boolean"
+	}
 }
