@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +58,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if o.Token != "" {
 		mh = bearer(o.Token, h)
 	}
+	mh = sameOrigin(jsonrpcHTTP(mh))
 	mux.Handle("/mcp", mh)
 	mux.Handle("/mcp/", mh)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -64,11 +67,50 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	return mux
 }
 
-func bearer(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+// sameOrigin answers 403 to a request whose Origin header names another
+// site than the one it was sent to (MCP 2025-11-25: a browser page must not
+// drive a local server). Clients that are not browsers send no Origin.
+// localhost and 127.0.0.1 on the same port are the same site.
+func sameOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if o := r.Header.Get("Origin"); o != "" && !originMatches(o, r.Host) {
+			http.Error(w, "forbidden: the Origin "+strconv.Quote(o)+" is not this server's; pflow's MCP server does not accept requests from web pages of other sites", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func originMatches(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, host) {
+		return true
+	}
+	oh, op, err1 := net.SplitHostPort(u.Host)
+	hh, hp, err2 := net.SplitHostPort(host)
+	if err1 != nil || err2 != nil || op != hp {
+		return false
+	}
+	loop := func(h string) bool {
+		if strings.EqualFold(h, "localhost") {
+			return true
+		}
+		ip := net.ParseIP(strings.Trim(h, "[]"))
+		return ip != nil && ip.IsLoopback()
+	}
+	return loop(oh) && loop(hh)
+}
+
+// bearer requires "Authorization: Bearer <token>"; the scheme is matched
+// without regard to case (RFC 9110), the token exactly.
+func bearer(token string, next http.Handler) http.Handler {
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		if !strings.EqualFold(scheme, "bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="pflow"`)
 			http.Error(w, "unauthorized: send 'Authorization: Bearer <token>' (the --token / PFLOW_MCP_TOKEN of this server)", http.StatusUnauthorized)
 			return
