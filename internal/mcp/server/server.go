@@ -296,6 +296,12 @@ func decodeArgs(t *toolDef, raw json.RawMessage) (map[string]any, error) {
 		}
 		args = m
 	}
+	// A client that learnt the older schema may still put a JSON IR object
+	// in workflow: it is taken as workflow_ir.
+	if m, ok := args["workflow"].(map[string]any); ok && t.input.Properties["workflow_ir"] != nil && args["workflow_ir"] == nil {
+		args["workflow_ir"] = m
+		delete(args, "workflow")
+	}
 	for k, p := range t.input.Properties {
 		sv, isStr := args[k].(string)
 		if !isStr || allowsString(p) {

@@ -14,10 +14,28 @@ import (
 )
 
 const workflowArgDesc = "The workflow to use: a saved workflow name (e.g. \"release-notes\"), a draft name, " +
-	"the complete .pflow.md markdown text (must contain newlines), a JSON IR object, " +
-	"or the path of an existing .pflow.md file (paths only work when the server may read that directory)."
+	"the complete .pflow.md markdown text (must contain newlines), JSON IR as text, " +
+	"or the path of an existing .pflow.md file (paths only work when the server may read that directory). " +
+	"Give either workflow or workflow_ir."
 
-var workflowArg = &jsonschema.Schema{Types: []string{"string", "object"}, Description: workflowArgDesc}
+// workflowArg is a string only: hosts backed by some LLM APIs reject a
+// property with several types. A JSON IR object goes in workflowIRArg.
+var workflowArg = &jsonschema.Schema{Type: "string", Description: workflowArgDesc}
+
+var workflowIRArg = &jsonschema.Schema{Type: "object", Description: "The workflow as a JSON IR object ({\"nodes\": [...], \"edges\": [...], ...}), instead of workflow."}
+
+// workflowRef is the workflow a call names: workflow, or workflow_ir.
+func workflowRef(c *call) (any, error) {
+	w, ir := c.args["workflow"], c.args["workflow_ir"]
+	switch {
+	case w != nil && ir != nil:
+		return nil, pferr.New(pferr.Validation, "both workflow and workflow_ir are given").
+			WithHint("Pass one of them: workflow (a name, markdown or JSON text) or workflow_ir (a JSON IR object).")
+	case ir != nil:
+		return ir, nil
+	}
+	return w, nil
+}
 
 var inputsSchema = arrayOf(props("", map[string]*jsonschema.Schema{
 	"name": str(""), "type": str(""), "required": {Type: "boolean"}, "default": anyValue(""), "description": str(""),
@@ -71,8 +89,9 @@ func (s *Server) workflowTools() []*toolDef {
 				"Missing required inputs fail before anything runs, listing " +
 				"every missing name in error.details.missing_inputs. Long runs report progress when you send a progress " +
 				"token, and cancelling the request stops the run and its processes.",
-			input: object([]string{"workflow"}, map[string]*jsonschema.Schema{
+			input: object(nil, map[string]*jsonschema.Schema{
 				"workflow":     workflowArg,
+				"workflow_ir":  workflowIRArg,
 				"parameters":   withDefault(openObject("Input values keyed by the workflow's declared input names, e.g. {\"since\": \"v1.2\"}. Values keep their JSON types. With resume, the run's earlier inputs are used unless given here; secret inputs must be given again."), map[string]any{}),
 				"resume":       str("A run_id from an earlier workflow_execute result (usually a failure's checkpoint.run_id) to continue: pass the fixed workflow in `workflow`; steps that completed and are unchanged are re-used, not run again."),
 				"rerun_unsafe": boolean("With resume: also run again steps that may have side effects and were still running when that run stopped (they may have partly run). Only after checking what they did.", false),
@@ -98,7 +117,7 @@ func (s *Server) workflowTools() []*toolDef {
 				"parameters, template references (${input} and ${step.output} paths) and data flow. Use it after writing " +
 				"or editing a workflow and before workflow_execute or workflow_save. An invalid workflow returns a " +
 				"validation error whose details list every problem with its line and a fix.",
-			input: object([]string{"workflow"}, map[string]*jsonschema.Schema{"workflow": workflowArg}),
+			input: object(nil, map[string]*jsonschema.Schema{"workflow": workflowArg, "workflow_ir": workflowIRArg}),
 			data: props("The workflow is valid.", map[string]*jsonschema.Schema{
 				"valid": {Type: "boolean"}, "message": str(""), "warnings": arrayOf(anyValue(""), ""),
 				"inputs": inputsSchema,
@@ -193,7 +212,11 @@ func (s *Server) workflowDiscover(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
-	t, err := c.app.ResolveAgentWorkflow(c.args["workflow"], s.policy())
+	ref, err := workflowRef(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.app.ResolveAgentWorkflow(ref, s.policy())
 	if err != nil {
 		return nil, withNotFoundHint(err)
 	}
@@ -424,7 +447,11 @@ func withNotFoundHint(err error) error {
 }
 
 func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
-	t, err := c.app.ResolveAgentWorkflow(c.args["workflow"], s.policy())
+	ref, err := workflowRef(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.app.ResolveAgentWorkflow(ref, s.policy())
 	if err != nil {
 		return nil, withNotFoundHint(err)
 	}
