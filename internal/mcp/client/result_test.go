@@ -1,6 +1,7 @@
 package client
 
 import (
+	"github.com/pflow-go/pflow/internal/node"
 	"reflect"
 	"testing"
 
@@ -114,7 +115,7 @@ func TestSchemaFields(t *testing.T) {
 			t.Fatalf("meta %+v", f)
 		}
 	}
-	want := map[string]string{"repo": "str", "count": "int", "ratio": "float", "draft": "bool", "labels": "list", "meta": "dict", "maybe": "str", "union": "any", "state": "str"}
+	want := map[string]string{"repo": "str", "count": "int", "ratio": "float", "draft": "bool", "labels": "list", "meta": "dict", "maybe": "str", "union": "str", "state": "str"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("types %v want %v", got, want)
 	}
@@ -130,4 +131,48 @@ func FuzzParseText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		_ = ParseText(s) // must not panic
 	})
+}
+
+// Schemas as servers write them (Pydantic/FastMCP, zod-to-json-schema):
+// $ref into $defs or definitions, oneOf/anyOf unions, nullable branches,
+// enums behind a $ref, and objects whose fields come from a $ref.
+func TestSchemaFieldsResolvesRefsAndUnions(t *testing.T) {
+	schema := map[string]any{
+		"type": "object",
+		"$defs": map[string]any{
+			"Format": map[string]any{"type": "string", "enum": []any{"png", "jpeg"}},
+			"Box":    map[string]any{"type": "object", "properties": map[string]any{"w": map[string]any{"type": "integer"}}},
+		},
+		"definitions": map[string]any{"Level": map[string]any{"type": "integer"}},
+		"properties": map[string]any{
+			"format":  map[string]any{"$ref": "#/$defs/Format", "description": "image format"},
+			"box":     map[string]any{"$ref": "#/$defs/Box"},
+			"level":   map[string]any{"$ref": "#/definitions/Level"},
+			"id":      map[string]any{"oneOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "integer"}}},
+			"opt":     map[string]any{"anyOf": []any{map[string]any{"$ref": "#/$defs/Box"}, map[string]any{"type": "null"}}},
+			"remote":  map[string]any{"$ref": "https://example.com/schema.json"},
+			"unknown": map[string]any{"anyOf": []any{map[string]any{"type": "string"}, map[string]any{}}},
+		},
+	}
+	got := map[string]node.Field{}
+	for _, f := range SchemaFields(schema) {
+		got[f.Key] = f
+	}
+	for k, want := range map[string]string{"format": "str", "box": "dict", "level": "int", "id": "str|int", "opt": "dict", "remote": "any", "unknown": "any"} {
+		if got[k].Type != want {
+			t.Errorf("%s: type %q, want %q", k, got[k].Type, want)
+		}
+	}
+	if f := got["format"]; len(f.Enum) != 2 || f.Description != "image format" {
+		t.Errorf("format keeps its enum from the $ref and its own description: %+v", f)
+	}
+	if f := got["box"]; len(f.Structure) != 1 || f.Structure[0].Key != "w" || f.Structure[0].Type != "int" {
+		t.Errorf("box fields come from the $ref: %+v", f)
+	}
+	// A schema that refers to itself ends.
+	self := map[string]any{"type": "object", "$defs": map[string]any{"N": map[string]any{"$ref": "#/$defs/N"}},
+		"properties": map[string]any{"n": map[string]any{"$ref": "#/$defs/N"}}}
+	if f := SchemaFields(self); len(f) != 1 || f[0].Type != "any" {
+		t.Errorf("self-reference: %+v", f)
+	}
 }

@@ -62,12 +62,24 @@ func asMap(v any) map[string]any {
 }
 
 // SchemaFields converts an object schema's properties to node fields, in
-// the schema's property order when known, else sorted by name.
+// the schema's property order when known, else sorted by name. Properties
+// written as servers write them are resolved: a local $ref (#/$defs/X,
+// #/definitions/X) to its definition, oneOf/anyOf to the union of their
+// branches' types ("str|int"; null branches dropped), so params show and are
+// checked with their real types.
 func SchemaFields(schema any) []node.Field {
 	s := asMap(schema)
-	if s == nil {
+	return schemaFields(s, s, 0)
+}
+
+// maxRefDepth bounds $ref chains (a schema may refer to itself).
+const maxRefDepth = 16
+
+func schemaFields(s, root map[string]any, depth int) []node.Field {
+	if s == nil || depth > maxRefDepth {
 		return nil
 	}
+	s = resolveRef(s, root, depth)
 	if t, ok := s["type"].(string); ok && t != "object" {
 		return nil
 	}
@@ -89,7 +101,8 @@ func SchemaFields(schema any) []node.Field {
 		if p == nil {
 			p = map[string]any{}
 		}
-		f := node.Field{Key: k, Type: fieldType(p), Required: req[k]}
+		p = resolveRef(p, root, depth)
+		f := node.Field{Key: k, Type: unionType(p, root, depth), Required: req[k]}
 		f.Description, _ = p["description"].(string)
 		if d, ok := p["default"]; ok {
 			f.Default = value.Normalize(d)
@@ -98,11 +111,13 @@ func SchemaFields(schema any) []node.Field {
 			f.Enum = e
 		}
 		if f.Type == "dict" {
-			f.Structure = SchemaFields(p)
+			f.Structure = schemaFields(p, root, depth+1)
 		}
 		if f.Type == "list" {
-			if items := asMap(p["items"]); items != nil && fieldType(items) == "dict" {
-				f.Structure = SchemaFields(items)
+			if items := asMap(p["items"]); items != nil {
+				if items = resolveRef(items, root, depth); fieldType(items) == "dict" {
+					f.Structure = schemaFields(items, root, depth+1)
+				}
 			}
 		}
 		out = append(out, f)
@@ -382,4 +397,74 @@ func convert(v any, t string) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// resolveRef returns the definition a local $ref points at, with the
+// referring schema's own keys (description, default) on top; other schemas
+// are returned as they are.
+func resolveRef(p, root map[string]any, depth int) map[string]any {
+	for i := depth; i <= maxRefDepth; i++ {
+		ref, ok := p["$ref"].(string)
+		if !ok {
+			return p
+		}
+		var def map[string]any
+		for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
+			if name, ok := strings.CutPrefix(ref, prefix); ok {
+				def = asMap(asMap(root[strings.Trim(prefix[2:], "/")])[name])
+			}
+		}
+		if def == nil {
+			return p // a remote or unknown ref: its type stays unknown
+		}
+		merged := make(map[string]any, len(def)+len(p))
+		for k, v := range def {
+			merged[k] = v
+		}
+		for k, v := range p {
+			if k != "$ref" {
+				merged[k] = v
+			}
+		}
+		p = merged
+	}
+	return p
+}
+
+// unionType is fieldType extended to oneOf/anyOf: the distinct types of the
+// branches joined with "|" ("any" when a branch has no known type).
+func unionType(p, root map[string]any, depth int) string {
+	if t := fieldType(p); t != "any" || (p["oneOf"] == nil && p["anyOf"] == nil) {
+		return t
+	}
+	var branches []any
+	for _, k := range []string{"oneOf", "anyOf"} {
+		if b, ok := p[k].([]any); ok {
+			branches = append(branches, b...)
+		}
+	}
+	var types []string
+	seen := map[string]bool{}
+	for _, b := range branches {
+		bm := asMap(b)
+		if bm == nil {
+			return "any"
+		}
+		bm = resolveRef(bm, root, depth)
+		if ts := schemaTypes(bm); len(ts) == 1 && ts[0] == "null" {
+			continue
+		}
+		t := unionType(bm, root, depth+1)
+		if t == "any" {
+			return "any"
+		}
+		if !seen[t] {
+			seen[t] = true
+			types = append(types, t)
+		}
+	}
+	if len(types) == 0 {
+		return "any"
+	}
+	return strings.Join(types, "|")
 }

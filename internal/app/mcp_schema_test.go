@@ -1,0 +1,74 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pflow-go/pflow/internal/registry"
+)
+
+// A tool whose params are written with $ref/$defs and oneOf (as Pydantic and
+// zod servers write them) has its literal params checked statically like
+// any other (issue #11 item 1, #12 item 3): a wrong enum value or type is
+// named before anything runs, with the param and what it expects.
+func TestLiteralParamsOfRefSchemasAreChecked(t *testing.T) {
+	a, _ := testApp(t)
+	ctx := context.Background()
+	schema := map[string]any{
+		"type":     "object",
+		"required": []any{"format"},
+		"$defs": map[string]any{
+			"Format": map[string]any{"type": "string", "enum": []any{"png", "jpeg"}},
+			"Box":    map[string]any{"type": "object", "properties": map[string]any{"w": map[string]any{"type": "integer"}}},
+		},
+		"properties": map[string]any{
+			"format": map[string]any{"$ref": "#/$defs/Format"},
+			"quality": map[string]any{"oneOf": []any{map[string]any{"type": "integer"}, map[string]any{"type": "null"}}},
+			"clip":    map[string]any{"$ref": "#/$defs/Box"},
+		},
+	}
+	entries, _ := BuildMCPEntries("browser", []*mcp.Tool{{Name: "screenshot", InputSchema: schema}})
+	if err := a.RegistryStore().Update(ctx, func(f *registry.File) error {
+		for k, e := range entries {
+			f.Nodes[k] = e
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(t.TempDir(), "shot.pflow.md")
+	write := func(params string) *RunOutcome {
+		os.WriteFile(wf, []byte("# Shot\nTakes a screenshot.\n\n## Steps\n\n### shot\nShoot.\n- type: mcp-browser-screenshot\n"+params+"\n"), 0o644)
+		tg, err := a.ResolveTarget(wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := a.Run(ctx, RunRequest{Target: tg, ValidateOnly: true, NoTrace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := write("- format: png\n- quality: 80\n- clip: {w: 3}"); len(out.ValidationErrors) != 0 {
+		t.Fatalf("a valid call: %+v", out.ValidationErrors)
+	}
+	for _, c := range []struct{ params, want string }{
+		{"- format: gif", "gif"},
+		{"- format: png\n- quality: high", "quality"},
+		{"- format: png\n- clip: full", "clip"},
+	} {
+		out := write(c.params)
+		var msgs []string
+		for _, d := range out.ValidationErrors {
+			msgs = append(msgs, d.Message+" "+d.Hint)
+		}
+		if len(msgs) == 0 || !strings.Contains(strings.Join(msgs, "\n"), c.want) {
+			t.Errorf("%q: want an error naming %q, got %q", c.params, c.want, msgs)
+		}
+	}
+}
