@@ -27,7 +27,7 @@ func TestLiteralParamsOfRefSchemasAreChecked(t *testing.T) {
 			"Box":    map[string]any{"type": "object", "properties": map[string]any{"w": map[string]any{"type": "integer"}}},
 		},
 		"properties": map[string]any{
-			"format": map[string]any{"$ref": "#/$defs/Format"},
+			"format":  map[string]any{"$ref": "#/$defs/Format"},
 			"quality": map[string]any{"oneOf": []any{map[string]any{"type": "integer"}, map[string]any{"type": "null"}}},
 			"clip":    map[string]any{"$ref": "#/$defs/Box"},
 		},
