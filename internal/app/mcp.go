@@ -433,6 +433,7 @@ func BuildMCPEntries(server string, tools []*mcp.Tool) (map[string]*registry.Ent
 				Params:      params,
 				Outputs:     client.OutputFields(t.OutputSchema),
 				Actions:     []string{"default", "error"},
+				ExtraParams: in["additionalProperties"] == true || asObject(in["additionalProperties"]),
 			},
 			MCP: &registry.MCPInfo{Server: server, Tool: t.Name, InputSchema: in, OutputSchema: schemaMap(t.OutputSchema)},
 		}
@@ -667,4 +668,9 @@ func (a *App) MCPToolInfo(nodeType string) (*MCPTool, error) {
 		}
 	}
 	return nil, e
+}
+
+func asObject(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
 }

@@ -72,3 +72,37 @@ func TestLiteralParamsOfRefSchemasAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// An unknown param is an error, except for a tool whose schema says it takes
+// more than it lists (additionalProperties): that is in its spec.
+func TestExtraParamsOnlyWhereTheSchemaAllowsThem(t *testing.T) {
+	a, _ := testApp(t)
+	ctx := context.Background()
+	strict := map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}, "additionalProperties": false}
+	open := map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}, "additionalProperties": true}
+	entries, _ := BuildMCPEntries("api", []*mcp.Tool{{Name: "strict", InputSchema: strict}, {Name: "open", InputSchema: open}})
+	if !entries["mcp-api-open"].Interface.ExtraParams || entries["mcp-api-strict"].Interface.ExtraParams {
+		t.Fatalf("extra params: open %v strict %v", entries["mcp-api-open"].Interface.ExtraParams, entries["mcp-api-strict"].Interface.ExtraParams)
+	}
+	a.RegistryStore().Update(ctx, func(f *registry.File) error {
+		for k, e := range entries {
+			f.Nodes[k] = e
+		}
+		return nil
+	})
+	wf := filepath.Join(t.TempDir(), "x.pflow.md")
+	for _, c := range []struct {
+		tool  string
+		valid bool
+	}{{"strict", false}, {"open", true}} {
+		os.WriteFile(wf, []byte("# X\nCalls it.\n\n## Steps\n\n### call\nCall.\n- type: mcp-api-"+c.tool+"\n- q: x\n- limit: 5\n"), 0o644)
+		tg, _ := a.ResolveTarget(wf)
+		out, err := a.Run(ctx, RunRequest{Target: tg, ValidateOnly: true, NoTrace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if valid := len(out.ValidationErrors) == 0; valid != c.valid {
+			t.Errorf("%s with an unlisted param: valid=%v, want %v (%+v)", c.tool, valid, c.valid, out.ValidationErrors)
+		}
+	}
+}

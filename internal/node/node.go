@@ -64,6 +64,10 @@ type Interface struct {
 	Params      []Field  `json:"params"`
 	Outputs     []Field  `json:"outputs"`
 	Actions     []string `json:"actions"`
+	// ExtraParams is true when the node takes params beyond Params (an MCP
+	// tool whose input schema sets additionalProperties): an unknown param
+	// is passed on instead of being an error.
+	ExtraParams bool `json:"extra_params,omitempty"`
 }
 
 // Param returns the declared param with key k.

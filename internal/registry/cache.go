@@ -19,7 +19,7 @@ import (
 // inode. It is derived data: a missing, stale or unreadable cache only costs
 // a JSON decode. Format: magic, key (size, mtime, inode), version, entries;
 // strings are uvarint-length-prefixed; Default and Enum values are JSON.
-const cacheMagic = "pflow-registry-cache-v2\n"
+const cacheMagic = "pflow-registry-cache-v3\n"
 
 var errBadCache = errors.New("bad registry cache")
 
@@ -121,6 +121,11 @@ func encodeCache(size, mtime int64, ino uint64, f *File) []byte {
 		e.fields(en.Interface.Params)
 		e.fields(en.Interface.Outputs)
 		e.strs(en.Interface.Actions)
+		extra := uint64(0)
+		if en.Interface.ExtraParams {
+			extra = 1
+		}
+		e.uvarint(extra)
 		if en.MCP != nil {
 			e.uvarint(1)
 			e.str(en.MCP.Server)
@@ -262,6 +267,7 @@ func decodeCache(data []byte, size, mtime int64, ino uint64) (*File, error) {
 		e.Interface.Params = d.fields(0)
 		e.Interface.Outputs = d.fields(0)
 		e.Interface.Actions = d.strs()
+		e.Interface.ExtraParams = d.uvarint() == 1
 		if d.uvarint() == 1 {
 			e.MCP = &MCPInfo{Server: d.str(), Tool: d.str()}
 			if h := d.uvarint(); h&4 != 0 {

@@ -98,6 +98,9 @@ func Describe(s *node.Spec) string {
 			}
 		}
 	}
+	if s.Interface.ExtraParams {
+		b.WriteString("\n**Other params**: accepted (its schema allows additional properties); they are passed on as they are\n")
+	}
 	if len(s.Interface.Actions) > 0 {
 		fmt.Fprintf(&b, "\n**Actions**: %s\n", strings.Join(s.Interface.Actions, ", "))
 	}

@@ -1371,8 +1371,8 @@ func (v *validator) unknownParams() {
 				}
 			}
 		}
-		if len(known) == 0 {
-			continue
+		if len(known) == 0 || (spec != nil && spec.Interface.ExtraParams) {
+			continue // the node says it takes params it does not list
 		}
 		for _, p := range value.SortedKeys(n.Params) {
 			if slices.Contains(known, p) || slices.Contains(engineControls, p) || strings.HasPrefix(p, "__") {
