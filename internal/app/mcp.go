@@ -42,7 +42,18 @@ type MCPAddSource struct {
 // mcpServers format, including Claude Desktop, Claude Code and Cursor
 // files), validates every entry and saves them in one locked, atomic write.
 // Nothing is saved when any source is invalid. Existing names are updated.
-func (a *App) AddMCPServers(ctx context.Context, sources []string) ([]MCPAddSource, error) {
+// MCPAddOptions change what AddMCPServers stores.
+type MCPAddOptions struct {
+	// Insecure marks every added http/sse server "insecure": true, which
+	// allows a plain http:// url to a remote host.
+	Insecure bool
+}
+
+func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAddOptions) ([]MCPAddSource, error) {
+	var o MCPAddOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	if len(sources) == 0 {
 		return nil, pferr.New(pferr.Usage, "Give at least one config file or JSON string").
 			WithHint(`Example: pflow mcp add '{"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}}'`)
@@ -61,6 +72,9 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string) ([]MCPAddSour
 	err := client.Update(ctx, a.Paths.MCPServers, func(f *client.File) error {
 		for _, s := range parsed {
 			for _, srv := range s.Servers {
+				if o.Insecure && client.Transport(srv.Config) != "stdio" {
+					srv.Config["insecure"] = true
+				}
 				f.Servers[srv.Name] = srv.Config
 			}
 		}

@@ -45,7 +45,8 @@ func writeMCPJSON(w io.Writer, v any) error {
 }
 
 func newMCPAddCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
+	var insecure bool
+	cmd := &cobra.Command{
 		Use:   "add <config-file|json>...",
 		Short: "Add or update MCP servers from config files or inline JSON (the mcpServers format of Claude Desktop, Claude Code and Cursor)",
 		Example: `  pflow mcp add ~/Library/Application\ Support/Claude/claude_desktop_config.json
@@ -54,7 +55,7 @@ func newMCPAddCmd(f *Factory) *cobra.Command {
   pflow mcp add '{"remote": {"type": "http", "url": "https://example.com/mcp", "auth": {"type": "bearer", "token": "${API_TOKEN}"}}}'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := f.App.AddMCPServers(cmd.Context(), args)
+			res, err := f.App.AddMCPServers(cmd.Context(), args, app.MCPAddOptions{Insecure: insecure})
 			if err != nil {
 				return err
 			}
@@ -83,6 +84,8 @@ func newMCPAddCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "allow plain http:// to a remote host for the http/sse servers added (stored as \"insecure\": true)")
+	return cmd
 }
 
 func newMCPListCmd(f *Factory) *cobra.Command {

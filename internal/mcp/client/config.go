@@ -417,11 +417,15 @@ func validateAuth(a any) error {
 	switch t {
 	case "bearer":
 		if _, ok := m["token"]; !ok {
-			return verr("Bearer auth requires 'token' field")
+			if _, ok := m["token_env"]; !ok {
+				return verr("Bearer auth requires a 'token' field, or 'token_env' naming the environment variable that holds it")
+			}
 		}
 	case "api_key":
 		if _, ok := m["key"]; !ok {
-			return verr("API key auth requires 'key' field")
+			if _, ok := m["key_env"]; !ok {
+				return verr("API key auth requires a 'key' field, or 'key_env' naming the environment variable that holds it")
+			}
 		}
 	case "basic":
 		if _, ok := m["username"]; !ok {

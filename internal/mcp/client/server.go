@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -29,6 +30,9 @@ type Server struct {
 	// http / sse
 	URL     string
 	Headers map[string]string
+	// TLS is the TLS configuration of a server with a "ca_file" (nil: Go's
+	// defaults and the system's CAs).
+	TLS *tls.Config
 	// Timeouts and limits (D6).
 	CallTimeout    time.Duration
 	StartupTimeout time.Duration
@@ -100,6 +104,9 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		}
 	} else {
 		s.URL, _ = cfg["url"].(string)
+		if err := remoteRules(s, cfg, track); err != nil {
+			return nil, err
+		}
 		s.Headers = BuildHeaders(name, cfg, log)
 	}
 	e.WarnMissing(log, name)

@@ -77,7 +77,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		s.proc = p
 		transport = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: maxMessage(srv) + 1<<20}
 	case "http", "sse":
-		s.rt = &recordingTransport{base: http.DefaultTransport, headers: srv.Headers, sse: srv.Transport == "sse"}
+		s.rt = &recordingTransport{base: httpTransport(srv), headers: srv.Headers, sse: srv.Transport == "sse"}
 		hc := &http.Client{Transport: s.rt}
 		if srv.Transport == "http" {
 			transport = &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
@@ -387,7 +387,10 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 	isRPC := errors.As(err, &je) && je.Code != codeRejectedByTransport
 	if s.rt != nil && !isRPC {
 		if msg := s.rt.failure(s.Server.URL); msg != "" {
-			return s.fail(msg, tool, "")
+			s.rt.mu.Lock()
+			dialErr := s.rt.dialErr
+			s.rt.mu.Unlock()
+			return s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr))
 		}
 	}
 	if isRPC {
@@ -460,7 +463,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	defer t.mu.Unlock()
 	if err != nil {
 		var ne *net.OpError
-		if errors.As(err, &ne) {
+		if errors.As(err, &ne) || tlsProblem("", "", err) != "" {
 			t.dialErr = err
 		}
 		return nil, err
@@ -479,6 +482,8 @@ func (t *recordingTransport) failure(url string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
+	case t.dialErr != nil && tlsProblem("", url, t.dialErr) != "":
+		return fmt.Sprintf("Could not connect to MCP server at %s: its TLS certificate is not trusted", url)
 	case t.dialErr != nil:
 		return fmt.Sprintf("Could not connect to MCP server at %s. Check if the server is running and accessible.", url)
 	case t.status == 401:

@@ -136,7 +136,9 @@ func ParseSource(src string) (*Source, error) {
 			}
 		}
 		if u, _ := norm["url"].(string); strings.HasPrefix(u, "http://") && !isLocalURL(u) {
-			s.Notes = append(s.Notes, fmt.Sprintf("server '%s' uses plain http:// to a remote host: requests and credentials are not encrypted; prefer https://", name))
+			if ins, _ := norm["insecure"].(bool); !ins {
+				s.Notes = append(s.Notes, fmt.Sprintf("server '%s' uses plain http:// to a remote host: pflow refuses to connect until its url is https:// or its entry says \"insecure\": true (pflow mcp add --insecure)", name))
+			}
 		}
 		s.Servers = append(s.Servers, Imported{Name: name, Original: orig, Config: norm})
 	}
@@ -181,7 +183,7 @@ var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "env": true, "cwd": true,
 	"url": true, "headers": true, "auth": true,
 	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_memory_mb": true, "max_response_mb": true,
-	"disabled": true,
+	"disabled": true, "insecure": true, "ca_file": true,
 }
 
 // claudeCodeServers merges the user-scope and project-scope servers of a
