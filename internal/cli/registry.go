@@ -13,6 +13,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/value"
@@ -42,6 +43,7 @@ func cut(s string, n int) string {
 
 func newRegistryListCmd(f *Factory) *cobra.Command {
 	var asJSON bool
+	var filter string
 	cmd := &cobra.Command{
 		Use:   "list [keywords...]",
 		Short: "List node types grouped by package (core, MCP servers, user); keywords search",
@@ -52,6 +54,22 @@ func newRegistryListCmd(f *Factory) *cobra.Command {
 			}
 			if len(args) > 0 {
 				return renderSearch(f.IO.Out, cat, args, asJSON)
+			}
+			if filter != "" {
+				g := cat.GroupFiltered(filter)
+				var specs []*node.Spec
+				for _, l := range g.Core {
+					specs = append(specs, l...)
+				}
+				for _, l := range g.MCP {
+					specs = append(specs, l...)
+				}
+				specs = append(specs, g.User...)
+				if len(specs) == 0 {
+					return pferr.Newf(pferr.NotFound, "No node type matches %q", filter).
+						WithHint("Try fewer or other words, or 'pflow registry list' for all of them.")
+				}
+				cat = registry.NewCatalog(specs)
 			}
 			if asJSON {
 				nodes := []map[string]any{}
@@ -66,6 +84,7 @@ func newRegistryListCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&filter, "filter", "", "only node types whose name, package or server, or description contain every word of this text")
 	return cmd
 }
 

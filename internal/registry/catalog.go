@@ -201,9 +201,25 @@ type Grouped struct {
 }
 
 // Group splits the listed specs into core packages, MCP servers and user nodes.
-func (c *Catalog) Group() *Grouped {
+func (c *Catalog) Group() *Grouped { return c.GroupFiltered("") }
+
+// GroupFiltered is Group of the specs that match filter: every word of it
+// appears, in any case, in the node type, its package or server, or its
+// description ("" matches all).
+func (c *Catalog) GroupFiltered(filter string) *Grouped {
+	words := strings.Fields(strings.ToLower(filter))
 	g := &Grouped{Core: map[string][]*node.Spec{}, MCP: map[string][]*node.Spec{}}
 	for _, s := range c.Specs() {
+		if len(words) > 0 {
+			hay := strings.ToLower(s.Type + " " + GroupOf(s) + " " + s.Interface.Description)
+			match := true
+			for _, w := range words {
+				match = match && strings.Contains(hay, w)
+			}
+			if !match {
+				continue
+			}
+		}
 		switch TypeOf(s) {
 		case TypeMCP:
 			srv := MCPServerOf(s)

@@ -388,6 +388,12 @@ func TestRegistryTools(t *testing.T) {
 	if strings.Contains(r.Text, `"type":"echo"`) {
 		t.Fatal("hidden test node listed")
 	}
+	// A filter keeps the node types that hold every word (issue #12 item 6).
+	r = f.call("registry_list", map[string]any{"filter": "file read"}).mustOK(t)
+	contains(t, r.Text, `"read-file"`)
+	if strings.Contains(r.Text, `"shell"`) {
+		t.Fatalf("the filter kept shell: %s", r.Text)
+	}
 
 	r = f.call("registry_search", map[string]any{"pattern": "shell"}).mustOK(t)
 	res := r.data()["results"].([]any)

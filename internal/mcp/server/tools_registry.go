@@ -89,7 +89,9 @@ func (s *Server) registryTools() []*toolDef {
 			name:        "registry_list",
 			title:       "List every node type",
 			description: "List every usable node type, grouped: core packages, MCP servers (one node per tool), user nodes. Warning: with MCP servers configured this can return hundreds of entries; prefer registry_discover or registry_search.",
-			input:       object(nil, map[string]*jsonschema.Schema{}),
+			input: object(nil, map[string]*jsonschema.Schema{
+				"filter": str("Only node types whose name, package or server, or description contain every word of this text (any case), e.g. \"github issue\"."),
+			}),
 			data: props("Node types by group.", map[string]*jsonschema.Schema{
 				"core": openObject("package -> [{type, description}]"), "mcp": openObject("server -> [{type, description}]"),
 				"user": arrayOf(openObject(""), ""), "summary": openObject("counts: core, mcp, user, total"),
@@ -238,7 +240,7 @@ func (s *Server) registryList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := cat.Group()
+	g := cat.GroupFiltered(c.str("filter"))
 	brief := func(l []*node.Spec) []any {
 		out := make([]any, 0, len(l))
 		for _, sp := range l {
