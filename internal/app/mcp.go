@@ -359,12 +359,22 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 		r.Error = client.ErrorText(err)
 		return r
 	}
-	r.Discovered = len(tools)
+	reg := a.RegisterMCPTools(ctx, name, tools)
+	reg.Discovered = len(tools)
+	return reg
+}
+
+// RegisterMCPTools writes the tools a server listed into the registry as
+// its nodes, removing the server's nodes for tools it no longer has. A
+// node type another server already owns is kept for that server and
+// reported (server a-b tool c and server a tool b-c both make mcp-a-b-c).
+func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.Tool) MCPSyncResult {
+	r := MCPSyncResult{Server: name, Nodes: []string{}, Discovered: len(tools)}
 	entries, warnings := BuildMCPEntries(name, tools)
 	r.Warnings = append(r.Warnings, warnings...)
 	// Patch: the other entries are written back as stored, only this
 	// server's are encoded (a registry can hold thousands of tools).
-	err = a.RegistryStore().Patch(ctx, func(f *registry.File) error {
+	err := a.RegistryStore().Patch(ctx, func(f *registry.File) error {
 		if f.Nodes == nil {
 			f.Nodes = map[string]*registry.Entry{}
 		}
@@ -376,13 +386,20 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 				}
 			}
 		}
-		for k, e := range entries {
-			if old, ok := f.Nodes[k]; ok && !f.SameAsStored(k, e) {
-				w := fmt.Sprintf("registry entry %s already existed and was overwritten", k)
-				if old.MCP == nil || old.MCP.Server != name {
-					w = fmt.Sprintf("registry entry %s already existed (type %q) and was overwritten by the tool %q of MCP server '%s'", k, old.Type, e.MCP.Tool, name)
-				}
-				r.Warnings = append(r.Warnings, w)
+		for _, k := range value.SortedKeys(entries) {
+			e := entries[k]
+			old, ok := f.Nodes[k]
+			switch {
+			case ok && old.MCP != nil && old.MCP.Server != name:
+				// Two servers whose names and tools join into one node type
+				// (server a-b tool c, server a tool b-c): the first keeps it.
+				r.Warnings = append(r.Warnings, fmt.Sprintf("tool %q of MCP server '%s' would be %s, which is already the node of tool %q of MCP server '%s'; it is not registered. Rename one of the servers (pflow mcp add under another name, then pflow mcp remove the old one) to use both",
+					e.MCP.Tool, name, k, old.MCP.Tool, old.MCP.Server))
+				delete(entries, k)
+				continue
+			case ok && old.MCP == nil && !f.SameAsStored(k, e):
+				// Seed 000 criterion 11: another kind of entry is replaced, with a warning.
+				r.Warnings = append(r.Warnings, fmt.Sprintf("registry entry %s already existed (type %q) and was overwritten by the tool %q of MCP server '%s'", k, old.Type, e.MCP.Tool, name))
 			}
 			f.Nodes[k] = e
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/mcp/faketest"
@@ -490,4 +492,27 @@ func TestRegistryRestoredFromBackupResyncs(t *testing.T) {
 			t.Fatal("other's tool not back after the re-sync")
 		}
 	})
+}
+
+// Two servers whose names and tools join into one node type (server a-b
+// tool c and server a tool b-c both make mcp-a-b-c): the second
+// registration reports the collision and keeps the first server's node
+// (issue #12 item 6).
+func TestToolIDCollisionAcrossServersIsReported(t *testing.T) {
+	a, _ := newApp(t)
+	ctx := context.Background()
+	obj := map[string]any{"type": "object"}
+	if r := a.RegisterMCPTools(ctx, "a-b", []*mcp.Tool{{Name: "c", InputSchema: obj}}); len(r.Warnings) != 0 || len(r.Nodes) != 1 {
+		t.Fatalf("first server: %+v", r)
+	}
+	r := a.RegisterMCPTools(ctx, "a", []*mcp.Tool{{Name: "b-c", InputSchema: obj}, {Name: "d", InputSchema: obj}})
+	if e := registryNodes(t, a)["mcp-a-b-c"]; e == nil || e.MCP.Server != "a-b" {
+		t.Fatalf("the first server's node was replaced: %+v", e)
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "would be mcp-a-b-c, which is already the node of tool \"c\" of MCP server 'a-b'") {
+		t.Fatalf("warnings %v", r.Warnings)
+	}
+	if r.Registered != 1 || len(r.Nodes) != 1 || r.Nodes[0] != "mcp-a-d" {
+		t.Fatalf("the other tool is registered: %+v", r)
+	}
 }
