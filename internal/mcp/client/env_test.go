@@ -150,3 +150,37 @@ func FuzzExpandString(f *testing.F) {
 		}
 	})
 }
+
+// A stdio server gets what package runners need (caches, registries,
+// proxies, CA bundles) so `npx -y` and `uvx` servers start as in a shell,
+// and still no secret of pflow's own environment (issue #12 item 5).
+func TestChildEnvLetsPackageRunnersWork(t *testing.T) {
+	pflowEnv := map[string]string{
+		"PATH": "/usr/bin", "HOME": "/home/me", "XDG_CACHE_HOME": "/home/me/.cache",
+		"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "localhost", "npm_config_registry": "https://npm.corp/",
+		"NPM_CONFIG_CACHE": "/var/npm", "NODE_EXTRA_CA_CERTS": "/etc/corp-ca.pem", "UV_INDEX_URL": "https://pypi.corp/simple",
+		"GITHUB_TOKEN": "ghp_secret", "OPENAI_API_KEY": "sk-secret", "AWS_SECRET_ACCESS_KEY": "aws-secret",
+	}
+	srv := &Server{Name: "s", Env: map[string]string{"GITHUB_TOKEN": "from-config"}, ProcessEnv: func(k string) (string, bool) {
+		v, ok := pflowEnv[k]
+		return v, ok
+	}}
+	got := map[string]string{}
+	for _, kv := range childEnv(srv) {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	for _, k := range []string{"PATH", "HOME", "XDG_CACHE_HOME", "HTTPS_PROXY", "NO_PROXY", "npm_config_registry", "NPM_CONFIG_CACHE", "NODE_EXTRA_CA_CERTS", "UV_INDEX_URL"} {
+		if got[k] != pflowEnv[k] {
+			t.Errorf("%s = %q, want %q", k, got[k], pflowEnv[k])
+		}
+	}
+	if got["GITHUB_TOKEN"] != "from-config" {
+		t.Errorf("the config's env wins: GITHUB_TOKEN = %q", got["GITHUB_TOKEN"])
+	}
+	for _, k := range []string{"OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("%s of pflow's environment reached the server", k)
+		}
+	}
+}

@@ -36,9 +36,26 @@ func maxMessage(srv *Server) int {
 }
 
 // inheritedEnv are the variables of pflow's environment a stdio server gets,
-// before the config's own env (the same whitelist as the MCP Python SDK:
-// secrets in pflow's environment reach a server only through its "env").
-var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"}
+// before the config's own env: the MCP Python SDK's whitelist (secrets in
+// pflow's environment reach a server only through its "env"), plus what
+// package runners need to find their caches, registries, proxies and CA
+// bundles, so that `npx -y`, `uvx` and `pipx run` servers start as they do
+// in a shell (issue #12 item 5).
+var inheritedEnv = []string{
+	"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
+	// XDG base directories (caches and configs of npm, uv, pip, ...).
+	"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+	// Proxies and CA bundles.
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	// npm / npx and Node version managers.
+	"npm_config_cache", "npm_config_registry", "npm_config_prefix", "npm_config_userconfig", "npm_config_globalconfig",
+	"NPM_CONFIG_CACHE", "NPM_CONFIG_REGISTRY", "NPM_CONFIG_PREFIX", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
+	"NVM_DIR", "VOLTA_HOME", "PNPM_HOME", "COREPACK_HOME", "BUN_INSTALL",
+	// uv / uvx, pip / pipx.
+	"UV_CACHE_DIR", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_PYTHON_INSTALL_DIR", "UV_TOOL_DIR",
+	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CACHE_DIR", "PIPX_HOME", "PIPX_BIN_DIR",
+}
 
 // process is a stdio server: its own process group, stdout filtered down to
 // JSON lines, the last lines of stderr kept for error messages, and a memory
