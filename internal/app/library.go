@@ -145,8 +145,8 @@ func (a *App) RankSavedWorkflows(query string, limit int) ([]discovery.Match, in
 	if strings.TrimSpace(query) == "" {
 		return nil, 0, pferr.New(pferr.Usage, "the query is empty").WithHint(`Describe the task, e.g. pflow workflow discover "summarize the open pull requests of a repo"`)
 	}
-	if n := len([]rune(query)); n > discovery.MaxQueryLen {
-		return nil, 0, pferr.Newf(pferr.Usage, "Query too long (max %d characters, got %d)", discovery.MaxQueryLen, n)
+	if err := discovery.CheckQueryLen(query); err != nil {
+		return nil, 0, err
 	}
 	docs, err := a.WorkflowIndex().Workflows(a.Library())
 	if err != nil {

@@ -77,8 +77,8 @@ func (a *App) DiscoverNodeTypes(ctx context.Context, task string, limit int, use
 	if strings.TrimSpace(task) == "" {
 		return nil, pferr.New(pferr.Usage, "the task is empty").WithHint("Describe what the workflow must do, e.g. 'fetch a URL and summarize it'.")
 	}
-	if len(task) > discovery.MaxQueryLen {
-		return nil, pferr.Newf(pferr.Usage, "Query too long (max %d characters, got %d)", discovery.MaxQueryLen, len([]rune(task)))
+	if err := discovery.CheckQueryLen(task); err != nil {
+		return nil, err
 	}
 	cat, _, err := a.Catalog(ctx)
 	if err != nil {

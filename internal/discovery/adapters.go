@@ -3,9 +3,11 @@ package discovery
 import (
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
 )
 
@@ -108,4 +110,15 @@ func RankNodes(query string, specs []*node.Spec, limit int) []Match {
 		docs[i] = NodeDoc(s)
 	}
 	return Rank(query, docs, limit)
+}
+
+// CheckQueryLen is the one input-size rule of both discovery calls
+// (workflows and node types): at most MaxQueryLen characters, counted as
+// characters, not bytes ("é" is one).
+func CheckQueryLen(q string) error {
+	if n := utf8.RuneCountInString(q); n > MaxQueryLen {
+		return pferr.Newf(pferr.Usage, "Query too long (max %d characters, got %d)", MaxQueryLen, n).
+			WithHint("Describe the task in a sentence or two.")
+	}
+	return nil
 }
