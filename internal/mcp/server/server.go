@@ -372,7 +372,7 @@ func errorEnvelope(err error) map[string]any {
 	pe := pferr.As(err)
 	details := map[string]any{}
 	for k, v := range pe.Details {
-		details[k] = v
+		details[k] = agentValue(v) // hints inside details are for the agent too
 	}
 	if pe.Where != "" {
 		details["where"] = pe.Where
@@ -409,10 +409,15 @@ func agentHint(h string) string {
 		"'pflow workflow list'", "workflow_list",
 		"Run 'pflow registry list' for descriptions.", "registry_list gives descriptions; registry_search finds by keyword.",
 		"'pflow registry list'", "registry_list",
+		"Run 'pflow registry list' to see available node types.", "registry_list shows the available node types; registry_discover finds them for a task.",
 		"pflow workflow list", "workflow_list",
 	)
-	return describeHint.ReplaceAllString(r.Replace(h), `registry_describe (nodes: ["$1"])`)
+	h = describeHint.ReplaceAllString(r.Replace(h), `registry_describe (nodes: ["$1"])`)
+	return saveHint.ReplaceAllString(h, "workflow_save")
 }
+
+// saveHint finds a CLI 'pflow workflow save <file> --name X' in a hint.
+var saveHint = regexp.MustCompile(`'pflow workflow save [^']*'`)
 
 // describeHint finds a CLI 'pflow registry describe <type>' in a hint.
 var describeHint = regexp.MustCompile(`'pflow registry describe ([^' ]+)'`)
