@@ -220,3 +220,56 @@ func firstLineOf(s string) string {
 	}
 	return s
 }
+
+// SavedValidation is one saved workflow checked against the current
+// registry (`pflow registry validate --all`).
+type SavedValidation struct {
+	Name   string   `json:"name"`
+	Path   string   `json:"path"`
+	Valid  bool     `json:"valid"`
+	Errors []string `json:"errors,omitempty"`
+}
+
+// ValidateSaved runs every static check a run does on each saved workflow
+// (all of them, or the named ones) against the registry as it is now, e.g.
+// after an MCP sync removed or changed a tool. A file that does not parse
+// is reported, not skipped.
+func (a *App) ValidateSaved(ctx context.Context, names []string) ([]SavedValidation, error) {
+	lib := a.Library()
+	if len(names) == 0 {
+		entries, err := os.ReadDir(lib.Dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range entries {
+			if n, ok := strings.CutSuffix(e.Name(), library.Ext); ok && !e.IsDir() && !strings.HasPrefix(n, ".") {
+				names = append(names, n)
+			}
+		}
+	}
+	out := make([]SavedValidation, 0, len(names))
+	for _, name := range names {
+		v := SavedValidation{Name: name, Path: lib.Path(name)}
+		s, err := lib.Load(name)
+		if err != nil {
+			v.Errors = []string{pferr.As(err).Error()}
+			out = append(out, v)
+			continue
+		}
+		ro, err := a.Run(ctx, RunRequest{Target: &Target{Workflow: s.Workflow, Name: name, Path: v.Path, Saved: true}, ValidateOnly: true, NoTrace: true})
+		if err != nil {
+			v.Errors = []string{pferr.As(err).Error()}
+		} else {
+			for _, d := range ro.ValidationErrors {
+				msg := d.Message
+				if d.Line > 0 {
+					msg = fmt.Sprintf("line %d: %s", d.Line, msg)
+				}
+				v.Errors = append(v.Errors, msg)
+			}
+		}
+		v.Valid = len(v.Errors) == 0
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -705,3 +705,95 @@ func asObject(v any) bool {
 	_, ok := v.(map[string]any)
 	return ok
 }
+
+// MCPTestResult is what `pflow mcp test` found for one server.
+type MCPTestResult struct {
+	Server    string  `json:"server"`
+	OK        bool    `json:"ok"`
+	Transport string  `json:"transport"`
+	Tools     int     `json:"tools"`
+	LatencyMS float64 `json:"latency_ms"` // connect + initialize + tools/list
+	Protocol  string  `json:"protocol_version,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	Skipped   string  `json:"skipped,omitempty"`
+	// Changed lists differences from the registry: tools added or gone
+	// since the last sync.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+}
+
+// TestMCPServers connects to each named server (or all), initializes,
+// lists its tools and closes, reporting the time it took and any problem,
+// and how its tools differ from the registry (seed 003's
+// test-mcp-connections). Nothing is written.
+func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]MCPTestResult, error) {
+	ctx, tracker := proc.Track(ctx)
+	defer tracker.Close()
+	f, err := client.LoadFile(a.Paths.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(names) == 0 && !all:
+		return nil, pferr.New(pferr.Usage, "Specify a server name or use --all")
+	case all:
+		names = f.Names()
+		if len(names) == 0 {
+			return nil, pferr.New(pferr.NotFound, "No MCP servers configured.").
+				WithHint(`Add one with: pflow mcp add '{"name": {"command": "...", "args": [...]}}'`)
+		}
+	}
+	lookup, err := a.mcpLookup()
+	if err != nil {
+		return nil, err
+	}
+	reg, _ := a.RegistryStore().LoadWithoutSchemas()
+	var out []MCPTestResult
+	for _, name := range names {
+		raw, ok := f.Servers[name]
+		if !ok {
+			return nil, pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + strings.Join(f.Names(), ", "))
+		}
+		r := MCPTestResult{Server: name, Transport: client.Transport(raw)}
+		if client.Disabled(raw) {
+			r.Skipped = "disabled"
+			out = append(out, r)
+			continue
+		}
+		start := time.Now()
+		srv, err := client.Resolve(name, raw, lookup, io.Discard)
+		if err == nil {
+			var s *client.Session
+			if s, err = client.Connect(ctx, srv, io.Discard); err == nil {
+				var tools []*mcp.Tool
+				tools, err = s.ListTools(ctx)
+				r.Protocol = s.ProtocolVersion()
+				s.Close()
+				if err == nil {
+					r.OK, r.Tools = true, len(tools)
+					entries, _ := BuildMCPEntries(name, tools)
+					if reg != nil {
+						for k := range entries {
+							if reg.Nodes[k] == nil {
+								r.Added = append(r.Added, k)
+							}
+						}
+						for k, e := range reg.Nodes {
+							if e.MCP != nil && e.MCP.Server == name && entries[k] == nil {
+								r.Removed = append(r.Removed, k)
+							}
+						}
+						sort.Strings(r.Added)
+						sort.Strings(r.Removed)
+					}
+				}
+			}
+		}
+		r.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
+		if err != nil {
+			r.Error = client.ErrorText(err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

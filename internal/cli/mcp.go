@@ -30,6 +30,7 @@ func newMCPCmd(f *Factory) *cobra.Command {
 		newMCPSyncCmd(f),
 		newMCPToolsCmd(f),
 		newMCPInfoCmd(f),
+		newMCPTestCmd(f),
 	)
 	addMCPServeCmd(cmd, f)
 	return cmd
@@ -432,4 +433,64 @@ func newMCPInfoCmd(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+func newMCPTestCmd(f *Factory) *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "test <server>... | --all",
+		Short: "Check that MCP servers start and answer: connect, initialize, list tools, with the time it took and any problem",
+		Long: `Connects to each server, initializes, lists its tools and closes, then reports
+the time that took, the protocol version, the number of tools and how they
+differ from the registry (tools added or gone since the last sync). Nothing is
+written; a server that fails is reported with the reason and the fix.`,
+		Example: `  pflow mcp test --all
+  pflow mcp test github --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := f.App.TestMCPServers(cmd.Context(), args, all)
+			if err != nil {
+				return err
+			}
+			failed := 0
+			for _, r := range res {
+				if !r.OK && r.Skipped == "" {
+					failed++
+				}
+			}
+			if asJSON {
+				if err := writeMCPJSON(f.IO.Out, map[string]any{"servers": res}); err != nil {
+					return err
+				}
+			} else {
+				out, st := f.IO.Out, f.IO.OutStyle()
+				for _, r := range res {
+					switch {
+					case r.Skipped != "":
+						fmt.Fprintf(out, "- %s: skipped (%s)\n", r.Server, r.Skipped)
+					case r.OK:
+						fmt.Fprintf(out, "%s %s: %d tools in %s (%s, protocol %s)\n", st.Success("✓"), r.Server, r.Tools, fmtMS(r.LatencyMS), r.Transport, r.Protocol)
+						if len(r.Added)+len(r.Removed) > 0 {
+							fmt.Fprintf(out, "    the registry is behind: %d new, %d gone; run pflow mcp sync %s\n", len(r.Added), len(r.Removed), r.Server)
+						}
+					default:
+						fmt.Fprintf(out, "%s %s: %s\n", st.Failure("✗"), r.Server, indentRest(r.Error, "    "))
+					}
+				}
+			}
+			if failed > 0 {
+				return silentExit(pferr.ExitFailure)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "test every configured server")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func fmtMS(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.1f s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
 }

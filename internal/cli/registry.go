@@ -26,7 +26,7 @@ func newRegistryCmd(f *Factory) *cobra.Command {
 		Short: "List, describe, search, discover and try the node types workflows can use",
 	}
 	cmd.AddCommand(newRegistryListCmd(f), newRegistryDescribeCmd(f), newRegistrySearchCmd(f),
-		newRegistryDiscoverCmd(f), newRegistryRunCmd(f))
+		newRegistryDiscoverCmd(f), newRegistryRunCmd(f), newRegistryValidateCmd(f))
 	return cmd
 }
 
@@ -376,4 +376,62 @@ func preview(v any, n int) string {
 		}
 	}
 	return cut(s, n)
+}
+
+func newRegistryValidateCmd(f *Factory) *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate [workflow...] | --all",
+		Short: "Check saved workflows against the node types registered now (e.g. after an MCP sync)",
+		Long: `Runs every static check of 'pflow --validate-only' on each saved workflow (the
+named ones, or all with --all) against the registry as it is now: a tool an MCP
+server removed, renamed or changed since the workflow was saved shows up here
+instead of at run time. Exits 1 when any workflow is invalid.`,
+		Example: `  pflow mcp sync --all && pflow registry validate --all`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !all {
+				return pferr.New(pferr.Usage, "Name saved workflows or use --all")
+			}
+			res, err := f.App.ValidateSaved(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			bad := 0
+			for _, r := range res {
+				if !r.Valid {
+					bad++
+				}
+			}
+			if asJSON {
+				if err := writeJSON(f.IO.Out, map[string]any{"workflows": res, "invalid": bad}); err != nil {
+					return err
+				}
+			} else {
+				out, st := f.IO.Out, f.IO.OutStyle()
+				if len(res) == 0 {
+					fmt.Fprintln(out, "No saved workflows.")
+				}
+				for _, r := range res {
+					if r.Valid {
+						fmt.Fprintf(out, "%s %s\n", st.Success("✓"), r.Name)
+						continue
+					}
+					fmt.Fprintf(out, "%s %s (%s)\n", st.Failure("✗"), r.Name, r.Path)
+					for _, e := range r.Errors {
+						fmt.Fprintf(out, "    %s\n", indentRest(e, "      "))
+					}
+				}
+				if len(res) > 0 {
+					fmt.Fprintf(out, "\n%d of %d saved workflows are valid\n", len(res)-bad, len(res))
+				}
+			}
+			if bad > 0 {
+				return silentExit(pferr.ExitFailure)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "check every saved workflow")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }

@@ -516,3 +516,38 @@ func TestToolIDCollisionAcrossServersIsReported(t *testing.T) {
 		t.Fatalf("the other tool is registered: %+v", r)
 	}
 }
+
+// pflow mcp test: a server that answers is reported with its tool count and
+// how the registry differs (nothing is written); a failing one with its
+// reason (seed 003 test-mcp-connections, issue #12 item 6).
+func TestMCPTestReportsEachServer(t *testing.T) {
+	a, _ := newApp(t)
+	ctx := context.Background()
+	addFake(t, a, "good", "tools=3")
+	addFake(t, a, "broken", "crash-before-init")
+	res, err := a.TestMCPServers(ctx, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]app.MCPTestResult{}
+	for _, r := range res {
+		by[r.Server] = r
+	}
+	g := by["good"]
+	if !g.OK || g.Tools != 3 || len(g.Added) != 3 || g.Protocol == "" || g.LatencyMS <= 0 {
+		t.Fatalf("good: %+v", g)
+	}
+	if b := by["broken"]; b.OK || !strings.Contains(b.Error, "terminated unexpectedly") {
+		t.Fatalf("broken: %+v", b)
+	}
+	if keys := mcpKeys(registryNodes(t, a)); len(keys) != 0 {
+		t.Fatalf("mcp test wrote the registry: %v", keys)
+	}
+	if _, err := a.SyncMCP(ctx, []string{"good"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = a.TestMCPServers(ctx, []string{"good"}, false)
+	if len(res) != 1 || !res[0].OK || len(res[0].Added)+len(res[0].Removed) != 0 {
+		t.Fatalf("after sync: %+v", res)
+	}
+}

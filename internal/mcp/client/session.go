@@ -511,3 +511,11 @@ func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, err
 	defer s.Close()
 	return s.ListTools(ctx)
 }
+
+// ProtocolVersion is the MCP protocol version the server agreed to.
+func (s *Session) ProtocolVersion() string {
+	if s.cs == nil || s.cs.InitializeResult() == nil {
+		return ""
+	}
+	return s.cs.InitializeResult().ProtocolVersion
+}
