@@ -74,18 +74,16 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 		}
 		steps = append(steps, st)
 	}
-	metrics := Metrics(r)
+	// Each fact once (issue #16): the duration and the executed count at
+	// the top, the steps under execution, costs and tokens under metrics.
 	env := map[string]any{
 		"success":        r.Success(),
 		"status":         r.Status,
 		"workflow":       meta,
 		"duration_ms":    ms(r.Duration),
 		"nodes_executed": executed,
-		"total_cost_usd": metrics["total"].(map[string]any)["cost_usd"],
-		"metrics":        metrics,
-		"execution": map[string]any{
-			"duration_ms": ms(r.Duration), "nodes_executed": executed, "nodes_total": len(r.Steps), "steps": steps,
-		},
+		"metrics":        Metrics(r),
+		"execution":      map[string]any{"nodes_total": len(r.Steps), "steps": steps},
 	}
 	if len(r.Warnings) > 0 {
 		var ws []any
@@ -199,13 +197,11 @@ func Diagnostics(ds []validate.Diagnostic) []any {
 	return out
 }
 
-// Metrics summarizes timings, tokens and cost of a run.
+// Metrics summarizes the LLM calls of a run: how many, which models, tokens
+// and cost (only the count when there were none).
 func Metrics(r *runtime.Result) map[string]any {
-	timings := map[string]any{}
-	for _, s := range r.Steps {
-		if s.Status != runtime.StatusNotExecuted {
-			timings[s.NodeID] = ms(s.Duration)
-		}
+	if len(r.LLMCalls) == 0 {
+		return map[string]any{"llm_calls": 0} // no all-zero token and cost fields
 	}
 	var in, out int64
 	var cost float64
@@ -235,13 +231,8 @@ func Metrics(r *runtime.Result) map[string]any {
 		modelList = append(modelList, m)
 	}
 	sort.Strings(modelList)
-	executed := len(timings)
-	return map[string]any{
-		"workflow": map[string]any{"duration_ms": ms(r.Duration), "nodes_executed": executed, "cost_usd": costV,
-			"tokens_input": in, "tokens_output": out, "tokens_total": in + out, "models_used": modelList, "node_timings": timings,
-			"llm_calls": len(r.LLMCalls)},
-		"total": map[string]any{"tokens_input": in, "tokens_output": out, "tokens_total": in + out, "cost_usd": costV},
-	}
+	return map[string]any{"llm_calls": len(r.LLMCalls), "models_used": modelList,
+		"tokens_input": in, "tokens_output": out, "tokens_total": in + out, "cost_usd": costV}
 }
 
 func asInt(v any) int64 {

@@ -42,9 +42,7 @@ func TestLLMExampleAgainstFakeProviders(t *testing.T) {
 			}
 			var doc struct {
 				Result  map[string]any `json:"result"`
-				Metrics struct {
-					Total map[string]any `json:"total"`
-				} `json:"metrics"`
+				Metrics map[string]any `json:"metrics"`
 			}
 			if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 				t.Fatal(err)
@@ -52,8 +50,8 @@ func TestLLMExampleAgainstFakeProviders(t *testing.T) {
 			if doc.Result["summary"] != "Revenue up 12% on cloud." {
 				t.Errorf("summary = %v", doc.Result["summary"])
 			}
-			if doc.Metrics.Total["tokens_total"] != float64(128) {
-				t.Errorf("metrics total = %v", doc.Metrics.Total)
+			if doc.Metrics["tokens_total"] != float64(128) || doc.Metrics["llm_calls"] != float64(1) {
+				t.Errorf("metrics = %v", doc.Metrics)
 			}
 			reqs := fake.Requests()
 			if len(reqs) != 1 || !strings.Contains(string(reqs[0].Raw), "Quarterly revenue grew 12 percent") {

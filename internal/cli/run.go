@@ -391,7 +391,7 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 				fmt.Fprintf(errw, "  %s %s\n", es.Warning("⚠"), indentRest(red.String(w.Message), "    "))
 			}
 		}
-		total := app.Metrics(r)["total"].(map[string]any)
+		total := app.Metrics(r)
 		if cf, _ := total["cost_usd"].(float64); cf > 0 {
 			fmt.Fprintf(errw, "Cost: $%.4f (%d tokens)\n", cf, total["tokens_total"])
 		}
