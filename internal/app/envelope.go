@@ -158,7 +158,7 @@ func inputErrors(errs []runtime.InputError) []any {
 }
 
 func missingInputs(errs []runtime.InputError) []any {
-	var out []any
+	out := []any{}
 	for _, e := range errs {
 		if strings.HasPrefix(e.Message, "Workflow requires input") {
 			out = append(out, e.Input)

@@ -213,12 +213,19 @@ func commandTypo(root *cobra.Command, target string, err error) error {
 			names = append(names, c.Name())
 		}
 	}
-	near := suggest.Near(target, names, 1, 2)
-	if len(near) == 0 {
+	// A typo of a command (regstry), not a name that merely contains one
+	// (no-such-workflow): an edit distance of at most 2.
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := suggest.Distance(target, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
 		return err
 	}
 	cp := *pe
-	cp.Message += fmt.Sprintf(" — did you mean the command 'pflow %s'?", near[0])
+	cp.Message += fmt.Sprintf(" — did you mean the command 'pflow %s'?", best)
 	return &cp
 }
 
