@@ -18,21 +18,11 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 	if t.Saved {
 		meta["action"] = "reused"
 	}
-	switch {
-	case len(o.ValidationErrors) > 0:
-		env := map[string]any{"success": false, "error": "Workflow validation failed",
-			"validation_errors": diagMessages(o.ValidationErrors), "diagnostics": Diagnostics(o.ValidationErrors),
-			"warnings": diagMessages(o.Warnings), "workflow": meta}
-		if len(o.InputErrors) > 0 {
-			env["input_errors"] = inputErrors(o.InputErrors)
-			env["missing_inputs"] = missingInputs(o.InputErrors)
-		}
-		return env
-	case len(o.InputErrors) > 0:
-		return map[string]any{"success": false, "error": "Input validation failed", "validation_errors": inputErrors(o.InputErrors),
-			"missing_inputs": missingInputs(o.InputErrors), "workflow": meta}
-	case o.Result == nil:
-		return map[string]any{"success": true, "message": "Workflow is valid", "warnings": diagMessages(o.Warnings), "workflow": meta}
+	if len(o.InputErrors) > 0 || len(o.ValidationErrors) > 0 {
+		return o.Redactor.Value(map[string]any{"success": false, "error": RunFailure(o, t, Person), "workflow": meta}).(map[string]any)
+	}
+	if o.Result == nil {
+		return map[string]any{"success": true, "message": "Workflow is valid", "warnings": diagnostics(o.Warnings, t.Path), "workflow": meta}
 	}
 	r := o.Result
 	red := o.Redactor
@@ -108,43 +98,10 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 		}
 		env["result"] = result
 	} else {
-		fl := r.Failure
-		if fl == nil {
-			fl = &runtime.Failure{Category: runtime.CategoryException, Message: "workflow failed"}
-		}
-		e := map[string]any{"source": "runtime", "category": fl.Category, "message": fl.Message, "action": "error",
-			"node_id": fl.NodeID, "node_type": fl.NodeType, "fixable": fl.Category != runtime.CategoryInterrupted}
-		if fl.Line > 0 {
-			e["line"] = fl.Line
-			if t.Path != "" {
-				e["file"] = t.Path
-			}
-		}
-		for k, v := range fl.Details {
-			e[k] = v
-		}
-		env["error"] = "Workflow execution failed"
-		if r.Interrupted {
-			env["error"] = "Workflow interrupted"
-		}
-		env["is_error"] = true
-		env["errors"] = []any{e}
-		env["failed_node"] = fl.NodeID
-		var completed []any
-		for _, s := range r.Steps {
-			if s.Status == runtime.StatusCompleted {
-				completed = append(completed, s.NodeID)
-			}
-		}
-		cp := map[string]any{"completed_nodes": completed, "failed_node": fl.NodeID}
-		if o.RunID != "" {
-			// The failure is a checkpoint: fix the workflow and resume the run;
-			// its completed steps that are unchanged do not run again (D17).
-			cp["run_id"] = o.RunID
-			cp["resumable"] = true
-			cp["resume_command"] = "pflow --resume " + o.RunID
-		}
-		env["checkpoint"] = cp
+		// One error shape on both faces (docs/json-output.md); where the
+		// run stopped and how to resume it is the checkpoint.
+		env["error"] = RunFailure(o, t, Person)
+		env["checkpoint"] = Checkpoint(o, Person)
 	}
 	return red.Value(env).(map[string]any)
 }
@@ -157,26 +114,23 @@ func inputErrors(errs []runtime.InputError) []any {
 	return out
 }
 
-func missingInputs(errs []runtime.InputError) []any {
-	out := []any{}
+// missingInputs names the required inputs that were not given.
+func missingInputs(errs []runtime.InputError) []string {
+	out := []string{}
 	for _, e := range errs {
-		if strings.HasPrefix(e.Message, "Workflow requires input") {
+		if e.Missing {
 			out = append(out, e.Input)
 		}
 	}
 	return out
 }
 
-func diagMessages(ds []validate.Diagnostic) []any {
-	out := make([]any, 0, len(ds))
-	for _, d := range ds {
-		out = append(out, d.Message)
-	}
-	return out
-}
-
 // Diagnostics renders validation diagnostics as JSON objects.
-func Diagnostics(ds []validate.Diagnostic) []any {
+func Diagnostics(ds []validate.Diagnostic) []any { return diagnostics(ds, "") }
+
+// diagnostics renders validation diagnostics as JSON objects; with the
+// workflow's file, each one that has a line names it.
+func diagnostics(ds []validate.Diagnostic, file string) []any {
 	out := make([]any, 0, len(ds))
 	for _, d := range ds {
 		m := map[string]any{"severity": string(d.Severity), "message": d.Message}
@@ -188,6 +142,9 @@ func Diagnostics(ds []validate.Diagnostic) []any {
 		}
 		if d.Line > 0 {
 			m["line"] = d.Line
+			if file != "" {
+				m["file"] = file
+			}
 		}
 		if d.Hint != "" {
 			m["hint"] = d.Hint

@@ -111,16 +111,21 @@ func (a *App) saveWorkflow(ctx context.Context, w *workflow.Workflow, content []
 		return nil, err
 	}
 	if len(ro.ValidationErrors) > 0 {
-		msgs := diagMessages(ro.ValidationErrors)
-		lines := make([]string, len(msgs))
-		for i, m := range msgs {
-			lines[i] = fmt.Sprint(m)
+		lines := make([]string, len(ro.ValidationErrors))
+		var fixes []string
+		for i, d := range ro.ValidationErrors {
+			lines[i] = d.Message
+			if d.Line > 0 {
+				lines[i] = fmt.Sprintf("Line %d: %s", d.Line, d.Message)
+			}
+			fixes = appendLines(fixes, d.Hint)
 		}
 		return nil, &pferr.Error{Kind: pferr.Validation,
-			Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", name, strings.Join(lines, "\n  ")),
-			Where:   label,
-			Details: map[string]any{"validation_errors": msgs, "diagnostics": Diagnostics(ro.ValidationErrors)},
-			Hint:    "Fix every error listed (they are also in details.validation_errors), then save again."}
+			Message:     fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", name, strings.Join(lines, "\n  ")),
+			Where:       label,
+			Details:     map[string]any{"diagnostics": diagnostics(ro.ValidationErrors, opts.SourcePath)},
+			Hint:        "Fix every error listed (details.diagnostics has each one's line and fix), then save again.",
+			Suggestions: fixes}
 	}
 	saved, err := a.Library().Save(ctx, content, name, opts)
 	if err != nil {

@@ -266,8 +266,8 @@ func (rs *resumeState) check(h interface{ Value(any) string }, values map[string
 	}
 	return &pferr.Error{Kind: pferr.Validation,
 		Message: fmt.Sprintf("resuming run '%s' would run again steps that may have side effects:\n  - %s", rs.id, strings.Join(lines, "\n  - ")),
-		Hint: "Check what those steps did (pflow runs show " + rs.id + "). When running them again is fine, resume with --rerun-unsafe " +
-			"(MCP: rerun_unsafe: true). Steps that are read-only or idempotent (MCP tools with those annotations on a trusted server) run again without it.",
+		Hint: "Check what those steps did ('pflow runs show " + rs.id + "'). When running them again is fine, resume with --rerun-unsafe. " +
+			"Steps that are read-only or idempotent (MCP tools with those annotations on a trusted server) run again without it.",
 		Details: map[string]any{"run_id": rs.id}}
 }
 

@@ -60,7 +60,15 @@ func Main(ctx context.Context, args []string, ios *IOStreams, environ []string) 
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && wantsJSON(cmd) {
+		// Whoever asked for JSON gets the failure as JSON too: the one error
+		// shape of every command (docs/json-output.md).
+		var ee *exitError
+		if !errors.As(err, &ee) && !errors.Is(err, syscall.EPIPE) && context.Cause(ctx) == nil {
+			err = renderJSONError(ios.Out, usageError(err))
+		}
+	}
 	return exitCode(ctx, ios, err)
 }
 
@@ -80,12 +88,32 @@ func exitCode(ctx context.Context, ios *IOStreams, err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
+	pe := usageError(err)
+	renderError(ios.ErrOut, ios.ErrStyle(), pe)
+	return pe.ExitCode()
+}
+
+// usageError is err as a user-facing error; cobra's own argument errors
+// become usage errors (exit 2).
+func usageError(err error) *pferr.Error {
 	pe := pferr.As(err)
 	if pe.Kind == pferr.Internal && isCobraUsage(err) {
 		pe = &pferr.Error{Kind: pferr.Usage, Message: err.Error(), Hint: "Run 'pflow --help' for usage."}
 	}
-	renderError(ios.ErrOut, ios.ErrStyle(), pe)
-	return pe.ExitCode()
+	return pe
+}
+
+// wantsJSON reports whether cmd was asked for JSON output (--json, or
+// --output-format json on a run).
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	if f := cmd.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
+		return true
+	}
+	f := cmd.Flags().Lookup("output-format")
+	return f != nil && f.Value.String() == "json"
 }
 
 // unmasked returns the writer under w's secret masking, for output that must

@@ -265,24 +265,12 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// renderJSONError prints a pre-run failure (parse error, unknown workflow,
-// bad params) as a JSON document so agents always get JSON on stdout.
+// renderJSONError prints a failure as the JSON document every command and
+// the MCP server share (docs/json-output.md), so whoever asked for JSON gets
+// JSON on stdout.
 func renderJSONError(w io.Writer, err error) error {
 	pe := pferr.As(err)
-	e := map[string]any{"type": pe.Kind, "message": pe.Message}
-	if pe.Where != "" {
-		e["where"] = pe.Where
-	}
-	if pe.Hint != "" {
-		e["hint"] = pe.Hint
-	}
-	if len(pe.Suggestions) > 0 {
-		e["suggestions"] = pe.Suggestions
-	}
-	for k, v := range pe.Details {
-		e[k] = v
-	}
-	if werr := writeJSON(w, map[string]any{"success": false, "error": e}); werr != nil {
+	if werr := writeJSON(w, app.Failure(app.ReportError(pe, app.Person))); werr != nil {
 		return werr
 	}
 	return silentExit(pe.ExitCode())

@@ -15,6 +15,9 @@ type InputError struct {
 	Input   string `json:"input"`
 	Message string `json:"message"`
 	Path    string `json:"path"`
+	// Missing marks a required input that was not given (as opposed to one
+	// given with a wrong value, or one the workflow does not declare).
+	Missing bool `json:"-"`
 }
 
 func (e InputError) Error() string { return e.Message }
@@ -89,7 +92,7 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 			if desc == "" {
 				desc = "No description provided"
 			}
-			ie := InputError{Input: in.Name, Path: "inputs." + in.Name,
+			ie := InputError{Input: in.Name, Path: "inputs." + in.Name, Missing: true,
 				Message: fmt.Sprintf("Workflow requires input '%s': %s", in.Name, desc)}
 			if env.Process != nil && in.Env == "" {
 				// A variable of the input's name is never read on its own;

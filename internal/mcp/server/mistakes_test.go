@@ -48,7 +48,7 @@ func TestMistakesCorpus(t *testing.T) {
 		mcpText := flatten(r.Env)
 		mcpValid := !r.IsError
 		mcpN := 1
-		if errs, ok := r.errDetails()["validation_errors"].([]any); ok {
+		if errs, ok := r.errDetails()["diagnostics"].([]any); ok {
 			mcpN = len(errs)
 		}
 		if cliValid != mcpValid {

@@ -34,7 +34,7 @@ func TestWorkflowExecuteResume(t *testing.T) {
 	f := newFixture(t, nil)
 	counter := filepath.Join(t.TempDir(), "counter")
 	r := f.call("workflow_execute", map[string]any{"workflow": chainMD(10, "s9", counter)})
-	if !r.IsError || r.Env["failed_node"] != "s9" {
+	if !r.IsError || r.Env["checkpoint"].(map[string]any)["failed_node"] != "s9" {
 		t.Fatalf("first run: %s", r.Text)
 	}
 	id, _ := r.Env["run_id"].(string)

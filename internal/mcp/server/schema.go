@@ -61,7 +61,7 @@ func props(desc string, p map[string]*jsonschema.Schema, required ...string) *js
 var errorSchema = props("Why the call failed and how to fix it.", map[string]*jsonschema.Schema{
 	"type":        {Type: "string", Enum: []any{ErrValidation, ErrExecution, ErrNotFound, ErrSecurity}, Description: "validation: the input or workflow is wrong; execution: running failed; not_found: a named thing does not exist; security: a name or path was refused."},
 	"message":     str("Human-readable message."),
-	"details":     openObject("Structured specifics (validation_errors, missing_inputs, where, ...)."),
+	"details":     openObject("Structured specifics: diagnostics (validation), missing_inputs and input_errors (inputs), node_id, category, line, file (a failed step), where, ...)."),
 	"suggestions": arrayOf(str(""), "Concrete next steps."),
 }, "type", "message")
 
@@ -74,14 +74,17 @@ func envelopeSchema(data *jsonschema.Schema) *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
-			"success":     {Type: "boolean", Description: "true when the call did what was asked."},
-			"data":        data,
-			"error":       errorSchema,
-			"trace_path":  str("Execution trace file (read it with trace_read)."),
-			"failed_node": {Types: []string{"string", "null"}, Description: "The step that failed (workflow_execute)."},
+			"success":    {Type: "boolean", Description: "true when the call did what was asked."},
+			"data":       data,
+			"error":      errorSchema,
+			"trace_path": str("Execution trace file (read it with trace_read)."),
+			"run_id":     str("The run's record (workflow_execute): resume it with resume: <run_id>."),
 			"checkpoint": props("Progress at the failure: the steps that completed and the one that failed.", map[string]*jsonschema.Schema{
 				"completed_nodes": {Types: []string{"array", "null"}, Items: str("")},
 				"failed_node":     {Types: []string{"string", "null"}},
+				"resumable":       {Type: "boolean"},
+				"run_id":          str(""),
+				"resume_with":     openObject("The workflow_execute arguments that resume the run."),
 			}),
 		},
 		Required: []string{"success"},

@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -37,10 +36,10 @@ import (
 
 // Error types of the error envelope.
 const (
-	ErrValidation = "validation"
-	ErrExecution  = "execution"
-	ErrNotFound   = "not_found"
-	ErrSecurity   = "security"
+	ErrValidation = app.ErrValidation
+	ErrExecution  = app.ErrExecution
+	ErrNotFound   = app.ErrNotFound
+	ErrSecurity   = app.ErrSecurity
 )
 
 // Options configure a Server.
@@ -212,7 +211,10 @@ func (s *Server) handle(ctx context.Context, t *toolDef, req *mcp.CallToolReques
 		}
 		outcome := "ok"
 		if env != nil && env["success"] != true {
-			if e, ok := env["error"].(map[string]any); ok {
+			switch e := env["error"].(type) {
+			case *app.ErrorReport:
+				outcome = e.Type
+			case map[string]any:
 				outcome = fmt.Sprint(e["type"])
 			}
 		}
@@ -367,71 +369,7 @@ func schemaSummary(s *jsonschema.Schema) map[string]any {
 	return map[string]any{"properties": props, "required": s.Required}
 }
 
-// errorEnvelope renders err as the failure envelope.
+// errorEnvelope renders err as the failure envelope, worded for an agent.
 func errorEnvelope(err error) map[string]any {
-	pe := pferr.As(err)
-	details := map[string]any{}
-	for k, v := range pe.Details {
-		details[k] = agentValue(v) // hints inside details are for the agent too
-	}
-	if pe.Where != "" {
-		details["where"] = pe.Where
-	}
-	suggestions := []string{}
-	if pe.Hint != "" {
-		for _, l := range strings.Split(agentHint(pe.Hint), "\n") {
-			if l = strings.TrimSpace(l); l != "" {
-				suggestions = append(suggestions, l)
-			}
-		}
-	}
-	suggestions = append(suggestions, pe.Suggestions...)
-	msg := pe.Message
-	if pe.Kind == pferr.Internal && !strings.HasPrefix(msg, "internal error") {
-		msg = "internal error: " + msg
-	}
-	return map[string]any{
-		"success": false,
-		"error": map[string]any{
-			"type":        errorType(pe.Kind),
-			"message":     msg,
-			"details":     details,
-			"suggestions": suggestions,
-		},
-	}
-}
-
-// agentHint rewrites CLI-flavoured fixes into tool terms.
-func agentHint(h string) string {
-	r := strings.NewReplacer(
-		"Use --force to overwrite it", "Pass force: true to overwrite it",
-		"--force", "force: true",
-		"'pflow workflow list'", "workflow_list",
-		"Run 'pflow registry list' for descriptions.", "registry_list gives descriptions; registry_search finds by keyword.",
-		"'pflow registry list'", "registry_list",
-		"Run 'pflow registry list' to see available node types.", "registry_list shows the available node types; registry_discover finds them for a task.",
-		"pflow workflow list", "workflow_list",
-	)
-	h = describeHint.ReplaceAllString(r.Replace(h), `registry_describe (nodes: ["$1"])`)
-	return saveHint.ReplaceAllString(h, "workflow_save")
-}
-
-// saveHint finds a CLI 'pflow workflow save <file> --name X' in a hint.
-var saveHint = regexp.MustCompile(`'pflow workflow save [^']*'`)
-
-// describeHint finds a CLI 'pflow registry describe <type>' in a hint.
-var describeHint = regexp.MustCompile(`'pflow registry describe ([^' ]+)'`)
-
-// errorType maps a pferr kind to an envelope error type.
-func errorType(kind string) string {
-	switch kind {
-	case pferr.Validation, pferr.Usage:
-		return ErrValidation
-	case pferr.NotFound:
-		return ErrNotFound
-	case pferr.Security:
-		return ErrSecurity
-	default:
-		return ErrExecution
-	}
+	return app.Failure(app.ReportError(err, app.Agent))
 }

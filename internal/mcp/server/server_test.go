@@ -174,7 +174,7 @@ func TestWorkflowExecuteUnknownInputNamesTheFix(t *testing.T) {
 func TestWorkflowExecuteFailureReturnsCheckpoint(t *testing.T) {
 	f := newFixture(t, nil)
 	r := f.call("workflow_execute", map[string]any{"workflow": twoStepFailMD}).mustErr(t, ErrExecution)
-	if r.Env["failed_node"] != "second" {
+	if r.Env["checkpoint"].(map[string]any)["failed_node"] != "second" || r.errDetails()["node_id"] != "second" {
 		t.Fatalf("failed_node: %s", r.Text)
 	}
 	cp := r.Env["checkpoint"].(map[string]any)
@@ -223,7 +223,7 @@ func TestWorkflowValidate(t *testing.T) {
 	bad := strings.Replace(greetMD, "${hello.stdout}", "${hello.nope}", 1)
 	bad = strings.Replace(bad, "- type: shell", "- type: shel", 1)
 	r = f.call("workflow_validate", map[string]any{"workflow": bad}).mustErr(t, ErrValidation)
-	errs := r.errDetails()["validation_errors"].([]any)
+	errs, _ := r.errDetails()["diagnostics"].([]any)
 	if len(errs) < 1 {
 		t.Fatal(r.Text)
 	}

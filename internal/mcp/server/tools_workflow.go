@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -82,7 +80,7 @@ func (s *Server) workflowTools() []*toolDef {
 			description: "Run a workflow and return its outputs as JSON. Pass a saved workflow name, a draft name, the " +
 				".pflow.md markdown text, or a JSON IR object, plus the input values in `parameters`. Runs silently, never " +
 				"repairs anything, and always writes a trace (trace_path; read it with trace_read). Every run is recorded " +
-				"(run_id). On failure the result names the failed step (failed_node), the steps that completed " +
+				"(run_id). On failure the result names the failed step (checkpoint.failed_node), the steps that completed " +
 				"(checkpoint.completed_nodes) and the error: the failure is a checkpoint. Fix the workflow and call " +
 				"workflow_execute again with the fixed workflow and resume set to the run_id: completed steps that are " +
 				"unchanged are not run again (no repeated side effects or paid calls); the failed step runs first. " +
@@ -232,209 +230,64 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return executeEnvelope(out, app.Envelope(out, t)), nil
+	return executeEnvelope(out, t, app.Envelope(out, t)), nil
 }
 
 // executeEnvelope reshapes app.Envelope (the CLI's JSON output) into the
-// MCP envelope: data on success; error + checkpoint on failure.
-func executeEnvelope(out *app.RunOutcome, env map[string]any) envelope {
+// MCP envelope: data on success; on failure the error object both faces
+// share (worded for an agent) and the checkpoint.
+func executeEnvelope(out *app.RunOutcome, t *app.Target, env map[string]any) envelope {
 	trace, _ := env["trace_path"].(string)
-	switch {
-	case len(out.InputErrors) > 0:
-		missing := env["missing_inputs"]
-		var names []string
-		if l, ok := missing.([]any); ok {
-			for _, n := range l {
-				names = append(names, fmt.Sprint(n))
-			}
+	if fail := app.RunFailure(out, t, app.Agent); fail != nil {
+		e := envelope{"success": false, "error": fail}
+		if out.Result == nil {
+			e["workflow"] = env["workflow"]
+			return e
 		}
-		// Every problem in the message, one per mistake: an agent fixes
-		// them all from one reply.
-		var parts []string
-		if len(names) > 0 {
-			parts = append(parts, "missing required inputs: "+strings.Join(names, ", "))
+		steps := []any{}
+		if exec, _ := env["execution"].(map[string]any); exec != nil && exec["steps"] != nil {
+			steps, _ = exec["steps"].([]any)
 		}
-		for _, e := range out.InputErrors {
-			if !slices.Contains(names, e.Input) {
-				parts = append(parts, e.Message)
-			}
+		fail.Details["steps"] = steps
+		fail.Details["status"] = env["status"]
+		fail.Details["workflow"] = env["workflow"]
+		e["checkpoint"] = app.Checkpoint(out, app.Agent)
+		if out.RunID != "" {
+			e["run_id"] = out.RunID
 		}
-		msg := strings.Join(parts, "; ")
-		if missing == nil {
-			missing = []any{}
-		}
-		return envelope(failure(ErrValidation, msg,
-			map[string]any{"missing_inputs": missing, "validation_errors": env["validation_errors"], "workflow": env["workflow"]},
-			[]string{"Pass every required input in `parameters`, e.g. {\"" + firstOr(names, "name") + "\": ...}.",
-				"workflow_describe shows each input's type and whether it is required."}))
-	case len(out.ValidationErrors) > 0:
-		return envelope(validationFailure(out, env))
-	case out.Result == nil:
-		return envelope{"success": true, "data": map[string]any{"valid": true, "message": "Workflow is valid", "warnings": env["warnings"]}}
-	}
-	exec, _ := env["execution"].(map[string]any)
-	var steps any = []any{}
-	if exec != nil && exec["steps"] != nil {
-		steps = exec["steps"]
-	}
-	if out.Result.Success() {
-		outputs := env["result"]
-		if outputs == nil {
-			outputs = map[string]any{}
-		}
-		data := map[string]any{
-			"outputs": outputs, "status": env["status"], "duration_ms": env["duration_ms"],
-			"nodes_executed": env["nodes_executed"], "steps": steps, "workflow": env["workflow"], "metrics": env["metrics"],
-		}
-		if w, ok := env["warnings"]; ok {
-			data["warnings"] = w
-		}
-		for _, k := range []string{"run_id", "resumed_from"} {
-			if v, ok := env[k]; ok {
-				data[k] = v
-			}
-		}
-		e := envelope{"success": true, "data": data}
 		if trace != "" {
 			e["trace_path"] = trace
 		}
 		return e
 	}
-	msg := "workflow failed"
-	var first map[string]any
-	if errs, ok := env["errors"].([]any); ok && len(errs) > 0 {
-		first, _ = errs[0].(map[string]any)
-		if m, ok := first["message"].(string); ok && m != "" {
-			msg = m
+	if out.Result == nil {
+		return envelope{"success": true, "data": map[string]any{"valid": true, "message": "Workflow is valid", "warnings": env["warnings"]}}
+	}
+	var steps any = []any{}
+	if exec, _ := env["execution"].(map[string]any); exec != nil && exec["steps"] != nil {
+		steps = exec["steps"]
+	}
+	outputs := env["result"]
+	if outputs == nil {
+		outputs = map[string]any{}
+	}
+	data := map[string]any{
+		"outputs": outputs, "status": env["status"], "duration_ms": env["duration_ms"],
+		"nodes_executed": env["nodes_executed"], "steps": steps, "workflow": env["workflow"], "metrics": env["metrics"],
+	}
+	if w, ok := env["warnings"]; ok {
+		data["warnings"] = w
+	}
+	for _, k := range []string{"run_id", "resumed_from"} {
+		if v, ok := env[k]; ok {
+			data[k] = v
 		}
 	}
-	if nid, _ := env["failed_node"].(string); nid != "" && !strings.Contains(msg, nid) {
-		msg = fmt.Sprintf("step '%s' failed: %s", nid, msg)
-	}
-	if out.Result.Interrupted {
-		msg = "workflow interrupted: " + msg
-	}
-	details := map[string]any{"errors": env["errors"], "steps": steps, "workflow": env["workflow"], "status": env["status"]}
-	if first != nil {
-		for _, k := range []string{"category", "node_id", "node_type", "line"} {
-			if v, ok := first[k]; ok {
-				details[k] = v
-			}
-		}
-	}
-	sugg := []string{"Fix the failed step (or its inputs) and run workflow_execute again; earlier steps are listed in checkpoint.completed_nodes."}
-	if id, _ := env["run_id"].(string); id != "" {
-		sugg[0] = fmt.Sprintf("Fix the failed step (or its inputs), then call workflow_execute with the fixed workflow and resume: %q. "+
-			"The completed steps (checkpoint.completed_nodes) are re-used, not run again.", id)
-	}
-	if trace != "" {
-		sugg = append(sugg, "trace_read with trace_file \"latest\" shows every step's params and outputs.")
-	}
-	e := envelope(failure(ErrExecution, msg, details, sugg))
-	e["failed_node"] = env["failed_node"]
-	e["checkpoint"] = env["checkpoint"]
-	if id, ok := env["run_id"].(string); ok && id != "" {
-		e["run_id"] = id
-		if cp, ok := env["checkpoint"].(map[string]any); ok {
-			// Over MCP the way back is the tool itself, not the command line.
-			c := make(map[string]any, len(cp)+1)
-			for k, v := range cp {
-				if k != "resume_command" {
-					c[k] = v
-				}
-			}
-			c["resume_with"] = map[string]any{"workflow": "<the fixed workflow>", "resume": id}
-			e["checkpoint"] = c
-		}
-	}
+	e := envelope{"success": true, "data": data}
 	if trace != "" {
 		e["trace_path"] = trace
 	}
 	return e
-}
-
-func firstOr(l []string, def string) string {
-	if len(l) > 0 {
-		return l[0]
-	}
-	return def
-}
-
-func failure(typ, msg string, details map[string]any, suggestions []string) map[string]any {
-	if details == nil {
-		details = map[string]any{}
-	}
-	if suggestions == nil {
-		suggestions = []string{}
-	}
-	return map[string]any{"success": false, "error": map[string]any{"type": typ, "message": msg, "details": details, "suggestions": suggestions}}
-}
-
-func validationFailure(out *app.RunOutcome, env map[string]any) map[string]any {
-	first := out.ValidationErrors[0]
-	msg := "workflow validation failed: " + first.Message
-	if first.Line > 0 {
-		msg = fmt.Sprintf("workflow validation failed: Line %d: %s", first.Line, first.Message)
-	}
-	if n := len(out.ValidationErrors); n > 1 {
-		// Every problem is in the message, one line each, so an agent
-		// fixes them all in one pass (issue #11).
-		msg = fmt.Sprintf("workflow validation failed: %d problems:", n)
-		for i, d := range out.ValidationErrors {
-			line := d.Message
-			if d.Line > 0 {
-				line = fmt.Sprintf("Line %d: %s", d.Line, d.Message)
-			}
-			msg += fmt.Sprintf("\n%d. %s", i+1, line)
-		}
-	}
-	var sugg []string
-	seen := map[string]bool{}
-	for _, d := range out.ValidationErrors {
-		for _, l := range strings.Split(agentHint(d.Hint), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !seen[l] {
-				seen[l] = true
-				sugg = append(sugg, l)
-			}
-		}
-	}
-	return failure(ErrValidation, msg, map[string]any{
-		"valid": false, "validation_errors": agentValue(env["validation_errors"]), "diagnostics": agentValue(env["diagnostics"]), "warnings": agentValue(env["warnings"]),
-	}, sugg)
-}
-
-// agentValue applies agentHint to every string inside v (a decoded or
-// built JSON value), so the diagnostics' hints name tools, not CLI commands.
-func agentValue(v any) any {
-	switch x := v.(type) {
-	case string:
-		return agentHint(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = agentValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = agentValue(e)
-		}
-		return out
-	case []string:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = agentHint(e)
-		}
-		return out
-	case []map[string]any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = agentValue(e)
-		}
-		return out
-	}
-	return v
 }
 
 func withNotFoundHint(err error) error {
@@ -461,7 +314,7 @@ func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
 	}
 	env := app.Envelope(out, t)
 	if len(out.ValidationErrors) > 0 {
-		return envelope(validationFailure(out, env)), nil
+		return envelope(app.Failure(app.RunFailure(out, t, app.Agent))), nil
 	}
 	warnings := env["warnings"]
 	if warnings == nil {

@@ -1,0 +1,337 @@
+package app
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/validate"
+)
+
+// Audience is who reads a failure: the same problem is worded with a pflow
+// command for a person at a shell and with a tool call for an agent that
+// talks to `pflow mcp serve` (issue #10: an agent never gets a CLI command).
+type Audience int
+
+const (
+	// Person reads the CLI's text or --output-format json / --json output.
+	Person Audience = iota
+	// Agent reads the MCP server's structuredContent.
+	Agent
+)
+
+// Error types of ErrorReport.Type: the one enum of both faces
+// (docs/json-output.md, docs/schemas/error.schema.json).
+const (
+	ErrValidation = "validation" // the input, the command line or the workflow is wrong
+	ErrExecution  = "execution"  // running failed (or pflow itself did)
+	ErrNotFound   = "not_found"  // a named thing does not exist
+	ErrSecurity   = "security"   // a name or path was refused
+)
+
+// ErrorReport is the error object of every JSON failure pflow prints: the
+// CLI's (--output-format json, --json) and every MCP tool's. Its fields are
+// always present; Details depends on the error.
+type ErrorReport struct {
+	Type        string         `json:"type"`
+	Message     string         `json:"message"`
+	Details     map[string]any `json:"details"`
+	Suggestions []string       `json:"suggestions"`
+}
+
+// Failure is the whole JSON document of a failure that has no more to say
+// than its error: {"success": false, "error": {...}}.
+func Failure(e *ErrorReport) map[string]any {
+	return map[string]any{"success": false, "error": e}
+}
+
+// ReportError turns any error into the error object, worded for aud.
+func ReportError(err error, aud Audience) *ErrorReport {
+	pe := pferr.As(err)
+	details := map[string]any{}
+	for k, v := range pe.Details {
+		details[k] = aud.value(v) // hints inside details are for the same reader
+	}
+	if pe.Where != "" {
+		details["where"] = pe.Where
+	}
+	var sugg []string
+	sugg = appendLines(sugg, aud.Word(pe.Hint))
+	for _, s := range pe.Suggestions {
+		sugg = appendLines(sugg, aud.Word(s))
+	}
+	msg := pe.Message
+	if pe.Kind == pferr.Internal && !strings.HasPrefix(msg, "internal error") {
+		msg = "internal error: " + msg
+	}
+	return newReport(ErrorType(pe.Kind), msg, details, sugg)
+}
+
+// ErrorType maps a pferr kind to the type of the error object.
+func ErrorType(kind string) string {
+	switch kind {
+	case pferr.Validation, pferr.Usage:
+		return ErrValidation
+	case pferr.NotFound:
+		return ErrNotFound
+	case pferr.Security:
+		return ErrSecurity
+	default:
+		return ErrExecution
+	}
+}
+
+func newReport(typ, msg string, details map[string]any, sugg []string) *ErrorReport {
+	if details == nil {
+		details = map[string]any{}
+	}
+	if sugg == nil {
+		sugg = []string{}
+	}
+	return &ErrorReport{Type: typ, Message: msg, Details: details, Suggestions: sugg}
+}
+
+// appendLines adds each non-empty line of s to l, once.
+func appendLines(l []string, s string) []string {
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !slices.Contains(l, line) {
+			l = append(l, line)
+		}
+	}
+	return l
+}
+
+// RunFailure is the error object of a failed run outcome (missing or wrong
+// inputs, validation, a failed or interrupted step), nil when it did not
+// fail. Both faces print it; the person's suggestions are pflow commands,
+// the agent's are tool calls.
+func RunFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
+	switch {
+	case len(o.InputErrors) > 0 && len(o.ValidationErrors) == 0:
+		return inputFailure(o, t, aud)
+	case len(o.ValidationErrors) > 0:
+		return validationFailure(o, t, aud)
+	case o.Result == nil || o.Result.Success():
+		return nil
+	}
+	return executionFailure(o, t, aud)
+}
+
+func inputFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
+	missing := missingInputs(o.InputErrors)
+	// Every problem in the message, one per mistake: whoever reads it fixes
+	// them all from one reply.
+	var parts []string
+	if len(missing) > 0 {
+		parts = append(parts, "missing required inputs: "+strings.Join(missing, ", "))
+	}
+	for _, e := range o.InputErrors {
+		if !slices.Contains(missing, e.Input) {
+			parts = append(parts, e.Message)
+		}
+	}
+	example := "name"
+	if len(missing) > 0 {
+		example = missing[0]
+	} else if len(t.Workflow.Inputs) > 0 {
+		example = t.Workflow.Inputs[0].Name
+	}
+	var sugg []string
+	if aud == Agent {
+		sugg = []string{"Pass every required input in `parameters`, e.g. {\"" + example + "\": ...}.",
+			"workflow_describe shows each input's type and whether it is required."}
+	} else {
+		sugg = []string{fmt.Sprintf("Pass inputs as key=value, e.g. pflow %s %s=<value>", t.Name, example),
+			fmt.Sprintf("pflow %s --help shows each input's type and whether it is required.", t.Name)}
+	}
+	return newReport(ErrValidation, strings.Join(parts, "; "),
+		map[string]any{"missing_inputs": missing, "input_errors": inputErrors(o.InputErrors)}, sugg)
+}
+
+func validationFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
+	at := func(d validate.Diagnostic) string {
+		if d.Line > 0 {
+			return fmt.Sprintf("Line %d: %s", d.Line, d.Message)
+		}
+		return d.Message
+	}
+	first := o.ValidationErrors[0]
+	msg := "workflow validation failed: " + at(first)
+	if n := len(o.ValidationErrors); n > 1 {
+		// Every problem is in the message, one line each, so an agent
+		// fixes them all in one pass (issue #11).
+		msg = fmt.Sprintf("workflow validation failed: %d problems:", n)
+		for i, d := range o.ValidationErrors {
+			msg += fmt.Sprintf("\n%d. %s", i+1, at(d))
+		}
+	}
+	var sugg []string
+	for _, d := range o.ValidationErrors {
+		sugg = appendLines(sugg, aud.Word(d.Hint))
+	}
+	details := map[string]any{
+		"diagnostics": aud.value(diagnostics(o.ValidationErrors, t.Path)),
+		"warnings":    aud.value(diagnostics(o.Warnings, t.Path)),
+	}
+	if len(o.InputErrors) > 0 {
+		details["missing_inputs"] = missingInputs(o.InputErrors)
+		details["input_errors"] = inputErrors(o.InputErrors)
+	}
+	return newReport(ErrValidation, msg, details, sugg)
+}
+
+func executionFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
+	r := o.Result
+	fl := r.Failure
+	if fl == nil {
+		fl = &runtime.Failure{Category: runtime.CategoryException, Message: "workflow failed"}
+	}
+	msg := fl.Message
+	if fl.NodeID != "" && !strings.Contains(msg, fl.NodeID) {
+		msg = fmt.Sprintf("step '%s' failed: %s", fl.NodeID, msg)
+	}
+	if r.Interrupted {
+		msg = "workflow interrupted: " + msg
+	}
+	details := map[string]any{"category": fl.Category, "node_id": fl.NodeID, "node_type": fl.NodeType,
+		"fixable": fl.Category != runtime.CategoryInterrupted}
+	if fl.Line > 0 {
+		details["line"] = fl.Line
+		if t.Path != "" {
+			details["file"] = t.Path
+		}
+	}
+	for k, v := range fl.Details {
+		details[k] = v
+	}
+	var sugg []string
+	switch {
+	case aud == Agent && o.RunID != "":
+		sugg = append(sugg, fmt.Sprintf("Fix the failed step (or its inputs), then call workflow_execute with the fixed workflow and resume: %q. "+
+			"The completed steps (checkpoint.completed_nodes) are re-used, not run again.", o.RunID))
+	case aud == Agent:
+		sugg = append(sugg, "Fix the failed step (or its inputs) and run workflow_execute again; earlier steps are listed in checkpoint.completed_nodes.")
+	case o.RunID != "":
+		sugg = append(sugg, "Fix the failed step (or its inputs), then resume the run; its completed steps do not run again: pflow --resume "+o.RunID)
+	default:
+		sugg = append(sugg, "Fix the failed step (or its inputs) and run the workflow again.")
+	}
+	if o.TracePath != "" {
+		if aud == Agent {
+			sugg = append(sugg, "trace_read with trace_file \"latest\" shows every step's params and outputs.")
+		} else {
+			sugg = append(sugg, "The trace file (trace_path) shows every step's params and outputs.")
+		}
+	}
+	return newReport(ErrExecution, msg, details, sugg)
+}
+
+// Checkpoint is where a failed run stopped: the steps that completed, the
+// one that failed and, when the run was recorded, how to resume it.
+func Checkpoint(o *RunOutcome, aud Audience) map[string]any {
+	r := o.Result
+	if r == nil || r.Success() {
+		return nil
+	}
+	completed := []string{}
+	for _, s := range r.Steps {
+		if s.Status == runtime.StatusCompleted {
+			completed = append(completed, s.NodeID)
+		}
+	}
+	failed := ""
+	if r.Failure != nil {
+		failed = r.Failure.NodeID
+	}
+	cp := map[string]any{"completed_nodes": completed, "failed_node": failed, "resumable": o.RunID != ""}
+	if o.RunID != "" {
+		// The failure is a checkpoint: fix the workflow and resume the run;
+		// its completed steps that are unchanged do not run again (D17).
+		cp["run_id"] = o.RunID
+		if aud == Agent {
+			cp["resume_with"] = map[string]any{"workflow": "<the fixed workflow>", "resume": o.RunID}
+		} else {
+			cp["resume_command"] = "pflow --resume " + o.RunID
+		}
+	}
+	return cp
+}
+
+// Word returns a fix written for the CLI (a pflow command) in the words of
+// aud: unchanged for a person, as tool calls for an agent.
+func (aud Audience) Word(h string) string {
+	if aud != Agent || h == "" {
+		return h
+	}
+	w := agentWords()
+	h = w.runsShow.ReplaceAllString(w.replacer.Replace(h), `trace_read (trace_file "latest", or the run's trace_path)`)
+	h = w.describe.ReplaceAllString(h, `registry_describe (nodes: ["$1"])`)
+	return w.save.ReplaceAllString(h, "workflow_save")
+}
+
+// agentWords are the rewrites of CLI-flavoured fixes into tool terms, built
+// on first use (start-up stays cheap).
+var agentWords = sync.OnceValue(func() struct {
+	replacer                 *strings.Replacer
+	runsShow, describe, save *regexp.Regexp
+} {
+	return struct {
+		replacer                 *strings.Replacer
+		runsShow, describe, save *regexp.Regexp
+	}{
+		replacer: strings.NewReplacer(
+			"Use --force to overwrite it", "Pass force: true to overwrite it",
+			"--force", "force: true",
+			"'pflow workflow list'", "workflow_list",
+			"Run 'pflow registry list' for descriptions.", "registry_list gives descriptions; registry_search finds by keyword.",
+			"'pflow registry list'", "registry_list",
+			"Run 'pflow registry list' to see available node types.", "registry_list shows the available node types; registry_discover finds them for a task.",
+			"pflow workflow list", "workflow_list",
+			"--rerun-unsafe", "rerun_unsafe: true",
+		),
+		runsShow: regexp.MustCompile(`'pflow runs show [^']*'`),
+		describe: regexp.MustCompile(`'pflow registry describe ([^' ]+)'`),
+		save:     regexp.MustCompile(`'pflow workflow save [^']*'`),
+	}
+})
+
+// value applies Word to every string inside v (a decoded or built JSON
+// value), so hints inside details are worded for the same reader.
+func (aud Audience) value(v any) any {
+	if aud != Agent {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		return aud.Word(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = aud.value(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = aud.value(e)
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = aud.Word(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = aud.value(e)
+		}
+		return out
+	}
+	return v
+}
