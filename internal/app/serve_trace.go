@@ -95,7 +95,8 @@ func (a *App) ReadTraceFile(ref string) (string, map[string]any, error) {
 			Hint:    "Pass 'latest' or a trace file name from the trace directory (the trace_path a workflow_execute result gives)."}
 	}
 	if !strings.HasSuffix(real, ".json") {
-		return "", nil, &pferr.Error{Kind: pferr.Security, Message: fmt.Sprintf("%q is not a trace file (traces are .json files)", ref)}
+		return "", nil, &pferr.Error{Kind: pferr.Security, Message: fmt.Sprintf("%q is not a trace file (traces are .json files)", ref),
+			Hint: "Pass 'latest' or a trace file name from the trace directory (the trace_path a workflow_execute result gives)."}
 	}
 	st, err := os.Lstat(real)
 	if err != nil || !st.Mode().IsRegular() {

@@ -360,7 +360,11 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 	}
 	v, label, ok := app.OutputValue(r, opts.outputKey)
 	if opts.outputKey != "" && !ok {
-		fmt.Fprintf(errw, "Warning: output key '%s' not found; available outputs: %s\n", opts.outputKey, strings.Join(r.OutputOrder, ", "))
+		avail := strings.Join(r.OutputOrder, ", ")
+		if avail == "" {
+			avail = "none (the steps their sources read did not run)"
+		}
+		fmt.Fprintf(errw, "Warning: output key '%s' not found; available outputs: %s\n", opts.outputKey, avail)
 	}
 	if !opts.print {
 		line := es.Success(fmt.Sprintf("✓ Workflow completed in %s", fmtDur(r.Duration)))

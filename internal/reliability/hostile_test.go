@@ -81,7 +81,7 @@ func TestHostileClientStaysUp(t *testing.T) {
 	t.Run("arguments not an object", func(t *testing.T) {
 		r := c.call("workflow_list", "a string")
 		isErr, env := toolEnvelope(r)
-		if rpcErrorCode(r) != -32602 && !(isErr && envelopeErrType(env) == "validation") {
+		if msg, _ := env["error"].(map[string]any)["message"].(string); !isErr || envelopeErrType(env) != "validation" || !strings.HasPrefix(msg, "arguments of workflow_list must be a JSON object") {
 			t.Errorf("string arguments: %s", short(r))
 		}
 	})

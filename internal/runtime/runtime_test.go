@@ -321,6 +321,10 @@ func TestCancellationInterruptsTheRun(t *testing.T) {
 		if !res.Interrupted || res.Success() || res.Failure.Category != CategoryInterrupted {
 			t.Fatalf("%+v", res)
 		}
+		// As docs/troubleshooting.md quotes it.
+		if res.Failure.Message != "Workflow interrupted: the run was cancelled; every child process was stopped." {
+			t.Fatalf("message: %q", res.Failure.Message)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not stop after cancellation")
 	}

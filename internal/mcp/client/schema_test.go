@@ -40,7 +40,7 @@ func TestSessionCoerceArgsMatchesCoerceArgs(t *testing.T) {
 		{"missing required", map[string]any{"limit": int64(1)}, nil, "parameter 'query' of tool 'search' is required but missing"},
 		{"wrong type", map[string]any{"query": "go", "limit": "many"}, nil, "parameter 'limit' of tool 'search' expects an integer, got str"},
 		{"enum", map[string]any{"query": "go", "mode": "slow"}, nil, "parameter 'mode' of tool 'search' must be one of: fast, full"},
-		{"full schema validation (maximum)", map[string]any{"query": "go", "limit": int64(99)}, nil, "arguments for tool 'search' do not match its input schema"},
+		{"full schema validation (maximum)", map[string]any{"query": "go", "limit": int64(99)}, nil, "Invalid params: arguments for tool 'search' do not match its input schema"},
 		{"full schema validation (minLength)", map[string]any{"query": "g"}, nil, "arguments for tool 'search' do not match its input schema"},
 	}
 	s := &Session{}

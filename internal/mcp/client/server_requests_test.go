@@ -67,3 +67,32 @@ func TestServerToClientRequestsNeverHang(t *testing.T) {
 		}
 	}
 }
+
+// A call on a session that was closed, or whose connection went away,
+// fails at once with the message docs/troubleshooting.md quotes, never a
+// hang or a bare transport error.
+func TestCallsOnAGoneSessionSaySo(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gone", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+	s, err := Resolve("gone", map[string]any{"type": "http", "url": ts.URL}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := Connect(ctx, s, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.CallTool(ctx, "echo", nil, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	sess.Close()
+	_, err = sess.CallTool(ctx, "echo", nil, time.Minute)
+	if err == nil || err.Error() != "MCP session with server gone is closed" {
+		t.Fatalf("a call after Close: %v", err)
+	}
+}

@@ -70,6 +70,8 @@ func TestToolResultsGolden(t *testing.T) {
 		{"success", "settings_set", map[string]any{"key": "GOLDEN_TOKEN", "value": "s3cret-value"}, false},
 		{"success", "settings_get", map[string]any{"key": "GOLDEN_TOKEN"}, false},
 		{"not-found", "trace_read", map[string]any{"trace_file": "workflow-trace-nope.json"}, false},
+		{"outside", "trace_read", map[string]any{"trace_file": "/etc/passwd"}, false},
+		{"not-a-trace", "trace_read", map[string]any{"trace_file": "notes.txt"}, false},
 	}
 	allowed := t.TempDir()
 	httpF := newFixture(t, nil, httpMode(allowed))

@@ -294,7 +294,8 @@ func decodeArgs(t *toolDef, raw json.RawMessage) (map[string]any, error) {
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, pferr.Newf(pferr.Validation, "arguments of %s must be a JSON object, got %s", t.name, value.TypeName(v))
+			return nil, pferr.Newf(pferr.Validation, "arguments of %s must be a JSON object, got %s", t.name, value.TypeName(v)).
+				WithHint("Send the arguments as an object keyed by argument name, e.g. {} for none.")
 		}
 		args = m
 	}

@@ -367,7 +367,7 @@ func TestFaultMatrix(t *testing.T) {
 		{"JSON-RPC -32603", []string{"rpc-error=-32603"}, nil, "echo", map[string]any{"message": "x"}, []string{"Internal error"}, 30 * time.Second},
 		{"isError result", nil, nil, "fail", nil, []string{"repository not found: acme/nope"}, 30 * time.Second},
 		{"unknown tool", nil, nil, "nope", nil, []string{"Tool nope not found on server fake", "pflow mcp sync fake"}, 30 * time.Second},
-		{"memory limit", []string{"memory=150"}, map[string]any{"max_memory_mb": int64(64)}, "hang", map[string]any{"timeout": int64(20)}, []string{"exceeded its memory limit", "max_memory_mb"}, 25 * time.Second},
+		{"memory limit", []string{"memory=150"}, map[string]any{"max_memory_mb": int64(64)}, "hang", map[string]any{"timeout": int64(20)}, []string{"exceeded its memory limit", "MB used, max_memory_mb is 64) and was stopped"}, 25 * time.Second},
 		{"grandchild and ignored EOF", []string{"spawn-child", "ignore-eof", "ignore-term"}, nil, "echo", map[string]any{"message": "x"}, nil, 30 * time.Second},
 		// Descendants that leave the server's process group (setsid, as
 		// Node's detached: true does; a double fork) and ignore SIGTERM are
@@ -440,7 +440,7 @@ func TestResultOverTheSizeLimit(t *testing.T) {
 	if r.Action != "error" {
 		t.Fatalf("action %q, want error (%q)", r.Action, msg)
 	}
-	for _, want := range []string{"MCP response too large", "tool 'big'", "server 'fake'", "exceeded 1 MB", "max_response_mb", "Ask the tool for less"} {
+	for _, want := range []string{"MCP response too large: the tool's result exceeded 1 MB", "tool 'big'", "server 'fake'", "exceeded 1 MB", "max_response_mb", "Ask the tool for less"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error lacks %q:\n%s", want, msg)
 		}
@@ -530,5 +530,28 @@ func TestWorkingDirectory(t *testing.T) {
 	g := newFake(t, map[string]any{"cwd": filepath.Join(dir, "missing")})
 	if r := g.run("cwd", nil); !strings.Contains(errText(r), "Working directory of MCP server fake does not exist") {
 		t.Fatalf("error %q", errText(r))
+	}
+}
+
+// A call on a session whose server died under an earlier call fails at
+// once with the message docs/troubleshooting.md quotes (a run's next step
+// reconnects; this is what a call already holding the session sees).
+func TestCallAfterTheConnectionWasLost(t *testing.T) {
+	s, err := client.Resolve("fake", faketest.Entry(faketest.NewID(), "", "crash-mid-call"), func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := client.Connect(ctx, s, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if _, err := sess.CallTool(ctx, "echo", map[string]any{"message": "x"}, time.Minute); err == nil || !strings.Contains(err.Error(), "terminated unexpectedly") {
+		t.Fatalf("the crashing call: %v", err)
+	}
+	_, err = sess.CallTool(ctx, "echo", map[string]any{"message": "x"}, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "MCP connection to server fake was lost") {
+		t.Fatalf("the next call on the session: %v", err)
 	}
 }

@@ -236,7 +236,7 @@ func CLIMarkdown(root *cobra.Command) (string, error) {
 			fmt.Fprintf(&b, "Aliases: %s\n\n", strings.Join(c.Aliases, ", "))
 		}
 		if ex := strings.TrimRight(c.Example, "\n "); ex != "" {
-			fmt.Fprintf(&b, "**Examples**\n\n```sh\n%s\n```\n\n", dedent(ex))
+			fmt.Fprintf(&b, "**Examples**\n\n<!-- illustrative: the command's --help examples (the guides run theirs) -->\n```sh\n%s\n```\n\n", dedent(ex))
 		}
 		if fl := flagUsages(c.NonInheritedFlags()); fl != "" {
 			fmt.Fprintf(&b, "**Flags**\n\n```text\n%s```\n\n", fl)

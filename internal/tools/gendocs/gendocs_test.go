@@ -135,22 +135,36 @@ func TestCheckModeReportsStaleFile(t *testing.T) {
 
 // TestTroubleshootingMessagesExist keeps docs/troubleshooting.md honest: the
 // literal parts of every message it quotes in a heading must still occur in
-// pflow's source, so a reworded error cannot leave a stale entry behind.
+// pflow's source, so a reworded error cannot leave a stale entry behind, and
+// in a test's expectations (a _test.go file or a testdata file), so that a
+// test produces it (issue #16; most are in cmd/pflow's
+// TestTroubleshootingMessagesAreProduced, which matches the heading's text).
 func TestTroubleshootingMessagesExist(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "troubleshooting.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var src strings.Builder
-	root := filepath.Join("..", "..")
+	var src, tests strings.Builder
+	root := filepath.Join("..", "..", "..")
 	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		switch {
+		case d.IsDir():
+		case strings.HasSuffix(path, "_test.go"), strings.Contains(path, "testdata"+string(filepath.Separator)) && (strings.HasSuffix(path, ".txtar") || strings.HasSuffix(path, ".json")):
+			data, _ := os.ReadFile(path)
+			tests.Write(data)
+		case strings.HasSuffix(path, ".go"):
 			data, _ := os.ReadFile(path)
 			src.Write(data)
 		}
 		return nil
 	})
-	code := src.String()
+	code, expectations := src.String(), tests.String()
 	checked := 0
 	for _, line := range strings.Split(string(doc), "\n") {
 		if !strings.HasPrefix(line, "### `") {
@@ -164,6 +178,8 @@ func TestTroubleshootingMessagesExist(t *testing.T) {
 				checked++
 				if !strings.Contains(code, frag) {
 					t.Errorf("troubleshooting.md quotes %q, but %q is not in the source any more: update the entry", msg, frag)
+				} else if !strings.Contains(expectations, frag) {
+					t.Errorf("troubleshooting.md quotes %q, but no test expects %q: add the case to cmd/pflow's TestTroubleshootingMessagesAreProduced (or assert it where it is produced)", msg, frag)
 				}
 			}
 		}
