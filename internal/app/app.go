@@ -5,6 +5,7 @@ package app
 
 import (
 	"errors"
+	"github.com/pflow-go/pflow/internal/mcp/client"
 	"io"
 	"os"
 	"strings"
@@ -34,6 +35,10 @@ type App struct {
 	// shared by concurrent requests on purpose: a secret of one run is
 	// masked in every output. Nil: each run gets its own redactor.
 	Secrets *trace.Redactor
+	// MCPPool, set by a long-lived process (pflow mcp serve), keeps MCP
+	// sessions open across runs (issue #15); nil in the one-shot CLI, whose
+	// runs start and stop their servers (D5).
+	MCPPool *client.Pool
 }
 
 // New builds an App from a process environment.

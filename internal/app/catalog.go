@@ -107,7 +107,7 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 				continue
 			}
 			if mcp == nil {
-				mcp = mcpnode.New(mcpnode.Config{ServersPath: a.Paths.MCPServers, Env: a.EnvLookup(st), Log: a.Log})
+				mcp = mcpnode.New(mcpnode.Config{ServersPath: a.Paths.MCPServers, Env: a.EnvLookup(st), Log: a.Log, Pool: a.MCPPool})
 			}
 			impl = mcp
 		default:

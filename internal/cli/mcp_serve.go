@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"time"
+
 	"fmt"
+	"github.com/pflow-go/pflow/internal/mcp/client"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +21,7 @@ func addMCPServeCmd(mcpCmd *cobra.Command, f *Factory) {
 		httpAddr  string
 		token     string
 		allowDirs []string
+		idle      time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -29,7 +33,11 @@ the agent guide at pflow://instructions.
 By default the server speaks MCP on stdin/stdout (what Claude Desktop, Claude Code and Cursor
 launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR/mcp, bound to
 127.0.0.1 unless ADDR names another host; a non-loopback address requires a bearer token
-(--token or PFLOW_MCP_TOKEN). Over HTTP, tools refuse file paths unless --allow-dir covers them.`,
+(--token or PFLOW_MCP_TOKEN). Over HTTP, tools refuse file paths unless --allow-dir covers them.
+
+The MCP servers workflows use stay running between runs (warm sessions, shared by concurrent
+runs; a stateful server keeps its state) until unused for --server-idle, and stop with the
+server; a server's config may opt out with "keep_alive": false.`,
 		Example: `  pflow mcp serve
   pflow mcp serve --http 127.0.0.1:8765
   PFLOW_MCP_TOKEN=secret pflow mcp serve --http 0.0.0.0:8765 --allow-dir ~/workflows`,
@@ -53,11 +61,12 @@ launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR
 				dirs = append(dirs, abs)
 			}
 			srv := server.New(server.Options{
-				App:       f.App,
-				Version:   Version,
-				HTTP:      cmd.Flags().Changed("http"),
-				AllowDirs: dirs,
-				Log:       f.IO.ErrOut,
+				App:        f.App,
+				Version:    Version,
+				HTTP:       cmd.Flags().Changed("http"),
+				AllowDirs:  dirs,
+				Log:        f.IO.ErrOut,
+				ServerIdle: idle,
 			})
 			if !cmd.Flags().Changed("http") {
 				if len(dirs) > 0 {
@@ -81,6 +90,7 @@ launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (host:port; a bare port binds 127.0.0.1) instead of stdio")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $PFLOW_MCP_TOKEN); required off loopback")
+	cmd.Flags().DurationVar(&idle, "server-idle", client.DefaultIdleTimeout, "how long an MCP server a workflow used stays running, unused, for the next run (servers with \"keep_alive\": false are never kept)")
 	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path (repeatable)")
 	mcpCmd.AddCommand(cmd)
 }

@@ -377,6 +377,11 @@ func ValidateEntry(name string, cfg map[string]any) error {
 			return wrap(verr("trust_readonly must be true or false (true: act on the server's read-only and idempotent tool annotations: cache its read-only tools)"))
 		}
 	}
+	if v, ok := cfg["keep_alive"]; ok && v != nil {
+		if _, isBool := v.(bool); !isBool {
+			return wrap(verr("keep_alive must be true or false (false: a long-lived pflow, such as pflow mcp serve, starts the server afresh for every run)"))
+		}
+	}
 	if v, ok := cfg["max_memory_mb"]; ok && v != nil {
 		if f, isNum := number(v); !isNum || f <= 0 {
 			return wrap(verr("max_memory_mb must be a positive number of megabytes"))

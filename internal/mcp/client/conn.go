@@ -19,10 +19,14 @@ type Conn struct {
 	Name       string
 	Lookup     func(string) (string, bool)
 	Log        io.Writer
+	// Pool, when set, supplies the session from a long-lived process's pool
+	// (servers with "keep_alive": false still get their own per run).
+	Pool *Pool
 
-	mu     sync.Mutex
-	sess   *Session
-	closed bool
+	mu      sync.Mutex
+	sess    *Session
+	release func() // gives a pooled session back (nil: the session is the Conn's own)
+	closed  bool
 }
 
 // NewConn returns an unopened connection handle.
@@ -40,13 +44,18 @@ func (c *Conn) Session(ctx context.Context) (*Session, error) {
 	if c.sess != nil && !c.sess.Dead() {
 		return c.sess, nil
 	}
-	if c.sess != nil {
-		c.sess.Close()
-		c.sess = nil
-	}
+	c.drop()
 	srv, err := LoadServer(c.ConfigPath, c.Name, c.Lookup, c.Log)
 	if err != nil {
 		return nil, err
+	}
+	if c.Pool != nil && srv.KeepAlive {
+		s, release, err := c.Pool.Acquire(ctx, srv)
+		if err != nil {
+			return nil, err
+		}
+		c.sess, c.release = s, release
+		return s, nil
 	}
 	s, err := Connect(ctx, srv, c.Log)
 	if err != nil {
@@ -61,11 +70,20 @@ func (c *Conn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	if c.sess != nil {
-		c.sess.Close()
-		c.sess = nil
-	}
+	c.drop()
 	return nil
+}
+
+// drop lets go of the session: a pooled one goes back to the pool, the
+// Conn's own is closed.
+func (c *Conn) drop() {
+	switch {
+	case c.release != nil:
+		c.release()
+	case c.sess != nil:
+		c.sess.Close()
+	}
+	c.sess, c.release = nil, nil
 }
 
 // ErrorText renders an error for ${node.error}: the message (seed text

@@ -1,8 +1,11 @@
 package client
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,6 +42,12 @@ type Server struct {
 	MaxMemoryMB    int
 	// MaxResponseMB bounds one message from a stdio server ("max_response_mb").
 	MaxResponseMB int
+	// KeepAlive lets a long-lived pflow (pflow mcp serve) keep the session
+	// open across runs ("keep_alive", default true; see Pool).
+	KeepAlive bool
+	// ConfigHash identifies the expanded config: a pooled session whose
+	// server's config changed is replaced.
+	ConfigHash string
 	// Secrets masks, in every message built from server output (errors, the
 	// server's stderr tail), the config's secrets (AddConfigSecrets) and
 	// every value a ${VAR} reference expanded to.
@@ -81,6 +90,8 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		MaxMemoryMB:    DefaultMaxMemoryMB,
 		MaxResponseMB:  DefaultMaxResponseMB,
 		ProcessEnv:     lookup,
+		KeepAlive:      cfg["keep_alive"] != false,
+		ConfigHash:     configHash(name, cfg),
 	}
 	if f, ok := number(cfg["max_memory_mb"]); ok && f > 0 {
 		s.MaxMemoryMB = int(f)
@@ -114,6 +125,14 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 	AddConfigSecrets(secrets, name, raw, lookup)
 	s.Secrets = secrets
 	return s, nil
+}
+
+// configHash digests an expanded config (its secrets included, never
+// stored in clear).
+func configHash(name string, cfg map[string]any) string {
+	b, _ := json.Marshal(cfg) // maps marshal with sorted keys
+	sum := sha256.Sum256(append([]byte(name+"\x00"), b...))
+	return hex.EncodeToString(sum[:16])
 }
 
 func seconds(v any, def time.Duration) time.Duration {

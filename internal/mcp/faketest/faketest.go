@@ -39,6 +39,9 @@
 //	print-args           write the server's command-line arguments to stderr at start
 //	lookup               add a tool lookup{key} annotated readOnlyHint and
 //	                     idempotentHint (answers "value of <key>")
+//	counter              add a tool count that answers {"count": N, "pid": P}:
+//	                     N counts the calls this process answered (state a
+//	                     warm session keeps and a restart loses)
 //	calls=PATH           append "<tool> <arguments JSON>" to PATH for every tools/call
 //
 // Default tools: echo{message}, add{a,b:number}, struct (structuredContent
@@ -59,6 +62,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -160,6 +164,7 @@ func (m modeSet) has(k string) bool { _, ok := m[k]; return ok }
 
 type server struct {
 	modes modeSet
+	count atomic.Int64
 	mu    sync.Mutex
 	out   *bufio.Writer
 }
@@ -350,6 +355,9 @@ func (s *server) tools() []any {
 	str := map[string]any{"type": "string"}
 	num := map[string]any{"type": "number"}
 	var extra []any
+	if s.modes.has("counter") {
+		extra = append(extra, map[string]any{"name": "count", "description": "Counts its calls", "inputSchema": obj(map[string]any{})})
+	}
 	if s.modes.has("lookup") {
 		extra = append(extra, map[string]any{"name": "lookup", "description": "Looks a key up (read-only)", "inputSchema": obj(map[string]any{"key": str}, "key"),
 			"annotations": map[string]any{"readOnlyHint": true, "idempotentHint": true}})
@@ -397,6 +405,8 @@ func (s *server) call(id any, params map[string]any, reply func(any), rpcErr fun
 		}
 	}
 	switch name {
+	case "count":
+		reply(text(fmt.Sprintf(`{"count": %d, "pid": %d}`, s.count.Add(1), os.Getpid())))
 	case "lookup":
 		k, _ := args["key"].(string)
 		reply(text("value of " + k))

@@ -30,6 +30,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/instructions"
+	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -57,6 +58,11 @@ type Options struct {
 	// Log receives one diagnostic line per call (tool, outcome, duration) and
 	// server events; never arguments or values. Nil discards.
 	Log io.Writer
+	// ServerIdle is how long an MCP server a workflow used stays running,
+	// unused, for the next run (0: client.DefaultIdleTimeout). Servers are
+	// pooled across runs (issue #15) unless their config says
+	// "keep_alive": false.
+	ServerIdle time.Duration
 }
 
 // Server is pflow's MCP server.
@@ -79,6 +85,10 @@ func New(opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	// One pool of warm MCP sessions for every run this server makes.
+	a := *opts.App
+	a.MCPPool = client.NewPool(opts.ServerIdle, opts.Log)
+	opts.App = &a
 	s := &Server{opts: opts}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "pflow", Title: "pflow workflows", Version: opts.Version}, &mcp.ServerOptions{
@@ -100,7 +110,12 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 func (s *Server) Shutdown() {
 	s.cancel()
 	s.inflight.Wait()
+	// Then the warm MCP servers, and everything they started.
+	s.opts.App.MCPPool.Close()
 }
+
+// Pool is the server's pool of warm MCP sessions.
+func (s *Server) Pool() *client.Pool { return s.opts.App.MCPPool }
 
 // policy is the file-path policy for this server's transport.
 func (s *Server) policy() app.PathPolicy {

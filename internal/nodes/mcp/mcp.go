@@ -21,6 +21,9 @@ type Config struct {
 	Env func(string) (string, bool)
 	// Log receives warnings (undefined variables, server stderr hints).
 	Log io.Writer
+	// Pool keeps sessions open across runs in a long-lived process (nil:
+	// each run starts and stops its servers, D5).
+	Pool *client.Pool
 }
 
 type mcpNode struct{ cfg Config }
@@ -89,7 +92,9 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	var conn *client.Conn
 	if req.Scope != nil {
 		r, err := req.Scope.Resource("mcp:"+server, func() (io.Closer, error) {
-			return client.NewConn(n.cfg.ServersPath, server, env, log), nil
+			c := client.NewConn(n.cfg.ServersPath, server, env, log)
+			c.Pool = n.cfg.Pool
+			return c, nil
 		})
 		if err != nil {
 			return node.Fail(client.ErrorText(err), details()), nil
