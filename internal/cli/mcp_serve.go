@@ -22,6 +22,9 @@ func addMCPServeCmd(mcpCmd *cobra.Command, f *Factory) {
 		token     string
 		allowDirs []string
 		idle      time.Duration
+		wfTools   bool
+		workflows []string
+		noBuilder bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -37,10 +40,19 @@ launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR
 
 The MCP servers workflows use stay running between runs (warm sessions, shared by concurrent
 runs; a stateful server keeps its state) until unused for --server-idle, and stop with the
-server; a server's config may opt out with "keep_alive": false.`,
+server; a server's config may opt out with "keep_alive": false.
+
+With --workflow-tools (or --workflows a,b) each saved workflow is also a tool of its own: named
+after the workflow, described by it, its inputs as the input schema and its outputs as the output
+schema; calling it runs the workflow as workflow_execute does and answers its outputs as
+structuredContent. Saving or deleting a workflow (from the CLI or over MCP) updates the list and
+clients get notifications/tools/list_changed. Saved workflows are also resources
+(pflow://workflows/<name>), as are the newest run records (pflow://runs/<id>).`,
 		Example: `  pflow mcp serve
   pflow mcp serve --http 127.0.0.1:8765
-  PFLOW_MCP_TOKEN=secret pflow mcp serve --http 0.0.0.0:8765 --allow-dir ~/workflows`,
+  PFLOW_MCP_TOKEN=secret pflow mcp serve --http 0.0.0.0:8765 --allow-dir ~/workflows
+  pflow mcp serve --workflow-tools                          # the 14 tools plus one per saved workflow
+  pflow mcp serve --workflows changelog,release-notes --no-builder-tools`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -67,6 +79,10 @@ server; a server's config may opt out with "keep_alive": false.`,
 				AllowDirs:  dirs,
 				Log:        f.IO.ErrOut,
 				ServerIdle: idle,
+
+				WorkflowTools:  wfTools,
+				Workflows:      workflows,
+				NoBuilderTools: noBuilder,
 			})
 			if !cmd.Flags().Changed("http") {
 				if len(dirs) > 0 {
@@ -90,6 +106,9 @@ server; a server's config may opt out with "keep_alive": false.`,
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (host:port; a bare port binds 127.0.0.1) instead of stdio")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $PFLOW_MCP_TOKEN); required off loopback")
+	cmd.Flags().BoolVar(&wfTools, "workflow-tools", false, "publish every saved workflow as a tool of its own (input schema from its inputs, output schema from its outputs), kept in step with the library")
+	cmd.Flags().StringSliceVar(&workflows, "workflows", nil, "publish only these saved workflows as tools (comma-separated names; implies --workflow-tools)")
+	cmd.Flags().BoolVar(&noBuilder, "no-builder-tools", false, "leave out the 14 tools that discover, build, run and save workflows (with --workflows: a server of just those workflows)")
 	cmd.Flags().DurationVar(&idle, "server-idle", client.DefaultIdleTimeout, "how long an MCP server a workflow used stays running, unused, for the next run (servers with \"keep_alive\": false are never kept)")
 	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path (repeatable)")
 	mcpCmd.AddCommand(cmd)

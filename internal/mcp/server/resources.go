@@ -46,4 +46,17 @@ func (s *Server) addResources() {
 			"workflow_describe instead of reading files, store credentials with settings_set.",
 		MIMEType: "text/markdown",
 	}, text(SandboxInstructionsURI, instructions.Sandbox()))
+	// The library and the run records (listed by syncLibraryResources).
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: WorkflowURIPrefix + "{name}",
+		Name:        "Saved workflow",
+		Description: "A saved workflow's .pflow.md markdown, by name (workflow_list names them).",
+		MIMEType:    "text/markdown",
+	}, s.readLibraryResource)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: RunURIPrefix + "{id}",
+		Name:        "Run record",
+		Description: "A recorded run (the run_id of a workflow_execute result, or 'last'): status, every step with its outputs, as JSON.",
+		MIMEType:    "application/json",
+	}, s.readLibraryResource)
 }

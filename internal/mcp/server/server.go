@@ -63,13 +63,27 @@ type Options struct {
 	// pooled across runs (issue #15) unless their config says
 	// "keep_alive": false.
 	ServerIdle time.Duration
+	// WorkflowTools publishes every saved workflow as a tool of its own
+	// (issue #15), kept in step with the library; Workflows, when set,
+	// publishes only those. NoBuilderTools leaves out the 14 tools that
+	// discover, build and save workflows (a focused server).
+	WorkflowTools  bool
+	Workflows      []string
+	NoBuilderTools bool
 }
 
 // Server is pflow's MCP server.
 type Server struct {
-	opts  Options
-	mcp   *mcp.Server
-	tools []*toolDef
+	opts    Options
+	mcp     *mcp.Server
+	toolsMu sync.Mutex
+	tools   []*toolDef
+
+	wfMu    sync.Mutex
+	wfTools map[string]string // published workflow tools: name -> signature
+
+	resMu     sync.Mutex
+	resources map[string]string // listed library resources: URI -> signature
 
 	base     context.Context
 	cancel   context.CancelFunc
@@ -89,16 +103,25 @@ func New(opts Options) *Server {
 	a := *opts.App
 	a.MCPPool = client.NewPool(opts.ServerIdle, opts.Log)
 	opts.App = &a
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, wfTools: map[string]string{}, resources: map[string]string{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "pflow", Title: "pflow workflows", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions.Server(),
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		// Tools and resources change with the library: clients are told.
+		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{},
+			Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
 	})
-	for _, t := range s.toolDefs() {
-		s.addTool(t)
+	if !opts.NoBuilderTools {
+		for _, t := range s.toolDefs() {
+			s.addTool(t)
+		}
 	}
 	s.addResources()
+	if opts.WorkflowTools || len(opts.Workflows) > 0 {
+		s.syncWorkflowTools()
+	}
+	s.syncLibraryResources()
+	s.watchLibrary()
 	return s
 }
 
@@ -135,7 +158,10 @@ type toolDef struct {
 	description string
 	input       *jsonschema.Schema
 	// data is the schema of the success envelope's "data".
-	data        *jsonschema.Schema
+	data *jsonschema.Schema
+	// rawOutput, when set, is the whole output schema (a workflow tool's
+	// outputs), answered as a direct value instead of the envelope.
+	rawOutput   *jsonschema.Schema
 	readOnly    bool
 	destructive bool
 	idempotent  bool
@@ -180,14 +206,20 @@ func (s *Server) addTool(t *toolDef) {
 		panic(fmt.Sprintf("tool %s: input schema: %v", t.name, err))
 	}
 	t.resolved = rs
+	s.toolsMu.Lock()
 	s.tools = append(s.tools, t)
+	s.toolsMu.Unlock()
 	ro, destr, idem, open := t.readOnly, t.destructive, t.idempotent, t.openWorld
+	out := envelopeSchema(t.data)
+	if t.rawOutput != nil {
+		out = t.rawOutput
+	}
 	tool := &mcp.Tool{
 		Name:         t.name,
 		Title:        t.title,
 		Description:  t.description,
 		InputSchema:  t.input,
-		OutputSchema: envelopeSchema(t.data),
+		OutputSchema: out,
 		Annotations: &mcp.ToolAnnotations{
 			Title:           t.title,
 			ReadOnlyHint:    ro,
@@ -242,6 +274,9 @@ func (s *Server) handle(ctx context.Context, t *toolDef, req *mcp.CallToolReques
 		return s.render(a, env)
 	}
 	data, err := t.run(ctx, &call{req: req, args: args, app: a, srv: s})
+	if d, ok := data.(direct); ok && err == nil {
+		return s.renderDirect(a, d)
+	}
 	switch {
 	case err != nil:
 		env = errorEnvelope(err)
