@@ -19,7 +19,7 @@ import (
 // inode. It is derived data: a missing, stale or unreadable cache only costs
 // a JSON decode. Format: magic, key (size, mtime, inode), version, entries;
 // strings are uvarint-length-prefixed; Default and Enum values are JSON.
-const cacheMagic = "pflow-registry-cache-v3\n"
+const cacheMagic = "pflow-registry-cache-v4\n"
 
 var errBadCache = errors.New("bad registry cache")
 
@@ -98,6 +98,7 @@ func (e *encoder) fields(fs []node.Field) {
 			e.jsonValue(f.Enum)
 		}
 		e.fields(f.Structure)
+		e.str(string(f.Sink))
 	}
 }
 
@@ -245,6 +246,7 @@ func (d *decoder) fields(depth int) []node.Field {
 			f.Enum, _ = v.([]any)
 		}
 		f.Structure = d.fields(depth + 1)
+		f.Sink = node.Sink(d.str())
 	}
 	return out
 }

@@ -131,7 +131,7 @@ func TestLoadWithoutSchemasUsesAndInvalidatesCache(t *testing.T) {
 	ctx := context.Background()
 	e := mcpEntry("a", "x")
 	e.MCP.InputSchema = map[string]any{"type": "object"}
-	e.Interface.Params = []node.Field{{Key: "n", Type: "int", Default: int64(3), Enum: []any{int64(3), "x"}}}
+	e.Interface.Params = []node.Field{{Key: "n", Type: "int", Default: int64(3), Enum: []any{int64(3), "x"}}, {Key: "cmd", Type: "str", Sink: node.SinkShell}}
 	e.Interface.Outputs = []node.Field{{Key: "items", Type: "list[dict]", Description: "ünïcode", Structure: []node.Field{{Key: "id", Type: "int", Required: true}}}}
 	e.Interface.ExtraParams = true
 	s.Update(ctx, func(f *File) error { f.Nodes["mcp-a-x"] = e; return nil })

@@ -171,3 +171,25 @@ func TestPooledServerStopsWhenIdle(t *testing.T) {
 		t.Fatalf("after idling: count %d from pid %d", c, p)
 	}
 }
+
+// A run reads the registry; it never rewrites it. (It did, on every run of
+// a home with a registry cache: the cache lost the params' sink, so the
+// core entries always looked stale and registry.json was rewritten, with a
+// backup and an fsync, before each run.)
+func TestRunsDoNotRewriteTheRegistry(t *testing.T) {
+	a, _ := pooledApp(t, time.Hour)
+	runCount(t, a)
+	ino := func() uint64 {
+		st, err := os.Stat(a.Paths.Registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	before := ino()
+	runCount(t, a)
+	runCount(t, a)
+	if ino() != before {
+		t.Fatal("a run replaced registry.json")
+	}
+}

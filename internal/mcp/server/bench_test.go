@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,3 +105,48 @@ func TestBenchPrepareHome(t *testing.T) {
 }
 
 func newApp(env []string, log *faketest.Buffer) *app.App { return app.New(env, log) }
+
+// BenchmarkWarmSessionsVsDirect is issue #15's target, measured side by
+// side in one run by the TypeScript SDK client (testdata/peers/e2e/warm.mjs):
+// the median workflow_execute of a workflow of 3 calls to a node stdio
+// server (the reference "everything" server), from the second call on,
+// against the same 3 calls made by the client on its own open session.
+//
+//	go test -run '^$' -bench WarmSessions -benchtime 1x ./internal/mcp/server
+func BenchmarkWarmSessionsVsDirect(b *testing.B) {
+	dir, node := peers(b)
+	bin := buildPflow(b)
+	home := b.TempDir()
+	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	cfg := fmt.Sprintf(`{"everything": {"command": %q, "args": [%q, "stdio"]}}`, node, entry)
+	for _, args := range [][]string{{"mcp", "add", cfg}, {"mcp", "sync", "everything"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = testEnv(home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("pflow %v: %v\n%s", args, err, out)
+		}
+	}
+	wf := filepath.Join(home, "three-calls.pflow.md")
+	md := "# Three calls\nEchoes three times.\n\n## Steps\n"
+	for _, m := range []string{"one", "two", "three"} {
+		md += fmt.Sprintf("\n### %s\nEcho %s.\n- type: mcp-everything-echo\n- message: %s\n", m, m, m)
+	}
+	os.WriteFile(wf, []byte(md), 0o644)
+	for b.Loop() {
+		out := runNode(b, filepath.Join(dir, "e2e"), node, testEnv(home), "warm.mjs", bin, wf, entry, "40")
+		var r struct {
+			Direct float64 `json:"direct_median_ms"`
+			Pflow  float64 `json:"pflow_median_ms"`
+			Ratio  float64 `json:"ratio"`
+			First  float64 `json:"first_call_ms"`
+		}
+		line := out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			b.Fatalf("warm.mjs: %v\n%s", err, out)
+		}
+		b.ReportMetric(r.Direct, "direct-ms")
+		b.ReportMetric(r.Pflow, "pflow-ms")
+		b.ReportMetric(r.Ratio, "ratio")
+		b.ReportMetric(r.First, "first-call-ms")
+	}
+}

@@ -119,7 +119,7 @@ func startHTTP(t testing.TB, bin, home string, args ...string) (*exec.Cmd, strin
 	return nil, "", nil
 }
 
-func runNode(t *testing.T, dir, node string, env []string, args ...string) string {
+func runNode(t testing.TB, dir, node string, env []string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

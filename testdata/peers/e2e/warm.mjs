@@ -1,0 +1,64 @@
+// Warm MCP sessions through `pflow mcp serve` vs the same calls made
+// directly (issue #15, docs/BENCHMARKS.md), side by side in one run:
+//
+//   node warm.mjs <pflow-binary> <workflow-file> <server-entry.js> [rounds]
+//
+// direct: the TypeScript SDK client opens a session to the reference
+// "everything" server (node <server-entry.js> stdio) and times rounds of 3
+// sequential echo calls. pflow: the same client opens `pflow mcp serve`
+// (PFLOW_HOME prepared with that server synced) and times workflow_execute
+// of <workflow-file>, a workflow of the same 3 echo calls, from the second
+// call on. Prints {direct_median_ms, pflow_median_ms, ratio, first_call_ms}.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [bin, workflow, entry, roundsArg] = process.argv.slice(2);
+const rounds = Number(roundsArg ?? 30);
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+
+async function connect(command, args) {
+  const client = new Client({ name: "pflow-warm-bench", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command, args, env: process.env, stderr: "ignore" }));
+  return client;
+}
+
+const direct = await connect(process.execPath, [entry, "stdio"]);
+const threeCalls = async () => {
+  for (const m of ["one", "two", "three"]) {
+    const r = await direct.callTool({ name: "echo", arguments: { message: m } });
+    if (r.isError) throw new Error(JSON.stringify(r));
+  }
+};
+for (let i = 0; i < 3; i++) await threeCalls();
+const directTimes = [];
+for (let i = 0; i < rounds; i++) {
+  const t0 = process.hrtime.bigint();
+  await threeCalls();
+  directTimes.push(ms(t0));
+}
+await direct.close();
+
+const pflow = await connect(bin, ["mcp", "serve"]);
+const execute = async () => {
+  const r = await pflow.callTool({ name: "workflow_execute", arguments: { workflow, parameters: {} } });
+  if (r.isError) throw new Error(r.content[0].text);
+};
+let t0 = process.hrtime.bigint();
+await execute(); // starts the server
+const first = ms(t0);
+for (let i = 0; i < 2; i++) await execute();
+const pflowTimes = [];
+for (let i = 0; i < rounds; i++) {
+  t0 = process.hrtime.bigint();
+  await execute();
+  pflowTimes.push(ms(t0));
+}
+await pflow.close();
+
+const d = median(directTimes), p = median(pflowTimes);
+console.log(JSON.stringify({ rounds, direct_median_ms: +d.toFixed(3), pflow_median_ms: +p.toFixed(3), ratio: +(p / d).toFixed(2), first_call_ms: +first.toFixed(1) }));
