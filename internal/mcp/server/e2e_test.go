@@ -42,6 +42,7 @@ var (
 
 // TestMain removes the binary the end-to-end tests build.
 func TestMain(m *testing.M) {
+	faketest.MaybeRun() // the test binary doubles as a fake MCP server
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)

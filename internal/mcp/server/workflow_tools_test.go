@@ -241,3 +241,56 @@ func TestLibraryAndRunsAsResources(t *testing.T) {
 		t.Fatal("a path-like workflow resource was read")
 	}
 }
+
+// Through the real `pflow mcp serve`: a stateful MCP server keeps its state
+// across two workflow_execute calls, and when the serve process ends
+// (its client closes stdin) the server it kept warm ends too.
+func TestE2EWarmServerAcrossCallsAndGoneAfterServe(t *testing.T) {
+	bin := buildPflow(t)
+	home := t.TempDir()
+	id := faketest.NewID()
+	cfg, _ := json.Marshal(map[string]any{"counter": faketest.Entry(id, "", "counter")})
+	for _, args := range [][]string{{"mcp", "add", string(cfg)}, {"mcp", "sync", "counter"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = testEnv(home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("pflow %v: %v\n%s", args, err, out)
+		}
+	}
+	wf := "# Count\nCalls the counter.\n\n## Steps\n\n### c\nCount.\n- type: mcp-counter-count\n\n## Outputs\n\n### out\nThe count.\n- source: ${c.result}\n"
+	serve := exec.Command(bin, "mcp", "serve")
+	serve.Env = testEnv(home)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: serve}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []string
+	for range 2 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_execute", Arguments: map[string]any{"workflow": wf}})
+		if err != nil || res.IsError {
+			t.Fatalf("workflow_execute: %v %+v", err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		// The count is in the outputs, as JSON text or as an object.
+		m := regexp.MustCompile(`count\\?": ?(\d+)`).FindStringSubmatch(string(b))
+		if m == nil {
+			t.Fatalf("no count in %s", b)
+		}
+		counts = append(counts, m[1])
+	}
+	if strings.Join(counts, ",") != "1,2" {
+		t.Fatalf("counts %v: the server did not stay warm between calls", counts)
+	}
+	if len(faketest.Leftovers(id)) == 0 {
+		t.Fatal("the warm server is not running between calls: the test proves nothing")
+	}
+	cs.Close() // closes serve's stdin: it shuts down
+	deadline := time.Now().Add(30 * time.Second)
+	for len(faketest.Leftovers(id)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the warm server outlived pflow mcp serve: %v", faketest.Leftovers(id))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
