@@ -2,8 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	goruntime "runtime"
 	"sort"
 	"strings"
 
@@ -31,6 +35,8 @@ func newMCPCmd(f *Factory) *cobra.Command {
 		newMCPToolsCmd(f),
 		newMCPInfoCmd(f),
 		newMCPTestCmd(f),
+		newMCPLoginCmd(f),
+		newMCPLogoutCmd(f),
 	)
 	addMCPServeCmd(cmd, f)
 	return cmd
@@ -134,6 +140,10 @@ func newMCPListCmd(f *Factory) *cobra.Command {
 					fmt.Fprintf(out, "    URL: %s\n", value.Stringify(c["url"]))
 					if a, ok := c["auth"].(map[string]any); ok {
 						fmt.Fprintf(out, "    Auth Type: %s\n", value.Stringify(a["type"]))
+					} else if state := f.App.MCPAuthState(name); state != "" {
+						fmt.Fprintf(out, "    Sign-in: %s\n", state)
+					} else {
+						fmt.Fprintf(out, "    Sign-in: none (if the server asks for one: pflow mcp login %s)\n", name)
 					}
 					if h, ok := c["headers"].(map[string]any); ok && len(h) > 0 {
 						fmt.Fprintf(out, "    Headers: %s\n", kvList(h))
@@ -159,6 +169,93 @@ func kvList(m map[string]any) string {
 		parts = append(parts, k+"="+value.Stringify(m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+func newMCPLoginCmd(f *Factory) *cobra.Command {
+	var noBrowser bool
+	cmd := &cobra.Command{
+		Use:   "login <server>",
+		Short: "Sign in to a remote MCP server (OAuth) once; runs then use and refresh the token",
+		Long: `Signs in to a remote (streamable HTTP) MCP server that asks for OAuth: pflow discovers the
+server's authorization server, registers itself (or uses "oauth": {"client_id", "client_secret"}
+from the server's config), prints the sign-in URL and opens it in a browser when one is
+available, and waits for the redirect to a one-off address on 127.0.0.1. The token is stored
+in $PFLOW_HOME/oauth/<server>.json (mode 0600), refreshed automatically, and never printed.
+Scopes listed in "oauth": {"scopes": [...]} are requested and must be granted.
+
+Runs, pflow mcp sync and pflow mcp serve never open a browser: a server that needs a sign-in
+pflow does not have fails at once, naming this command.`,
+		Example: `  pflow mcp login linear
+  pflow mcp login linear --no-browser   # only print the URL`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := client.LoginOptions{Out: f.IO.ErrOut}
+			if !noBrowser {
+				o.Open = openBrowser
+			}
+			r, err := f.App.MCPLogin(cmd.Context(), args[0], o)
+			if err != nil {
+				return err
+			}
+			msg := fmt.Sprintf("✓ Signed in to %s", r.Server)
+			if len(r.Scopes) > 0 {
+				msg += " (scopes: " + strings.Join(r.Scopes, " ") + ")"
+			}
+			fmt.Fprintln(f.IO.Out, f.IO.OutStyle().Success(msg))
+			if !r.ExpiresAt.IsZero() {
+				how := "it is refreshed automatically"
+				if !r.Refresh {
+					how = "no refresh token was granted: sign in again then"
+				}
+				fmt.Fprintf(f.IO.Out, "  The token expires at %s; %s.\n", r.ExpiresAt.Local().Format("2006-01-02 15:04"), how)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "only print the sign-in URL (also the default when no browser can be opened)")
+	return cmd
+}
+
+func newMCPLogoutCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "logout <server>",
+		Short: "Forget a remote MCP server's stored sign-in",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			had, err := f.App.MCPLogout(args[0])
+			if err != nil {
+				return err
+			}
+			if !had {
+				fmt.Fprintf(f.IO.Out, "Not signed in to %s: nothing to forget.\n", args[0])
+				return nil
+			}
+			fmt.Fprintf(f.IO.Out, "✓ Signed out of %s (its stored token is deleted)\n", args[0])
+			return nil
+		},
+	}
+}
+
+// openBrowser opens url with the system's opener when a desktop session
+// seems to be there; an error means "print it and let the person open it".
+func openBrowser(url string) error {
+	var name string
+	switch {
+	case os.Getenv("BROWSER") != "":
+		name = os.Getenv("BROWSER")
+	case goruntime.GOOS == "darwin":
+		name = "open"
+	case os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != "":
+		name = "xdg-open"
+	default:
+		return errors.New("no desktop session")
+	}
+	cmd := exec.Command(name, url)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
 }
 
 func newMCPRemoveCmd(f *Factory) *cobra.Command {

@@ -346,6 +346,32 @@ func ValidateEntry(name string, cfg map[string]any) error {
 				return wrap(verr("Headers must be a dictionary"))
 			}
 		}
+		if o, ok := cfg["oauth"]; ok && o != nil {
+			m, isMap := o.(map[string]any)
+			if !isMap {
+				return wrap(verr("oauth must be an object: {\"client_id\": ..., \"client_secret\": ..., \"scopes\": [...]} (all optional)"))
+			}
+			for k, v := range m {
+				switch k {
+				case "client_id", "client_secret":
+					if _, isStr := v.(string); !isStr {
+						return wrap(verr("oauth.%s must be a string", k))
+					}
+				case "scopes":
+					l, isList := v.([]any)
+					if !isList {
+						return wrap(verr("oauth.scopes must be a list of scope names"))
+					}
+					for _, s := range l {
+						if _, isStr := s.(string); !isStr {
+							return wrap(verr("oauth.scopes must be a list of scope names"))
+						}
+					}
+				default:
+					return wrap(verr("oauth: unknown key %q (client_id, client_secret, scopes)", k))
+				}
+			}
+		}
 		if v, ok := cfg["sse_timeout"]; ok && v != nil {
 			if f, isNum := number(v); !isNum || f <= 0 {
 				return wrap(verr("SSE timeout must be a positive number"))

@@ -40,6 +40,11 @@ func addEntrySecrets(red *trace.Redactor, cfg map[string]any) {
 			red.AddSecretsIn(m)
 		}
 	}
+	if m, ok := cfg["oauth"].(map[string]any); ok {
+		if s, ok := m["client_secret"].(string); ok {
+			red.AddSecret("oauth client_secret", s)
+		}
+	}
 	if m, ok := cfg["auth"].(map[string]any); ok {
 		for _, k := range []string{"token", "key", "password"} {
 			if s, ok := m[k].(string); ok {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"io"
 	"net/http"
 	"strings"
@@ -42,6 +43,15 @@ type Server struct {
 	MaxMemoryMB    int
 	// MaxResponseMB bounds one message from a stdio server ("max_response_mb").
 	MaxResponseMB int
+	// OAuth sign-in (issue #13): TokenFile is where the server's stored
+	// sign-in lives ("" : no sign-in is used); OAuthScopes are scopes the
+	// config requires; OAuthClientID/Secret a pre-registered client.
+	TokenFile                        string
+	OAuthScopes                      []string
+	OAuthClientID, OAuthClientSecret string
+	// oauth, when set, replaces the run's non-interactive OAuth handler (an
+	// interactive sign-in: Login, ConnectSignIn).
+	oauth auth.OAuthHandler
 	// KeepAlive lets a long-lived pflow (pflow mcp serve) keep the session
 	// open across runs ("keep_alive", default true; see Pool).
 	KeepAlive bool
@@ -119,6 +129,15 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 			return nil, err
 		}
 		s.Headers = BuildHeaders(name, cfg, log)
+		if o, ok := cfg["oauth"].(map[string]any); ok {
+			s.OAuthClientID, _ = o["client_id"].(string)
+			s.OAuthClientSecret, _ = o["client_secret"].(string)
+			if l, ok := o["scopes"].([]any); ok {
+				for _, sc := range l {
+					s.OAuthScopes = append(s.OAuthScopes, value.Stringify(sc))
+				}
+			}
+		}
 	}
 	e.WarnMissing(log, name)
 	// Literal secrets written into the config are redacted too.
@@ -243,5 +262,9 @@ func LoadServer(path, name string, lookup func(string) (string, bool), log io.Wr
 	if !ok {
 		return nil, notConfigured(name, f)
 	}
-	return Resolve(name, raw, lookup, log)
+	s, err := Resolve(name, raw, lookup, log)
+	if err == nil && s.Transport != "stdio" {
+		s.TokenFile = TokenPath(path, name)
+	}
+	return s, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/pflow-go/pflow/internal/pferr"
 )
@@ -80,7 +81,17 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		s.rt = &recordingTransport{base: httpTransport(srv), headers: srv.Headers, sse: srv.Transport == "sse"}
 		hc := &http.Client{Transport: s.rt}
 		if srv.Transport == "http" {
-			transport = &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
+			st := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
+			switch {
+			case srv.oauth != nil:
+				st.OAuthHandler = srv.oauth
+			case srv.TokenFile != "" && srv.Headers["Authorization"] == "":
+				// A stored sign-in is sent and refreshed; a server that asks
+				// for one pflow does not have fails the connect at once.
+				actx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: httpTransport(srv), Timeout: 30 * time.Second})
+				st.OAuthHandler = &runAuth{srv: srv, path: srv.TokenFile, ctx: actx}
+			}
+			transport = st
 		} else {
 			transport = &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}
 		}

@@ -8,9 +8,12 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/mcp/client"
@@ -36,11 +39,32 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, client.ErrorText(err))
 		return 1
 	}
-	sess, err := client.Connect(ctx, srv, stderr)
+	// A server that asks for OAuth (the auth/* scenarios) gets pflow's
+	// sign-in, as `pflow mcp login` runs it, with the browser step done by
+	// following the authorization server's redirect over HTTP; the run then
+	// connects with the stored token, as a workflow would.
+	dir, err := os.MkdirTemp("", "pflow-conformance-")
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	srv.TokenFile = filepath.Join(dir, "conformance.json")
+	// A pre-registered client comes in the scenario's context.
+	var sc struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
+		json.Unmarshal([]byte(c), &sc)
+	}
+	srv.OAuthClientID, srv.OAuthClientSecret = sc.ClientID, sc.ClientSecret
+	sess, done, err := client.ConnectSignIn(ctx, srv, srv.TokenFile, client.LoginOptions{Out: stderr, Fetch: FollowRedirects})
 	if err != nil {
 		fmt.Fprintln(stderr, client.ErrorText(err))
 		return 1
 	}
+	defer done()
 	defer sess.Close()
 	tools, err := sess.ListTools(ctx)
 	if err != nil {
@@ -87,4 +111,20 @@ func sampleArgs(schema any) map[string]any {
 		}
 	}
 	return out
+}
+
+// FollowRedirects is the browser of an automated sign-in: it opens the
+// authorization URL and follows the authorization server's redirects to
+// the loopback redirect URI, which completes the sign-in.
+func FollowRedirects(ctx context.Context, authURL string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
 }

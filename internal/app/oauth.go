@@ -1,0 +1,59 @@
+package app
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/settings"
+)
+
+// LoginReport is what pflow mcp login reports (never the token).
+type LoginReport struct {
+	Server    string    `json:"server"`
+	Scopes    []string  `json:"granted_scopes,omitempty"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	Refresh   bool      `json:"refreshable"`
+	TokenFile string    `json:"token_file"`
+}
+
+// MCPLogin signs in to a remote server interactively (issue #13) and
+// stores the token under $PFLOW_HOME/oauth.
+func (a *App) MCPLogin(ctx context.Context, name string, o client.LoginOptions) (*LoginReport, error) {
+	st, _ := settings.Load(a.Paths.Settings, io.Discard)
+	srv, err := client.LoadServer(a.Paths.MCPServers, name, a.EnvLookup(st), a.Log)
+	if err != nil {
+		return nil, err
+	}
+	if srv.Transport == "stdio" {
+		return nil, pferr.Newf(pferr.Validation, "Server %s is a local (stdio) server: there is nothing to sign in to", name).
+			WithHint("Sign-in is for remote servers (\"type\": \"http\"); a local server gets its credentials from \"env\".")
+	}
+	tok, err := client.Login(ctx, srv, srv.TokenFile, o)
+	if err != nil {
+		return nil, err
+	}
+	a.Secrets.AddSecret("oauth access token", tok.Token.AccessToken)
+	a.Secrets.AddSecret("oauth refresh token", tok.Token.RefreshToken)
+	return &LoginReport{Server: name, Scopes: tok.Granted, ExpiresAt: tok.Token.Expiry, Refresh: tok.Token.RefreshToken != "", TokenFile: srv.TokenFile}, nil
+}
+
+// MCPLogout forgets a server's stored sign-in; false when there was none.
+func (a *App) MCPLogout(name string) (bool, error) {
+	if _, err := a.MCPServers(); err != nil {
+		return false, err
+	}
+	return client.DeleteToken(client.TokenPath(a.Paths.MCPServers, name))
+}
+
+// MCPAuthState says whether a remote server has a stored sign-in ("" when
+// it has none).
+func (a *App) MCPAuthState(name string) string {
+	st, err := client.LoadToken(client.TokenPath(a.Paths.MCPServers, name))
+	if err != nil {
+		return "stored sign-in unreadable: run pflow mcp login " + name
+	}
+	return client.AuthState(st, a.Now())
+}
