@@ -354,6 +354,7 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 		r.Error = client.ErrorText(err)
 		return r
 	}
+	a.withSignIn(srv)
 	tools, err := client.Discover(ctx, srv, a.Log)
 	if err != nil {
 		r.Error = client.ErrorText(err)
@@ -763,6 +764,7 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 		start := time.Now()
 		srv, err := client.Resolve(name, raw, lookup, io.Discard)
 		if err == nil {
+			a.withSignIn(srv)
 			var s *client.Session
 			if s, err = client.Connect(ctx, srv, io.Discard); err == nil {
 				var tools []*mcp.Tool

@@ -57,3 +57,11 @@ func (a *App) MCPAuthState(name string) string {
 	}
 	return client.AuthState(st, a.Now())
 }
+
+// withSignIn lets a remote server's connection use its stored sign-in (as
+// client.LoadServer does for runs).
+func (a *App) withSignIn(srv *client.Server) {
+	if srv.Transport != "stdio" {
+		srv.TokenFile = client.TokenPath(a.Paths.MCPServers, srv.Name)
+	}
+}

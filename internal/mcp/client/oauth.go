@@ -236,7 +236,7 @@ type LoginOptions struct {
 // listener and go-sdk's authorization-code handler, which stores every
 // token it obtains (the first, and one after a scope step-up).
 type signIn struct {
-	h        *auth.AuthorizationCodeHandler
+	h        auth.OAuthHandler
 	captured *StoredToken
 	saveErr  error
 	close    func()
@@ -346,8 +346,28 @@ func newSignIn(srv *Server, path string, o LoginOptions) (*signIn, error) {
 		si.close()
 		return nil, pferr.Newf(pferr.Validation, "cannot sign in to %s: %v", srv.Name, err)
 	}
-	si.h = h
+	si.h = signInHandler{h, srv}
 	return si, nil
+}
+
+// signInHandler words a failed sign-in: the cause (an unreachable or
+// misconfigured authorization server, a refused grant) instead of a bare
+// "401".
+type signInHandler struct {
+	*auth.AuthorizationCodeHandler
+	srv *Server
+}
+
+func (h signInHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if err := h.AuthorizationCodeHandler.Authorize(ctx, req, resp); err != nil {
+		var pe *pferr.Error
+		if errors.As(err, &pe) || ctx.Err() != nil {
+			return err
+		}
+		return pferr.Newf(pferr.Execution, "sign-in to %s failed: %s", h.srv.Name, h.srv.Redact(err.Error())).
+			WithHint(fmt.Sprintf("Check \"url\" of server '%s' and that its authorization server is reachable, then run pflow mcp login %s again.", h.srv.Name, h.srv.Name))
+	}
+	return nil
 }
 
 // ConnectSignIn connects to srv like Connect, but answers the server's
