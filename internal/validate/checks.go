@@ -21,6 +21,22 @@ import (
 // engineControls are step params the engine consumes (D15).
 var engineControls = []string{"retries", "retry_wait"}
 
+// ArgsParam is an MCP step's block of tool arguments, passed verbatim: the
+// way to set an argument named like a step key or control (issue #12).
+const ArgsParam = "args"
+
+// mcpControls are the step params an MCP step consumes itself (the call
+// timeout, the engine's retries).
+var mcpControls = []string{"timeout", "retries", "retry_wait"}
+
+// controlWhat says what a step key or control sets.
+var controlWhat = map[string]string{"type": "node type", "timeout": "call timeout (seconds)", "retries": "retry count", "retry_wait": "wait between retries"}
+
+func declares(s *node.Spec, key string) bool {
+	_, ok := s.Interface.Param(key)
+	return ok
+}
+
 // stepKeys are the other keys a step line may hold; they are candidates for
 // did-you-mean when a param is unknown (e.g. on_eror).
 var stepKeys = []string{"type", "on_error", "batch"}
@@ -1339,16 +1355,60 @@ func (v *validator) unknownParams() {
 				mapped[p] = true
 			}
 		}
+		// An MCP tool's arguments named like a step key or control (type,
+		// timeout, retries, retry_wait) are written in the step's args
+		// block (issue #12 item 1): '- args: {type: jpeg}'.
+		isMCP := strings.HasPrefix(n.Type, "mcp-")
+		var args map[string]any
+		if raw, ok := n.Params[ArgsParam]; ok && isMCP {
+			// A map is always the block (a tool argument named args goes
+			// inside it: '- args: {args: ...}'); anything else is the
+			// tool's own argument args, when it has one.
+			m, isMap := raw.(map[string]any)
+			if !isMap && (spec == nil || !declares(spec, ArgsParam)) {
+				v.add(layerParams, Diagnostic{
+					Message: fmt.Sprintf("Node '%s' (%s): 'args' must map the tool's argument names to values, got %s", n.ID, n.Type, value.TypeName(raw)),
+					NodeID:  n.ID, Param: ArgsParam, Line: n.Line,
+					Hint: "Write the tool's arguments under args, e.g. '- args: {type: jpeg, timeout: 5000}' or a ```yaml args block.",
+				})
+			}
+			args = m
+		}
+		given := func(k string) (any, bool) {
+			if a, ok := args[k]; ok {
+				return a, true
+			}
+			if isMCP && (slices.Contains(mcpControls, k) || (k == ArgsParam && args != nil)) {
+				return nil, false // the step's control or block, not the tool's argument
+			}
+			val, ok := n.Params[k]
+			return val, ok
+		}
+		if isMCP && spec != nil {
+			for _, k := range mcpControls {
+				if _, set := n.Params[k]; set && declares(spec, k) {
+					if _, inArgs := args[k]; !inArgs {
+						v.add(layerParams, Diagnostic{Severity: SeverityWarning,
+							Message: fmt.Sprintf("Step '%s': '- %s:' is the step's %s, not the argument '%s' of tool %s, which stays unset", n.ID, k, controlWhat[k], k, n.Type),
+							NodeID:  n.ID, Param: k, Line: n.Line,
+							Hint: fmt.Sprintf("To pass the tool's '%s', write it under args: '- args: {%s: ...}' (both may be set).", k, k)})
+					}
+				}
+			}
+		}
 		// Missing required params.
 		if spec != nil {
 			for _, f := range spec.Interface.Params {
 				if !f.Required || f.Default != nil || mapped[f.Key] {
 					continue
 				}
-				if _, ok := n.Params[f.Key]; ok {
+				if _, ok := given(f.Key); ok {
 					continue
 				}
 				hint := fmt.Sprintf("Add '- %s: ...' to step '%s'.", f.Key, n.ID)
+				if isMCP && (f.Key == "type" || slices.Contains(mcpControls, f.Key)) {
+					hint = fmt.Sprintf("'- %s:' would set the step's %s; pass the tool's argument under args: '- args: {%s: ...}' in step '%s'.", f.Key, controlWhat[f.Key], f.Key, n.ID)
+				}
 				if f.Description != "" {
 					hint += "\n" + f.Key + ": " + f.Description
 				}
@@ -1360,7 +1420,7 @@ func (v *validator) unknownParams() {
 		}
 		if spec != nil {
 			for _, f := range spec.Interface.Params {
-				if val, ok := n.Params[f.Key]; ok && !mapped[f.Key] {
+				if val, ok := given(f.Key); ok && !mapped[f.Key] {
 					if msg, fix := literalMismatch(f, val); msg != "" {
 						v.add(layerParams, Diagnostic{
 							Message: fmt.Sprintf("Node '%s' (%s): parameter '%s' %s", n.ID, n.Type, f.Key, msg),
@@ -1374,11 +1434,21 @@ func (v *validator) unknownParams() {
 		if len(known) == 0 || (spec != nil && spec.Interface.ExtraParams) {
 			continue // the node says it takes params it does not list
 		}
+		for _, p := range value.SortedKeys(args) {
+			if !slices.Contains(known, p) {
+				msg := fmt.Sprintf("Node '%s' (%s): unknown argument '%s' in args.", n.ID, n.Type, p)
+				if s := suggest.Closest(p, known, 1, 0.4); len(s) > 0 {
+					msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
+				}
+				v.add(layerParams, Diagnostic{Message: msg, NodeID: n.ID, Param: ArgsParam, Line: n.Line,
+					Hint: fmt.Sprintf("Arguments of %s: %s (see 'pflow registry describe %s').", n.Type, strings.Join(known, ", "), n.Type)})
+			}
+		}
 		for _, p := range value.SortedKeys(n.Params) {
 			if slices.Contains(known, p) || slices.Contains(engineControls, p) || strings.HasPrefix(p, "__") {
 				continue
 			}
-			if p == "timeout" && strings.HasPrefix(n.Type, "mcp-") {
+			if isMCP && (p == "timeout" || (p == ArgsParam && args != nil)) {
 				continue
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)

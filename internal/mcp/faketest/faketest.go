@@ -42,6 +42,9 @@
 //	counter              add a tool count that answers {"count": N, "pid": P}:
 //	                     N counts the calls this process answered (state a
 //	                     warm session keeps and a restart loses)
+//	collide              add a tool shoot{type (required enum png|jpeg), timeout,
+//	                     retries: integer} whose arguments are named like step
+//	                     keys; it answers the arguments it got, as JSON
 //	calls=PATH           append "<tool> <arguments JSON>" to PATH for every tools/call
 //
 // Default tools: echo{message}, add{a,b:number}, struct (structuredContent
@@ -355,6 +358,11 @@ func (s *server) tools() []any {
 	str := map[string]any{"type": "string"}
 	num := map[string]any{"type": "number"}
 	var extra []any
+	if s.modes.has("collide") {
+		integer := map[string]any{"type": "integer"}
+		extra = append(extra, map[string]any{"name": "shoot", "description": "Takes a screenshot", "inputSchema": obj(map[string]any{
+			"type": map[string]any{"type": "string", "enum": []any{"png", "jpeg"}}, "timeout": integer, "retries": integer}, "type")})
+	}
 	if s.modes.has("counter") {
 		extra = append(extra, map[string]any{"name": "count", "description": "Counts its calls", "inputSchema": obj(map[string]any{})})
 	}
@@ -405,6 +413,9 @@ func (s *server) call(id any, params map[string]any, reply func(any), rpcErr fun
 		}
 	}
 	switch name {
+	case "shoot":
+		b, _ := json.Marshal(args)
+		reply(text(string(b)))
 	case "count":
 		reply(text(fmt.Sprintf(`{"count": %d, "pid": %d}`, s.count.Add(1), os.Getpid())))
 	case "lookup":

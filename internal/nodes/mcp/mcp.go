@@ -40,15 +40,24 @@ const (
 // controls are node controls, never forwarded to the tool.
 var controls = map[string]bool{"timeout": true, "retries": true, "retry_wait": true}
 
+// ArgsParam is the step's block of tool arguments passed verbatim: the way
+// to pass an argument named like a step key or control (type, timeout,
+// retries, retry_wait), e.g. '- args: {type: jpeg}' (issue #12 item 1).
+const ArgsParam = "args"
+
 // ToolArgs returns the params that become tool arguments: everything but
 // "__…" keys, the runtime's "_<param>_source_line" annotations and node
-// controls such as timeout.
+// controls such as timeout, then the entries of the args block, which win.
 func ToolArgs(params map[string]any) map[string]any {
 	out := map[string]any{}
+	block, hasBlock := params[ArgsParam].(map[string]any)
 	for k, v := range params {
-		if strings.HasPrefix(k, "__") || controls[k] || (strings.HasPrefix(k, "_") && strings.HasSuffix(k, "_source_line")) {
+		if strings.HasPrefix(k, "__") || controls[k] || (strings.HasPrefix(k, "_") && strings.HasSuffix(k, "_source_line")) || (hasBlock && k == ArgsParam) {
 			continue
 		}
+		out[k] = v
+	}
+	for k, v := range block {
 		out[k] = v
 	}
 	return out

@@ -1,0 +1,89 @@
+package apptest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pflow-go/pflow/internal/app"
+)
+
+// runMD runs a workflow written as markdown (or JSON IR) on a.
+func runMD(t *testing.T, a *app.App, name, src string) *app.RunOutcome {
+	t.Helper()
+	wf := filepath.Join(t.TempDir(), name)
+	os.WriteFile(wf, []byte(src), 0o644)
+	target, err := a.ResolveTarget(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Run(context.Background(), app.RunRequest{Target: target, NoTrace: true, NoRecord: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Tool arguments named like step keys and controls (a screenshot tool's
+// type, a wait tool's timeout) are written in the step's args block, in
+// markdown and in JSON IR; the step's own controls stay what they are
+// (issue #12 item 1).
+func TestToolArgumentsNamedLikeStepKeys(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake", "collide")
+	if _, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := func(out *app.RunOutcome) map[string]any {
+		t.Helper()
+		if len(out.ValidationErrors) > 0 || out.Result == nil || !out.Result.Success() {
+			t.Fatalf("run: %+v %+v", out.ValidationErrors, out.Result)
+		}
+		var m map[string]any
+		b, _ := json.Marshal(out.Result.Outputs["sent"])
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("outputs %s: %v", b, err)
+		}
+		return m
+	}
+	const outputs = "\n## Outputs\n\n### sent\nWhat the tool got.\n- source: ${shot.result}\n"
+	inline := "# Shot\nA screenshot.\n\n## Steps\n\n### shot\nShoot.\n- type: mcp-fake-shoot\n- timeout: 30\n- retries: 1\n- args: {type: jpeg, timeout: 5000}\n" + outputs
+	if m := got(runMD(t, a, "inline.pflow.md", inline)); m["type"] != "jpeg" || m["timeout"] != float64(5000) || m["retries"] != nil {
+		t.Fatalf("the tool got %v; want type jpeg and timeout 5000 only", m)
+	}
+	block := "# Shot\nA screenshot.\n\n## Steps\n\n### shot\nShoot.\n- type: mcp-fake-shoot\n\n```yaml args\ntype: png\nretries: 3\n```\n" + outputs
+	if m := got(runMD(t, a, "block.pflow.md", block)); m["type"] != "png" || m["retries"] != float64(3) {
+		t.Fatalf("the tool got %v from the yaml args block", m)
+	}
+	ir := `{"ir_version": "0.1.0", "nodes": [{"id": "shot", "type": "mcp-fake-shoot", "params": {"timeout": 30, "args": {"type": "jpeg", "retries": 2}}}],
+	 "edges": [], "outputs": {"sent": {"source": "${shot.result}"}}}`
+	if m := got(runMD(t, a, "ir.json", ir)); m["type"] != "jpeg" || m["retries"] != float64(2) || m["timeout"] != nil {
+		t.Fatalf("the tool got %v from JSON IR", m)
+	}
+
+	// Without the block, a required argument named like a step key is
+	// missing, and the error says how to write it; a control the tool also
+	// has is the step's, with a warning saying so.
+	out := runMD(t, a, "missing.pflow.md", "# Shot\nA screenshot.\n\n## Steps\n\n### shot\nShoot.\n- type: mcp-fake-shoot\n- timeout: 30\n")
+	var msgs []string
+	for _, d := range append(out.ValidationErrors, out.Warnings...) {
+		msgs = append(msgs, d.Message+" | "+d.Hint)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{
+		"missing required parameter 'type' | '- type:' would set the step's node type; pass the tool's argument under args: '- args: {type: ...}'",
+		"Step 'shot': '- timeout:' is the step's call timeout (seconds), not the argument 'timeout' of tool mcp-fake-shoot, which stays unset",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("diagnostics lack %q:\n%s", want, all)
+		}
+	}
+	// A misspelt argument in the block is named.
+	out = runMD(t, a, "typo.pflow.md", "# Shot\nA screenshot.\n\n## Steps\n\n### shot\nShoot.\n- type: mcp-fake-shoot\n- args: {type: png, timeuot: 3}\n")
+	if len(out.ValidationErrors) != 1 || !strings.Contains(out.ValidationErrors[0].Message, "unknown argument 'timeuot' in args. Did you mean 'timeout'?") {
+		t.Fatalf("typo in args: %+v", out.ValidationErrors)
+	}
+}
