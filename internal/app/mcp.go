@@ -464,6 +464,8 @@ func BuildMCPEntries(server string, tools []*mcp.Tool) (map[string]*registry.Ent
 				Description: desc,
 				Params:      params,
 				Outputs:     client.OutputFields(t.OutputSchema),
+				// The seed's entry shape; the error classes an MCP step may
+				// also take are allowed by validation for every mcp- type.
 				Actions:     []string{"default", "error"},
 				ExtraParams: in["additionalProperties"] == true || asObject(in["additionalProperties"]),
 			},

@@ -218,6 +218,50 @@ type Result struct {
 	// line break): the runtime does not retry it, even when the step sets
 	// retries.
 	Permanent bool
+	// Class says what kind of failure an error result is (one of
+	// ErrorClasses): an edge may route on it ('on: {rate_limited: wait}'),
+	// falling back to the error edge; ${step.error_class} holds it.
+	Class string
+	// RetryAfter is how long the service asked the caller to wait before
+	// trying again (HTTP Retry-After); a retry waits at least this long.
+	RetryAfter time.Duration
+}
+
+// Error classes of failed http and MCP steps (DESIGN D20, seed 003 §7.2).
+const (
+	ClassRateLimited   = "rate_limited"
+	ClassAuthFailed    = "auth_failed"
+	ClassNotFound      = "not_found"
+	ClassTimeout       = "timeout"
+	ClassServerError   = "server_error"
+	ClassNetworkError  = "network_error"
+	ClassInvalidParams = "invalid_params"
+	ClassToolError     = "tool_error"
+)
+
+// ErrorClasses lists the error classes, for the actions of the nodes that
+// produce them.
+func ErrorClasses() []string {
+	return []string{ClassRateLimited, ClassAuthFailed, ClassNotFound, ClassTimeout, ClassServerError, ClassNetworkError, ClassInvalidParams, ClassToolError}
+}
+
+// ClassOfStatus is the error class of an HTTP status ("" when none fits).
+func ClassOfStatus(code int) string {
+	switch {
+	case code == 429:
+		return ClassRateLimited
+	case code == 401 || code == 403:
+		return ClassAuthFailed
+	case code == 404 || code == 410:
+		return ClassNotFound
+	case code == 408 || code == 504:
+		return ClassTimeout
+	case code == 400 || code == 422:
+		return ClassInvalidParams
+	case code >= 500:
+		return ClassServerError
+	}
+	return ""
 }
 
 // Ok returns a default-action result.

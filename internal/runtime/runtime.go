@@ -102,7 +102,9 @@ type Step struct {
 	Params   map[string]any `json:"-"`
 	Outputs  map[string]any `json:"-"`
 	Error    string         `json:"error,omitempty"`
-	Batch    *BatchSummary  `json:"-"`
+	// Class is the error class of a failed http or MCP step (node.Class*).
+	Class string        `json:"error_class,omitempty"`
+	Batch *BatchSummary `json:"-"`
 	// Children are the steps of a nested workflow.
 	Children []*Step `json:"-"`
 	// Source says where the outcome came from: "" when the node ran,
@@ -298,6 +300,15 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 			break
 		}
 		action := step.Action
+		failed := isErrorAction(action)
+		if failed && step.Class != "" {
+			// A failure's class routes it when the step has an edge for it
+			// ('on: {rate_limited: wait}'); otherwise the error edge does.
+			if _, ok := succ[cur.ID][step.Class]; ok {
+				action = step.Class
+				step.Action = action
+			}
+		}
 		next, ok := succ[cur.ID][action]
 		if !ok {
 			if isErrorAction(action) {
@@ -310,7 +321,7 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 			}
 			break
 		}
-		if isErrorAction(action) {
+		if failed {
 			f.res.Warnings = append(f.res.Warnings, Warning{NodeID: cur.ID, Type: "handled_error",
 				Message: fmt.Sprintf("step '%s' failed and the workflow continued on its '%s' edge to '%s': %s", cur.ID, action, next, step.Error)})
 		}
@@ -332,6 +343,9 @@ func (e *executor) interrupt(f *frame, cur *workflow.Node) {
 }
 
 func isErrorAction(a string) bool { return strings.HasPrefix(a, "error") }
+
+// maxRetryAfter bounds the wait a Retry-After header may impose on a retry.
+const maxRetryAfter = 10 * time.Minute
 
 // engine controls are step params the runtime consumes; nodes never see them
 // (`cache` only when the node declares no param of that name).
@@ -483,7 +497,12 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		if !retry || attempt >= attempts || ctx.Err() != nil {
 			break
 		}
-		if !sleepCtx(ctx, wait) {
+		pause := wait
+		if res != nil && res.RetryAfter > pause {
+			// The service said when to come back (HTTP Retry-After).
+			pause = min(res.RetryAfter, maxRetryAfter)
+		}
+		if !sleepCtx(ctx, pause) {
 			break
 		}
 	}
@@ -504,6 +523,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 	}
 	step.Outputs = res.Outputs
 	step.Action = res.Action
+	step.Class = res.Class
 	e.collectLLM(f, n.ID, res.Outputs)
 	if isErrorAction(res.Action) {
 		msg, _ := res.Outputs["error"].(string)

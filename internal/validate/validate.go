@@ -7,12 +7,14 @@ package validate
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/suggest"
 	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -90,7 +92,50 @@ func validate(w *workflow.Workflow, opts Options) *validator {
 	v.inputDefaults()
 	v.unusedInputs()
 	v.unknownParams()
+	v.edgeActions()
 	return v
+}
+
+// edgeActions refuses an edge on an action its step can never take (issue
+// #12 item 7): 'on: {rate_limited: wait}' on a shell step would never fire.
+// Steps take default and error; http and MCP steps also take the error
+// classes of their failures; other nodes what their spec lists.
+func (v *validator) edgeActions() {
+	for _, e := range v.w.Edges {
+		action := e.ActionOrDefault()
+		if action == "default" || action == "error" {
+			continue
+		}
+		n := v.byID[e.From]
+		spec := v.specs[e.From]
+		if n == nil || spec == nil {
+			continue
+		}
+		allowed := []string{"default", "error"}
+		for _, a := range spec.Interface.Actions {
+			if !slices.Contains(allowed, a) {
+				allowed = append(allowed, a)
+			}
+		}
+		if n.Type == "http" || strings.HasPrefix(n.Type, "mcp-") {
+			for _, c := range node.ErrorClasses() {
+				if !slices.Contains(allowed, c) {
+					allowed = append(allowed, c)
+				}
+			}
+		}
+		if slices.Contains(allowed, action) {
+			continue
+		}
+		msg := fmt.Sprintf("Step '%s' has an edge on action '%s', which a %s step never takes", e.From, action, n.Type)
+		if near := suggest.Closest(action, allowed, 1, 0.5); len(near) > 0 {
+			msg += fmt.Sprintf(" — did you mean '%s'?", near[0])
+		}
+		v.add(layerDataFlow, Diagnostic{
+			Message: msg, NodeID: e.From, Param: "on", Line: v.line(e.From),
+			Hint: fmt.Sprintf("Actions of %s: %s. Error classes (rate_limited, auth_failed, not_found, timeout, server_error, network_error, invalid_params, tool_error) come from http and MCP steps; an unrouted class falls back to the error edge.", n.Type, strings.Join(allowed, ", ")),
+		})
+	}
 }
 
 // Layers, in report order.

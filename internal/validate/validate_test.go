@@ -287,9 +287,9 @@ func TestDataFlowErrors(t *testing.T) {
 func TestActionEdgeLoopIsNotACycle(t *testing.T) {
 	w := wf(
 		nd("a", "shell", map[string]any{"command": "true"}),
-		nd("b", "shell", map[string]any{"command": "echo ${a.stdout}"}),
+		nd("b", "http", map[string]any{"url": "http://127.0.0.1/${a.stdout}"}),
 	)
-	w.Edges = append(w.Edges, workflow.Edge{From: "b", To: "a", Action: "retry"})
+	w.Edges = append(w.Edges, workflow.Edge{From: "b", To: "a", Action: "rate_limited"})
 	errs, _ := run(t, w)
 	if len(errs) != 0 {
 		t.Fatalf("a loop closed by an action edge is allowed:\n%s", dump(errs))

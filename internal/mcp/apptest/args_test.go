@@ -87,3 +87,22 @@ func TestToolArgumentsNamedLikeStepKeys(t *testing.T) {
 		t.Fatalf("typo in args: %+v", out.ValidationErrors)
 	}
 }
+
+// An MCP step's failure carries its class too: a tool that answers
+// isError takes the tool_error edge, not the error edge (issue #12 item 7).
+func TestMCPErrorClassesRoute(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake")
+	if _, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	src := func(tool string) string {
+		return "# Classes\nRoutes an MCP failure.\n\n## Steps\n\n### call\nCall.\n- type: mcp-fake-" + tool + "\n\n```yaml on\ntool_error: tooled\nerror: errored\n```\n\n" +
+			"### tooled\nA tool error.\n- type: shell\n- command: echo \"tool ${call.error_class}\"\n\n### errored\nAnother error.\n- type: shell\n- command: echo \"other ${call.error_class}\"\n\n" +
+			"## Outputs\n\n### a\nA.\n- source: ${tooled.stdout}\n\n### b\nB.\n- source: ${errored.stdout}\n"
+	}
+	out := runMD(t, a, "fail.pflow.md", src("fail"))
+	if out.Result == nil || !out.Result.Success() || strings.TrimSpace(out.Result.Outputs["a"].(string)) != "tool tool_error" {
+		t.Fatalf("isError: %+v %+v", out.ValidationErrors, out.Result)
+	}
+}

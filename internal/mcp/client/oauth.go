@@ -22,6 +22,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -99,7 +100,7 @@ func NeedsSignIn(server, why string) *pferr.Error {
 	if why != "" {
 		msg += " (" + why + ")"
 	}
-	return pferr.New(pferr.Execution, msg).
+	return classed(pferr.New(pferr.Execution, msg), node.ClassAuthFailed).
 		WithHint(fmt.Sprintf("A person signs in once, in a terminal with a browser: pflow mcp login %s. The token is stored under $PFLOW_HOME/oauth and refreshed automatically; runs never open a browser.", server))
 }
 

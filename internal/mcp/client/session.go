@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
+	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -192,7 +193,7 @@ func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 		s.toolsMu.Unlock()
 	}
 	if t == nil {
-		return nil, pferr.Newf(pferr.NotFound, "Tool %s not found on server %s", name, s.Server.Name).
+		return nil, classed(pferr.Newf(pferr.NotFound, "Tool %s not found on server %s", name, s.Server.Name), node.ClassNotFound).
 			WithHint(fmt.Sprintf("The server no longer offers this tool. Run 'pflow mcp sync %s' and 'pflow mcp tools %s' to see what it has now.", s.Server.Name, s.Server.Name))
 	}
 	return t, nil
@@ -264,7 +265,7 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 	if err != nil {
 		if cctx.Err() != nil && ctx.Err() == nil && s.proc != nil {
 			// Timed out: stop the server (seed 000 rule 9).
-			s.setDead(s.fail(timeoutText(timeout), tool, "The server was stopped after the timeout."))
+			s.setDead(classed(s.fail(timeoutText(timeout), tool, "The server was stopped after the timeout."), node.ClassTimeout))
 			s.proc.terminate()
 		}
 		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
@@ -382,16 +383,16 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 	}
 	if s.proc != nil {
 		if rss := s.proc.memExceeded.Load(); rss > 0 {
-			return s.fail(fmt.Sprintf("MCP server %s exceeded its memory limit (%d MB used, max_memory_mb is %d) and was stopped", s.Server.Name, rss>>20, s.Server.MaxMemoryMB), tool,
-				fmt.Sprintf("Raise \"max_memory_mb\" for server '%s' in mcp-servers.json if it legitimately needs more.", s.Server.Name))
+			return classed(s.fail(fmt.Sprintf("MCP server %s exceeded its memory limit (%d MB used, max_memory_mb is %d) and was stopped", s.Server.Name, rss>>20, s.Server.MaxMemoryMB), tool,
+				fmt.Sprintf("Raise \"max_memory_mb\" for server '%s' in mcp-servers.json if it legitimately needs more.", s.Server.Name)), node.ClassServerError)
 		}
 		if s.proc.tooLarge.Load() {
-			return s.fail(tooLargeText(s.Server, phase, tool), tool,
+			return classed(s.fail(tooLargeText(s.Server, phase, tool), tool,
 				fmt.Sprintf("Ask the tool for less (a smaller page or limit, a filter, fewer fields), or raise \"max_response_mb\" for server '%s' in mcp-servers.json (default %d, at most %d) if such results are expected.",
-					s.Server.Name, DefaultMaxResponseMB, MaxResponseMB))
+					s.Server.Name, DefaultMaxResponseMB, MaxResponseMB)), node.ClassServerError)
 		}
 		if s.proc.badJSON.Load() {
-			return s.fail("Invalid JSON response from server", tool, "The server wrote a line to stdout that is not valid JSON-RPC. Servers must log to stderr, never stdout.")
+			return classed(s.fail("Invalid JSON response from server", tool, "The server wrote a line to stdout that is not valid JSON-RPC. Servers must log to stderr, never stdout."), node.ClassServerError)
 		}
 	}
 	var je *jsonrpc.Error
@@ -401,24 +402,24 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 			s.rt.mu.Lock()
 			dialErr := s.rt.dialErr
 			s.rt.mu.Unlock()
-			return s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr))
+			return classed(s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr)), s.rt.class())
 		}
 	}
 	if isRPC {
-		return s.fail(rpcText(je), tool, "")
+		return classed(s.fail(rpcText(je), tool, ""), rpcClass(je.Code))
 	}
 	if strings.Contains(err.Error(), "unsupported protocol version") {
 		return s.fail("MCP protocol version not supported", tool, s.Server.Redact(err.Error())+"; pflow speaks "+strings.Join(AcceptedVersions, ", ")+".")
 	}
 	if bounded.Err() != nil {
 		if phase == "tools/call" {
-			return s.fail(timeoutText(limit), tool, "Raise the step's 'timeout' param or the server's \"timeout\" in mcp-servers.json if the tool is legitimately slow.")
+			return classed(s.fail(timeoutText(limit), tool, "Raise the step's 'timeout' param or the server's \"timeout\" in mcp-servers.json if the tool is legitimately slow."), node.ClassTimeout)
 		}
-		return s.fail(fmt.Sprintf("MCP server %s did not answer %s within %d seconds", s.Server.Name, phase, int(limit.Seconds())), tool,
-			fmt.Sprintf("Check that the server starts (run its command by hand), or raise \"startup_timeout\" for server '%s' in mcp-servers.json (a first 'npx -y' may be downloading it).", s.Server.Name))
+		return classed(s.fail(fmt.Sprintf("MCP server %s did not answer %s within %d seconds", s.Server.Name, phase, int(limit.Seconds())), tool,
+			fmt.Sprintf("Check that the server starts (run its command by hand), or raise \"startup_timeout\" for server '%s' in mcp-servers.json (a first 'npx -y' may be downloading it).", s.Server.Name)), node.ClassTimeout)
 	}
 	if s.proc != nil && !s.proc.stopping.Load() && s.proc.exited(time.Second) {
-		return s.fail("MCP server process terminated unexpectedly", tool, fmt.Sprintf("The server process ended (%s) during %s.", s.proc.exitStatus(), phase))
+		return classed(s.fail("MCP server process terminated unexpectedly", tool, fmt.Sprintf("The server process ended (%s) during %s.", s.proc.exitStatus(), phase)), node.ClassServerError)
 	}
 	return s.fail(fmt.Sprintf("MCP %s failed: %s", phase, s.Server.Redact(err.Error())), tool, "")
 }
@@ -487,6 +488,51 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		t.status = resp.StatusCode
 	}
 	return resp, nil
+}
+
+// class is the error class of the transport's failure.
+func (t *recordingTransport) class() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dialErr != nil {
+		return node.ClassNetworkError
+	}
+	return node.ClassOfStatus(t.status)
+}
+
+// rpcClass is the error class of a JSON-RPC error code.
+func rpcClass(code int64) string {
+	switch code {
+	case -32602:
+		return node.ClassInvalidParams
+	case -32601:
+		return node.ClassNotFound
+	}
+	return node.ClassServerError
+}
+
+// classed marks e with its error class (see ErrorClass).
+func classed(e *pferr.Error, class string) *pferr.Error {
+	if class == "" {
+		return e
+	}
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details["error_class"] = class
+	return e
+}
+
+// ErrorClass is the error class (node.Class*) of an error from a session:
+// what a workflow edge may route on; "" when none fits.
+func ErrorClass(err error) string {
+	var pe *pferr.Error
+	if errors.As(err, &pe) {
+		if c, ok := pe.Details["error_class"].(string); ok {
+			return c
+		}
+	}
+	return ""
 }
 
 func (t *recordingTransport) failure(url string) string {

@@ -22,6 +22,7 @@ import (
 	nethttp "net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -93,9 +94,13 @@ var iface = node.Interface{
 		{Key: "response_time", Type: "float", Description: "Seconds from sending the request to reading the whole response."},
 		{Key: "response_is_binary", Type: "bool", Description: "True when response is base64-encoded binary content (images, PDF, archives, non-UTF-8 text)."},
 		{Key: "error", Type: "str", Description: "Why the step failed, e.g. 'HTTP 404 Not Found: <body>'; only set on failure."},
+		{Key: "error_class", Type: "str", Description: "What kind of failure: rate_limited (429), auth_failed (401/403), not_found (404/410), timeout (408/504, or no answer in time), invalid_params (400/422), server_error (5xx), network_error (no connection); an edge may route on it. Only set on failure."},
 	},
-	Actions: []string{"default", "error"},
+	Actions: append([]string{"default", "error"}, httpClasses...),
 }
+
+// httpClasses are the error classes an http step's failure may take.
+var httpClasses = []string{node.ClassRateLimited, node.ClassAuthFailed, node.ClassNotFound, node.ClassTimeout, node.ClassInvalidParams, node.ClassServerError, node.ClassNetworkError}
 
 var defaultClient = func() *nethttp.Client {
 	t := nethttp.DefaultTransport.(*nethttp.Transport).Clone()
@@ -158,14 +163,14 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	start := time.Now()
 	resp, err := n.client.Do(hreq)
 	if err != nil {
-		return nil, n.networkError(ctx, rctx, shown, r.timeout, err)
+		return n.networkFailure(ctx, rctx, shown, r.timeout, err)
 	}
 	defer resp.Body.Close()
 	limit := MaxResponseBytes
 	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	elapsed := time.Since(start).Seconds()
 	if err != nil {
-		return nil, n.networkError(ctx, rctx, shown, r.timeout, err)
+		return n.networkFailure(ctx, rctx, shown, r.timeout, err)
 	}
 	if len(data) > limit {
 		return node.Fail(fmt.Sprintf("Response from %s is larger than %s; pflow does not load bodies that large. Download it with a shell step (curl -o file) instead.", shown, sizeText(limit)), map[string]any{
@@ -196,6 +201,54 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	}
 	res := node.Fail(msg, out)
 	res.Retryable = resp.StatusCode == nethttp.StatusTooManyRequests || resp.StatusCode >= 500
+	res.Class = node.ClassOfStatus(resp.StatusCode)
+	if res.Class != "" {
+		out["error_class"] = res.Class
+	}
+	res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	return res, nil
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110 §10.2.3); 0 when absent or unreadable.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(h); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := nethttp.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// networkFailure is a request that got no answer: a failed step of class
+// timeout or network_error (retried like a 5xx), or the run's interruption.
+func (n httpNode) networkFailure(ctx, rctx context.Context, shown string, timeout time.Duration, err error) (*node.Result, error) {
+	e := n.networkError(ctx, rctx, shown, timeout, err)
+	if ctx.Err() != nil {
+		return nil, e
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	class := ""
+	switch {
+	case context.Cause(rctx) == errTimeout || isTimeout(err):
+		class = node.ClassTimeout
+	case errors.As(err, &opErr) || errors.As(err, &dnsErr):
+		class = node.ClassNetworkError
+	}
+	out := map[string]any{}
+	if class != "" {
+		out["error_class"] = class
+	}
+	res := node.Fail(e.Error(), out)
+	// A request that got no answer may get one next time (the engine
+	// retried transport errors before they were results).
+	res.Class, res.Retryable = class, true
 	return res, nil
 }
 

@@ -326,16 +326,17 @@ func TestHTTPTimeout(t *testing.T) {
 		case <-time.After(10 * time.Second):
 		}
 	})
-	_, err := run(t, context.Background(), map[string]any{"url": srv.URL + "/slow?token=SECRET", "timeout": 0.2})
-	if err == nil {
-		t.Fatal("want a timeout error")
+	res, err := run(t, context.Background(), map[string]any{"url": srv.URL + "/slow?token=SECRET", "timeout": 0.2})
+	if err != nil || res.Action != "error" || res.Class != node.ClassTimeout {
+		t.Fatalf("want a failed step of class timeout: %v %+v", err, res)
 	}
+	msg, _ := res.Outputs["error"].(string)
 	want := "Request to " + srv.URL + "/slow timed out after 0.2 seconds"
-	if !strings.Contains(err.Error(), want) {
-		t.Fatalf("err = %q, want it to contain %q", err, want)
+	if !strings.Contains(msg, want) {
+		t.Fatalf("error = %q, want it to contain %q", msg, want)
 	}
-	if strings.Contains(err.Error(), "SECRET") {
-		t.Fatalf("error leaks the query string: %q", err)
+	if strings.Contains(msg, "SECRET") {
+		t.Fatalf("error leaks the query string: %q", msg)
 	}
 }
 
@@ -346,17 +347,17 @@ func TestHTTPConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	_, err = run(t, context.Background(), map[string]any{"url": "http://user:pw@" + addr + "/api?key=SECRET"})
-	if err == nil {
-		t.Fatal("want a connection error")
+	res, err := run(t, context.Background(), map[string]any{"url": "http://user:pw@" + addr + "/api?key=SECRET"})
+	if err != nil || res.Action != "error" || res.Class != node.ClassNetworkError || !res.Retryable {
+		t.Fatalf("want a failed step of class network_error: %v %+v", err, res)
 	}
 	want := "Could not connect to http://" + addr + "/api. Please check the URL is correct and the service is running."
-	if !strings.Contains(err.Error(), want) {
-		t.Fatalf("err = %q, want %q", err, want)
+	if msg, _ := res.Outputs["error"].(string); !strings.Contains(msg, want) || strings.Contains(msg, "SECRET") {
+		t.Fatalf("error = %q, want %q", msg, want)
 	}
 	for _, secret := range []string{"SECRET", "pw"} {
-		if strings.Contains(err.Error(), secret) {
-			t.Fatalf("error leaks %q: %q", secret, err)
+		if msg, _ := res.Outputs["error"].(string); strings.Contains(msg, secret) {
+			t.Fatalf("error leaks %q: %q", secret, msg)
 		}
 	}
 }

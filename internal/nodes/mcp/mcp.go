@@ -98,6 +98,16 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		return node.Fail("Invalid 'timeout' parameter: it cannot exceed 600 seconds (10 minutes).", details()), nil
 	}
 
+	// failed is a failure with its error class (an edge may route on it).
+	failed := func(msg, class string) *node.Result {
+		out := details()
+		if class != "" {
+			out["error_class"] = class
+		}
+		r := node.Fail(msg, out)
+		r.Class = class
+		return r
+	}
 	var conn *client.Conn
 	if req.Scope != nil {
 		r, err := req.Scope.Resource("mcp:"+server, func() (io.Closer, error) {
@@ -106,7 +116,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 			return c, nil
 		})
 		if err != nil {
-			return node.Fail(client.ErrorText(err), details()), nil
+			return failed(client.ErrorText(err), client.ErrorClass(err)), nil
 		}
 		c, ok := r.(*client.Conn)
 		if !ok {
@@ -119,28 +129,28 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	}
 	sess, err := conn.Session(ctx)
 	if err != nil {
-		return node.Fail(client.ErrorText(err), details()), nil
+		return failed(client.ErrorText(err), client.ErrorClass(err)), nil
 	}
 	t, err := sess.Tool(ctx, tool)
 	if err != nil {
-		return node.Fail(client.ErrorText(err), details()), nil
+		return failed(client.ErrorText(err), client.ErrorClass(err)), nil
 	}
 	args, err := sess.CoerceArgs(t, ToolArgs(req.Params))
 	if err != nil {
-		return node.Fail(err.Error()+" (server '"+server+"')", details()), nil
+		return failed(err.Error()+" (server '"+server+"')", node.ClassInvalidParams), nil
 	}
 	res, err := sess.CallTool(ctx, t.Name, args, timeout)
 	if err != nil {
-		return node.Fail(client.ErrorText(err), details()), nil
+		return failed(client.ErrorText(err), client.ErrorClass(err)), nil
 	}
 	if err := sess.ValidateStructured(t, res); err != nil {
-		return node.Fail(err.Error()+" (server '"+server+"')", details()), nil
+		return failed(err.Error()+" (server '"+server+"')", node.ClassServerError), nil
 	}
 	ex := client.ExtractResult(res)
 	if ex.IsError {
-		out := details()
-		out["error_details"].(map[string]any)["is_tool_error"] = true
-		return node.Fail(ex.Message, out), nil
+		r := failed(ex.Message, node.ClassToolError)
+		r.Outputs["error_details"].(map[string]any)["is_tool_error"] = true
+		return r, nil
 	}
 	return node.Ok(Outputs(ex.Result)), nil
 }

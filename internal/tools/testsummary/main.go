@@ -65,6 +65,14 @@ func (s *summary) read(r io.Reader) error {
 func (s *summary) add(e event) {
 	key := e.Package + "\x00" + e.Test
 	switch e.Action {
+	case "build-output":
+		// The compiler's messages of a package that does not build (go
+		// test -json reports them as events of their own since Go 1.24).
+		fmt.Fprint(s.out, e.Output)
+		return
+	case "build-fail":
+		s.pkgFailed = true
+		return
 	case "output":
 		if e.Test == "" {
 			// Package-level lines: the ok/FAIL verdicts and build output.

@@ -48,4 +48,12 @@ func TestSummary(t *testing.T) {
 	if !s.report() {
 		t.Error("a build failure must fail the run")
 	}
+	// Go 1.24+ reports a build failure as build-output events: shown.
+	out.Reset()
+	s = &summary{out: &out, buf: map[string][]string{}}
+	s.read(strings.NewReader(`{"ImportPath":"p","Action":"build-output","Output":"./x.go:3:2: undefined: y\n"}` + "\n" +
+		`{"ImportPath":"p","Action":"build-fail"}` + "\n" + `{"Action":"output","Package":"p","Output":"FAIL\tp [build failed]\n"}` + "\n" + `{"Action":"fail","Package":"p"}`))
+	if !s.report() || !strings.Contains(out.String(), "./x.go:3:2: undefined: y") {
+		t.Errorf("the compiler's message is not shown:\n%s", out.String())
+	}
 }
