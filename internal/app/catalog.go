@@ -107,7 +107,14 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 				continue
 			}
 			if mcp == nil {
-				mcp = mcpnode.New(mcpnode.Config{ServersPath: a.Paths.MCPServers, Env: a.EnvLookup(st), Log: a.Log, Pool: a.MCPPool})
+				nodes := f.Nodes
+				mcp = mcpnode.New(mcpnode.Config{ServersPath: a.Paths.MCPServers, Env: a.EnvLookup(st), Log: a.Log, Pool: a.MCPPool,
+					SchemaHash: func(nodeType string) string {
+						if e := nodes[nodeType]; e != nil && e.MCP != nil {
+							return e.MCP.SchemaHash
+						}
+						return ""
+					}})
 			}
 			impl = mcp
 		default:

@@ -233,6 +233,12 @@ type MCPSyncResult struct {
 	Registered int      `json:"tools_registered"`
 	Removed    int      `json:"tools_removed"`
 	Nodes      []string `json:"nodes"`
+	// What changed since the last sync (issue #12 item 2): node types new
+	// to the registry, whose input schema changed, and that are gone. A
+	// first sync of a server reports only Added.
+	Added        []string `json:"added,omitempty"`
+	Changed      []string `json:"changed,omitempty"`
+	RemovedNodes []string `json:"removed,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
 	Error      string   `json:"error,omitempty"`
 	// Skipped says why the server was not synced ("disabled").
@@ -384,9 +390,11 @@ func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.To
 				if _, still := entries[k]; !still {
 					delete(f.Nodes, k)
 					r.Removed++
+					r.RemovedNodes = append(r.RemovedNodes, k)
 				}
 			}
 		}
+		slices.Sort(r.RemovedNodes)
 		for _, k := range value.SortedKeys(entries) {
 			e := entries[k]
 			old, ok := f.Nodes[k]
@@ -401,6 +409,12 @@ func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.To
 			case ok && old.MCP == nil && !f.SameAsStored(k, e):
 				// Seed 000 criterion 11: another kind of entry is replaced, with a warning.
 				r.Warnings = append(r.Warnings, fmt.Sprintf("registry entry %s already existed (type %q) and was overwritten by the tool %q of MCP server '%s'", k, old.Type, e.MCP.Tool, name))
+			case !ok:
+				r.Added = append(r.Added, k)
+			case old.MCP != nil && old.MCP.SchemaHash != "" && old.MCP.SchemaHash != e.MCP.SchemaHash:
+				// (Patch loads entries without their schemas: the hash is
+				// what the last sync saw.)
+				r.Changed = append(r.Changed, k)
 			}
 			f.Nodes[k] = e
 		}
@@ -469,7 +483,7 @@ func BuildMCPEntries(server string, tools []*mcp.Tool) (map[string]*registry.Ent
 				Actions:     []string{"default", "error"},
 				ExtraParams: in["additionalProperties"] == true || asObject(in["additionalProperties"]),
 			},
-			MCP: &registry.MCPInfo{Server: server, Tool: t.Name, InputSchema: in, OutputSchema: schemaMap(t.OutputSchema)},
+			MCP: &registry.MCPInfo{Server: server, Tool: t.Name, InputSchema: in, OutputSchema: schemaMap(t.OutputSchema), SchemaHash: client.SchemaHash(t.InputSchema)},
 		}
 		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
 			out[key].MCP.Hints = &registry.MCPHints{ReadOnly: a.ReadOnlyHint, Idempotent: a.IdempotentHint}

@@ -361,6 +361,21 @@ func newMCPSyncCmd(f *Factory) *cobra.Command {
 				if r.Removed > 0 {
 					fmt.Fprintf(out, "✓ Removed %d tools the server no longer has\n", r.Removed)
 				}
+				if len(r.Changed) > 0 || len(r.RemovedNodes) > 0 || (len(r.Added) > 0 && len(r.Added) < len(r.Nodes)) {
+					// Drift since the last sync: say what, so saved workflows
+					// can be checked (pflow registry validate --all).
+					fmt.Fprintln(out, "\nChanged since the last sync:")
+					for _, n := range r.Added {
+						fmt.Fprintf(out, "  + %s (new)\n", n)
+					}
+					for _, n := range r.Changed {
+						fmt.Fprintf(out, "  ~ %s (its parameters changed)\n", n)
+					}
+					for _, n := range r.RemovedNodes {
+						fmt.Fprintf(out, "  - %s (gone)\n", n)
+					}
+					fmt.Fprintln(out, "Check the saved workflows against it: pflow registry validate --all")
+				}
 				if len(r.Nodes) > 0 {
 					fmt.Fprintln(out, "\nRegistered tools:")
 					for i, n := range r.Nodes {

@@ -225,6 +225,10 @@ type Result struct {
 	// RetryAfter is how long the service asked the caller to wait before
 	// trying again (HTTP Retry-After); a retry waits at least this long.
 	RetryAfter time.Duration
+	// Warnings are things the run should report though the step went on
+	// (an MCP tool that changed since it was synced); they make the run
+	// degraded.
+	Warnings []string
 }
 
 // Error classes of failed http and MCP steps (DESIGN D20, seed 003 §7.2).

@@ -19,7 +19,7 @@ import (
 // inode. It is derived data: a missing, stale or unreadable cache only costs
 // a JSON decode. Format: magic, key (size, mtime, inode), version, entries;
 // strings are uvarint-length-prefixed; Default and Enum values are JSON.
-const cacheMagic = "pflow-registry-cache-v4\n"
+const cacheMagic = "pflow-registry-cache-v5\n"
 
 var errBadCache = errors.New("bad registry cache")
 
@@ -142,6 +142,7 @@ func encodeCache(size, mtime int64, ino uint64, f *File) []byte {
 				}
 			}
 			e.uvarint(hints)
+			e.str(en.MCP.SchemaHash)
 		} else {
 			e.uvarint(0)
 		}
@@ -275,6 +276,7 @@ func decodeCache(data []byte, size, mtime int64, ino uint64) (*File, error) {
 			if h := d.uvarint(); h&4 != 0 {
 				e.MCP.Hints = &MCPHints{ReadOnly: h&1 != 0, Idempotent: h&2 != 0}
 			}
+			e.MCP.SchemaHash = d.str()
 		}
 		f.Nodes[k] = e
 	}

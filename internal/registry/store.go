@@ -43,6 +43,9 @@ type MCPInfo struct {
 	// Hints are the tool's MCP annotations that decide whether a step may run
 	// again after a crash or be cached, when its server is trusted (D17).
 	Hints *MCPHints `json:"hints,omitempty"`
+	// SchemaHash digests the input schema at sync: a run that finds the live
+	// tool's differs warns that the tool changed since (issue #12 item 2).
+	SchemaHash string `json:"schema_hash,omitempty"`
 }
 
 // MCPHints are the behaviour annotations an MCP tool declares (readOnlyHint,
@@ -264,6 +267,14 @@ type liteMCP struct {
 	Server string    `json:"server"`
 	Tool   string    `json:"tool"`
 	Hints  *MCPHints `json:"hints"`
+	// SchemaHash: see MCPInfo.
+	SchemaHash string `json:"schema_hash"`
+}
+
+// info is the MCPInfo of a lite entry: one place copies its fields, for
+// LoadWithoutSchemas and Patch alike.
+func (m *liteMCP) info() *MCPInfo {
+	return &MCPInfo{Server: m.Server, Tool: m.Tool, Hints: m.Hints, SchemaHash: m.SchemaHash}
 }
 
 // LoadWithoutSchemas is Load without the MCP input/output schemas
@@ -296,7 +307,7 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 		}
 		ne := &Entry{ClassName: e.ClassName, FilePath: e.FilePath, Type: e.Type, Kind: e.Kind, Group: e.Group, Interface: e.Interface}
 		if e.MCP != nil {
-			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
+			ne.MCP = e.MCP.info()
 		}
 		f.Nodes[k] = ne
 	}
@@ -423,7 +434,7 @@ func (lf *liteFile) file() *File {
 		}
 		ne := &Entry{ClassName: e.ClassName, FilePath: e.FilePath, Type: e.Type, Kind: e.Kind, Group: e.Group, Interface: e.Interface}
 		if e.MCP != nil {
-			ne.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
+			ne.MCP = e.MCP.info()
 		}
 		f.Nodes[k] = ne
 	}
@@ -545,8 +556,9 @@ func (f *File) withoutSchemas() *File {
 			continue
 		}
 		if e.MCP != nil && (e.MCP.InputSchema != nil || e.MCP.OutputSchema != nil) {
-			c := *e
-			c.MCP = &MCPInfo{Server: e.MCP.Server, Tool: e.MCP.Tool, Hints: e.MCP.Hints}
+			c, m := *e, *e.MCP // every field but the schemas, whatever MCPInfo gains
+			m.InputSchema, m.OutputSchema = nil, nil
+			c.MCP = &m
 			e = &c
 		}
 		out.Nodes[k] = e

@@ -524,6 +524,13 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 	step.Outputs = res.Outputs
 	step.Action = res.Action
 	step.Class = res.Class
+	if len(res.Warnings) > 0 {
+		e.mu.Lock()
+		for _, w := range res.Warnings {
+			f.res.Warnings = append(f.res.Warnings, Warning{NodeID: n.ID, Type: "node_warning", Message: w})
+		}
+		e.mu.Unlock()
+	}
 	e.collectLLM(f, n.ID, res.Outputs)
 	if isErrorAction(res.Action) {
 		msg, _ := res.Outputs["error"].(string)

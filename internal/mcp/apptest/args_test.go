@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/pflow-go/pflow/internal/app"
 )
 
@@ -104,5 +106,85 @@ func TestMCPErrorClassesRoute(t *testing.T) {
 	out := runMD(t, a, "fail.pflow.md", src("fail"))
 	if out.Result == nil || !out.Result.Success() || strings.TrimSpace(out.Result.Outputs["a"].(string)) != "tool tool_error" {
 		t.Fatalf("isError: %+v %+v", out.ValidationErrors, out.Result)
+	}
+}
+
+// A tool the server adds during the run (announced with
+// notifications/tools/list_changed) can be called by a later step; the
+// session's first tool list did not have it (issue #12 item 2).
+func TestToolAddedMidRunCanBeCalled(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake", "grow")
+	if _, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The registry knows the tool (an earlier sync saw it); this session's
+	// server offers it only after its first call.
+	a.RegisterMCPTools(context.Background(), "fake", append(fakeTools(t, a), &mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}}))
+	src := "# Grow\nCalls a tool the server adds mid-run.\n\n## Steps\n\n### first\nFirst call.\n- type: mcp-fake-echo\n- message: hi\n\n" +
+		"### second\nThe new tool.\n- type: mcp-fake-late\n\n## Outputs\n\n### said\nWhat it said.\n- source: ${second.result}\n"
+	out := runMD(t, a, "grow.pflow.md", src)
+	if out.Result == nil || !out.Result.Success() || out.Result.Outputs["said"] != "late tool answered" {
+		t.Fatalf("run: %+v %+v", out.ValidationErrors, out.Result)
+	}
+}
+
+// fakeTools lists the fake server's tools as the registry has them.
+func fakeTools(t *testing.T, a *app.App) []*mcp.Tool {
+	t.Helper()
+	var out []*mcp.Tool
+	for _, e := range registryNodes(t, a) {
+		if e.MCP != nil && e.MCP.Server == "fake" {
+			out = append(out, &mcp.Tool{Name: e.MCP.Tool, InputSchema: e.MCP.InputSchema})
+		}
+	}
+	return out
+}
+
+// Drift between the registry and the live server (issue #12 item 2): a
+// sync reports what was added, changed and removed; a run that calls a tool
+// whose schema changed since it was synced warns (and ends degraded).
+func TestDriftSinceSync(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake")
+	if _, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	live := fakeTools(t, a)
+	// The registry as an older server had it: echo took another parameter,
+	// "gone" existed, "add" did not.
+	var old []*mcp.Tool
+	for _, tl := range live {
+		switch tl.Name {
+		case "add":
+			continue
+		case "echo":
+			old = append(old, &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}, "loud": map[string]any{"type": "boolean"}}}})
+		default:
+			old = append(old, tl)
+		}
+	}
+	old = append(old, &mcp.Tool{Name: "gone", InputSchema: map[string]any{"type": "object"}})
+	a.RegisterMCPTools(context.Background(), "fake", old)
+
+	// A run against the registry's echo warns that the tool changed.
+	out := runMD(t, a, "echo.pflow.md", "# Echo\nEchoes.\n\n## Steps\n\n### e\nEcho.\n- type: mcp-fake-echo\n- message: hi\n")
+	if out.Result == nil || !out.Result.Success() || out.Result.Status != "degraded" || len(out.Result.Warnings) != 1 ||
+		!strings.Contains(out.Result.Warnings[0].Message, "MCP tool echo of server fake changed since it was synced") {
+		t.Fatalf("run: %+v", out.Result)
+	}
+	// The next sync says what changed.
+	res, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res[0]
+	if strings.Join(r.Added, ",") != "mcp-fake-add" || strings.Join(r.Changed, ",") != "mcp-fake-echo" || strings.Join(r.RemovedNodes, ",") != "mcp-fake-gone" {
+		t.Fatalf("sync report: added %v changed %v removed %v", r.Added, r.Changed, r.RemovedNodes)
+	}
+	// After it, the run is clean again.
+	out = runMD(t, a, "echo.pflow.md", "# Echo\nEchoes.\n\n## Steps\n\n### e\nEcho.\n- type: mcp-fake-echo\n- message: hi\n")
+	if out.Result == nil || out.Result.Status != "success" {
+		t.Fatalf("after the sync: %+v", out.Result)
 	}
 }

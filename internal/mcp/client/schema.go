@@ -1,6 +1,9 @@
 package client
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -467,4 +470,23 @@ func unionType(p, root map[string]any, depth int) string {
 		return "any"
 	}
 	return strings.Join(types, "|")
+}
+
+// SchemaHash digests a tool's input schema (canonical JSON): equal
+// schemas, equal hashes; "" for none.
+func SchemaHash(schema any) string {
+	if schema == nil {
+		return ""
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return ""
+	}
+	var v any // through a map: keys sorted whatever the source's order
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	b, _ = json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
 }

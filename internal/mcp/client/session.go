@@ -118,6 +118,9 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		// Advertise nothing we do not serve: a server that asks for roots and
 		// gets no answer lingers after stdin closes (D8).
 		Capabilities: &mcp.ClientCapabilities{},
+		// The server's tool list changed: the next lookup lists it again,
+		// so a tool added mid-run can be called (issue #12 item 2).
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.forgetTools() },
 	})
 	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	connected.Store(err == nil)
@@ -182,21 +185,42 @@ func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 		t = s.tools[name]
 		s.toolsMu.Unlock()
 	}
-	if t == nil {
-		// Accept the sanitised form too (node ids use [a-z0-9-]).
+	find := func() *mcp.Tool {
 		s.toolsMu.Lock()
+		defer s.toolsMu.Unlock()
+		if t := s.tools[name]; t != nil {
+			return t
+		}
+		// Accept the sanitised form too (node ids use [a-z0-9-]).
 		for n, cand := range s.tools {
 			if SanitizeToolName(n) == name {
-				t = cand
+				return cand
 			}
 		}
-		s.toolsMu.Unlock()
+		return nil
+	}
+	t = find()
+	if t == nil && loaded {
+		// The list this session holds may be older than the server's (a
+		// server that adds tools without telling): ask once more.
+		if _, err := s.ListTools(ctx); err != nil {
+			return nil, err
+		}
+		t = find()
 	}
 	if t == nil {
 		return nil, classed(pferr.Newf(pferr.NotFound, "Tool %s not found on server %s", name, s.Server.Name), node.ClassNotFound).
 			WithHint(fmt.Sprintf("The server no longer offers this tool. Run 'pflow mcp sync %s' and 'pflow mcp tools %s' to see what it has now.", s.Server.Name, s.Server.Name))
 	}
 	return t, nil
+}
+
+// forgetTools drops the session's tool list (the server said it changed).
+func (s *Session) forgetTools() {
+	s.toolsMu.Lock()
+	s.tools = nil
+	s.schemas = nil
+	s.toolsMu.Unlock()
 }
 
 // toolSchemas are a tool's input and output schemas, compiled once per

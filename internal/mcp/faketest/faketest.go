@@ -45,6 +45,8 @@
 //	collide              add a tool shoot{type (required enum png|jpeg), timeout,
 //	                     retries: integer} whose arguments are named like step
 //	                     keys; it answers the arguments it got, as JSON
+//	grow                 after the first tools/call, add a tool late{} to the
+//	                     list and send notifications/tools/list_changed
 //	calls=PATH           append "<tool> <arguments JSON>" to PATH for every tools/call
 //
 // Default tools: echo{message}, add{a,b:number}, struct (structuredContent
@@ -168,6 +170,7 @@ func (m modeSet) has(k string) bool { _, ok := m[k]; return ok }
 type server struct {
 	modes modeSet
 	count atomic.Int64
+	grown atomic.Bool
 	mu    sync.Mutex
 	out   *bufio.Writer
 }
@@ -358,6 +361,9 @@ func (s *server) tools() []any {
 	str := map[string]any{"type": "string"}
 	num := map[string]any{"type": "number"}
 	var extra []any
+	if s.modes.has("grow") && s.grown.Load() {
+		extra = append(extra, map[string]any{"name": "late", "description": "Added during the session", "inputSchema": obj(map[string]any{})})
+	}
 	if s.modes.has("collide") {
 		integer := map[string]any{"type": "integer"}
 		extra = append(extra, map[string]any{"name": "shoot", "description": "Takes a screenshot", "inputSchema": obj(map[string]any{
@@ -412,7 +418,12 @@ func (s *server) call(id any, params map[string]any, reply func(any), rpcErr fun
 			f.Close()
 		}
 	}
+	if s.modes.has("grow") && !s.grown.Swap(true) {
+		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+	}
 	switch name {
+	case "late":
+		reply(text("late tool answered"))
 	case "shoot":
 		b, _ := json.Marshal(args)
 		reply(text(string(b)))

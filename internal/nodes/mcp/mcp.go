@@ -5,6 +5,7 @@ package mcpnode
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -24,6 +25,9 @@ type Config struct {
 	// Pool keeps sessions open across runs in a long-lived process (nil:
 	// each run starts and stops its servers, D5).
 	Pool *client.Pool
+	// SchemaHash returns the input-schema hash a node type was synced with
+	// ("" when unknown): a live tool whose schema differs gets a warning.
+	SchemaHash func(nodeType string) string
 }
 
 type mcpNode struct{ cfg Config }
@@ -135,6 +139,12 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if err != nil {
 		return failed(client.ErrorText(err), client.ErrorClass(err)), nil
 	}
+	var drift []string
+	if n.cfg.SchemaHash != nil {
+		if want := n.cfg.SchemaHash(req.Type); want != "" && want != client.SchemaHash(t.InputSchema) {
+			drift = append(drift, fmt.Sprintf("MCP tool %s of server %s changed since it was synced (its parameters differ from the registry's): run 'pflow mcp sync %s', then check the workflows that use it with 'pflow registry validate --all'", t.Name, server, server))
+		}
+	}
 	args, err := sess.CoerceArgs(t, ToolArgs(req.Params))
 	if err != nil {
 		return failed(err.Error()+" (server '"+server+"')", node.ClassInvalidParams), nil
@@ -152,7 +162,9 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		r.Outputs["error_details"].(map[string]any)["is_tool_error"] = true
 		return r, nil
 	}
-	return node.Ok(Outputs(ex.Result)), nil
+	ok := node.Ok(Outputs(ex.Result))
+	ok.Warnings = drift
+	return ok, nil
 }
 
 // Outputs builds the node's outputs from a result (D9): result, plus every
