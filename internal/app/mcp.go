@@ -239,8 +239,8 @@ type MCPSyncResult struct {
 	Added        []string `json:"added,omitempty"`
 	Changed      []string `json:"changed,omitempty"`
 	RemovedNodes []string `json:"removed,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
-	Error      string   `json:"error,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
+	Error        string   `json:"error,omitempty"`
 	// Skipped says why the server was not synced ("disabled").
 	Skipped string `json:"skipped,omitempty"`
 }
