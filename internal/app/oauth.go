@@ -27,8 +27,8 @@ func (a *App) MCPLogin(ctx context.Context, name string, o client.LoginOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if srv.Transport == "stdio" {
-		return nil, pferr.Newf(pferr.Validation, "Server %s is a local (stdio) server: there is nothing to sign in to", name).
+	if srv.Transport == "stdio" || srv.Transport == "uds" {
+		return nil, pferr.Newf(pferr.Validation, "Server %s is a local (%s) server: there is nothing to sign in to", name, srv.Transport).
 			WithHint("Sign-in is for remote servers (\"type\": \"http\"); a local server gets its credentials from \"env\".")
 	}
 	tok, err := client.Login(ctx, srv, srv.TokenFile, o)
@@ -61,7 +61,7 @@ func (a *App) MCPAuthState(name string) string {
 // withSignIn lets a remote server's connection use its stored sign-in (as
 // client.LoadServer does for runs).
 func (a *App) withSignIn(srv *client.Server) {
-	if srv.Transport != "stdio" {
+	if srv.Transport == "http" || srv.Transport == "sse" {
 		srv.TokenFile = client.TokenPath(a.Paths.MCPServers, srv.Name)
 	}
 }

@@ -136,6 +136,8 @@ func newMCPListCmd(f *Factory) *cobra.Command {
 						}
 					}
 					fmt.Fprintf(out, "    Command: %s\n", strings.TrimRight(strings.Join(parts, " "), " "))
+				} else if tr == "uds" {
+					fmt.Fprintf(out, "    Socket: %s\n", value.Stringify(c["path"]))
 				} else {
 					fmt.Fprintf(out, "    URL: %s\n", value.Stringify(c["url"]))
 					if a, ok := c["auth"].(map[string]any); ok {

@@ -294,7 +294,7 @@ func ValidateEntry(name string, cfg map[string]any) error {
 	}
 	if t, ok := cfg["type"]; ok && t != nil {
 		if _, isStr := t.(string); !isStr {
-			return wrap(verr("Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse'", value.Stringify(t)))
+			return wrap(verr("Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse', 'uds'", value.Stringify(t)))
 		}
 	}
 	switch tr := Transport(cfg); tr {
@@ -323,6 +323,15 @@ func ValidateEntry(name string, cfg map[string]any) error {
 					return wrap(verr("Arguments must be a list of strings"))
 				}
 			}
+		}
+	case "uds":
+		// Newline-delimited JSON-RPC over a Unix socket (seed 003).
+		v, ok := cfg["path"]
+		if !ok {
+			return wrap(verr("uds configuration requires 'path' field (the Unix socket the server listens on)"))
+		}
+		if s, isStr := v.(string); !isStr || strings.TrimSpace(s) == "" {
+			return wrap(verr("path must be the non-empty path of a Unix socket"))
 		}
 	case "http", "sse":
 		u, ok := cfg["url"]
@@ -378,7 +387,7 @@ func ValidateEntry(name string, cfg map[string]any) error {
 			}
 		}
 	default:
-		return wrap(verr("Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse'", tr))
+		return wrap(verr("Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse', 'uds'", tr))
 	}
 	if v, ok := cfg["timeout"]; ok && v != nil {
 		f, isNum := number(v)

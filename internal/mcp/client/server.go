@@ -31,6 +31,8 @@ type Server struct {
 	// ProcessEnv looks up variables of pflow's own environment that a stdio
 	// server inherits (PATH, HOME, ...; see inheritedEnv).
 	ProcessEnv func(string) (string, bool)
+	// uds: the Unix socket of a server that is already running
+	SocketPath string
 	// http / sse
 	URL     string
 	Headers map[string]string
@@ -123,6 +125,8 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 				s.Env[k] = value.Stringify(v)
 			}
 		}
+	} else if s.Transport == "uds" {
+		s.SocketPath, _ = cfg["path"].(string)
 	} else {
 		s.URL, _ = cfg["url"].(string)
 		if err := remoteRules(s, cfg, track); err != nil {
@@ -263,7 +267,7 @@ func LoadServer(path, name string, lookup func(string) (string, bool), log io.Wr
 		return nil, notConfigured(name, f)
 	}
 	s, err := Resolve(name, raw, lookup, log)
-	if err == nil && s.Transport != "stdio" {
+	if err == nil && (s.Transport == "http" || s.Transport == "sse") {
 		s.TokenFile = TokenPath(path, name)
 	}
 	return s, err

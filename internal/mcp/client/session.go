@@ -39,6 +39,7 @@ type Session struct {
 	cs     *mcp.ClientSession
 	proc   *process
 	rt     *recordingTransport
+	sock   net.Conn // the uds transport's connection
 	log    io.Writer
 
 	toolsMu sync.Mutex
@@ -78,6 +79,14 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		}
 		s.proc = p
 		transport = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: maxMessage(srv) + 1<<20}
+	case "uds":
+		conn, err := (&net.Dialer{Timeout: srv.StartupTimeout}).DialContext(ctx, "unix", srv.SocketPath)
+		if err != nil {
+			return nil, classed(pferr.Newf(pferr.Execution, "Could not connect to MCP server %s at the Unix socket %s: %v", srv.Name, srv.SocketPath, errors.Unwrap(err)), node.ClassNetworkError).
+				WithHint(fmt.Sprintf("Check that the server is running and listening on %s (\"path\" of server '%s' in mcp-servers.json).", srv.SocketPath, srv.Name))
+		}
+		s.sock = conn
+		transport = &mcp.IOTransport{Reader: conn, Writer: conn, MaxLineLength: maxMessage(srv) + 1<<20}
 	case "http", "sse":
 		s.rt = &recordingTransport{base: httpTransport(srv), headers: srv.Headers, sse: srv.Transport == "sse"}
 		hc := &http.Client{Transport: s.rt}
@@ -97,7 +106,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 			transport = &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}
 		}
 	default:
-		return nil, pferr.Newf(pferr.Validation, "Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse'", srv.Transport)
+		return nil, pferr.Newf(pferr.Validation, "Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse', 'uds'", srv.Transport)
 	}
 	cctx, cancel := context.WithTimeout(ctx, srv.StartupTimeout)
 	defer cancel()
@@ -366,6 +375,9 @@ func (s *Session) shutdown() {
 	}
 	if s.proc != nil {
 		s.proc.stop()
+	}
+	if s.sock != nil {
+		s.sock.Close()
 	}
 }
 
