@@ -349,7 +349,7 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 				}
 			}
 		}
-		printSteps(errw, r)
+		printSteps(errw, r, opts.verbose)
 		if out.TracePath != "" {
 			fmt.Fprintf(errw, "Workflow trace saved: %s\n", out.TracePath)
 		}
@@ -376,7 +376,7 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 			fmt.Fprintf(errw, "↻ Resumed run %s: %s\n", out.ResumedFrom, reuseSummary(r))
 		}
 		if !ios.liveProgress() || opts.verbose {
-			printSteps(errw, r)
+			printSteps(errw, r, opts.verbose)
 		}
 		if r.Status == runtime.RunDegraded && !opts.verbose {
 			for _, w := range r.Warnings {
@@ -422,14 +422,16 @@ func printWarnings(w io.Writer, out *app.RunOutcome) {
 	}
 }
 
-func printSteps(w io.Writer, r *runtime.Result) {
+// printSteps lists the steps; with logs (-v) also what each step's MCP
+// server logged while it ran.
+func printSteps(w io.Writer, r *runtime.Result, logs bool) {
 	fmt.Fprintf(w, "Steps (%d):\n", len(r.Steps))
 	for _, s := range r.Steps {
-		printStep(w, s, "  ")
+		printStep(w, s, "  ", logs)
 	}
 }
 
-func printStep(w io.Writer, s *runtime.Step, indent string) {
+func printStep(w io.Writer, s *runtime.Step, indent string, logs bool) {
 	mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runtime.StatusNotExecuted: "○"}[s.Status]
 	line := fmt.Sprintf("%s%s %s", indent, mark, s.NodeID)
 	if s.Status != runtime.StatusNotExecuted {
@@ -451,8 +453,13 @@ func printStep(w io.Writer, s *runtime.Step, indent string) {
 		line += " (cached)"
 	}
 	fmt.Fprintln(w, line)
+	if logs {
+		for _, l := range s.Logs {
+			fmt.Fprintf(w, "%s    log: %s\n", indent, l)
+		}
+	}
 	for _, c := range s.Children {
-		printStep(w, c, indent+"  ")
+		printStep(w, c, indent+"  ", logs)
 	}
 }
 

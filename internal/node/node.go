@@ -229,6 +229,9 @@ type Result struct {
 	// (an MCP tool that changed since it was synced); they make the run
 	// degraded.
 	Warnings []string
+	// Logs are what the node's service logged while the step ran (an MCP
+	// server's notifications/message): kept in the trace, shown with -v.
+	Logs []string
 }
 
 // Error classes of failed http and MCP steps (DESIGN D20, seed 003 §7.2).

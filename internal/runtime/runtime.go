@@ -103,7 +103,9 @@ type Step struct {
 	Outputs  map[string]any `json:"-"`
 	Error    string         `json:"error,omitempty"`
 	// Class is the error class of a failed http or MCP step (node.Class*).
-	Class string        `json:"error_class,omitempty"`
+	Class string `json:"error_class,omitempty"`
+	// Logs are what the node's service logged while it ran.
+	Logs  []string      `json:"logs,omitempty"`
 	Batch *BatchSummary `json:"-"`
 	// Children are the steps of a nested workflow.
 	Children []*Step `json:"-"`
@@ -524,6 +526,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 	step.Outputs = res.Outputs
 	step.Action = res.Action
 	step.Class = res.Class
+	step.Logs = res.Logs
 	if len(res.Warnings) > 0 {
 		e.mu.Lock()
 		for _, w := range res.Warnings {

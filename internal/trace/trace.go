@@ -148,6 +148,7 @@ type docNode struct {
 	durationMS                            float64
 	params, outputs                       map[string]any
 	batch                                 any
+	logs                                  []any
 }
 
 func newDoc(name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, lim limits) *doc {
@@ -171,6 +172,9 @@ func newDoc(name string, w *workflow.Workflow, inputs map[string]any, res *runti
 			} else {
 				n := docNode{id: s.NodeID, typ: s.Type, depth: depth, status: s.Status, action: s.Action,
 					attempts: s.Attempts, durationMS: ms(s.Duration), err: s.Error, outputs: s.Outputs}
+				for _, l := range s.Logs {
+					n.logs = append(n.logs, l)
+				}
 				if !s.Started.IsZero() {
 					n.started = s.Started.Format(time.RFC3339Nano)
 				}
@@ -345,6 +349,10 @@ func (d *doc) emit(e *encoder, alloc []int64, truncated bool) {
 		if n.err != "" {
 			e.key("error")
 			slot(n.err)
+		}
+		if n.logs != nil {
+			e.key("logs")
+			slot(n.logs)
 		}
 		if n.batch != nil {
 			e.key("batch")

@@ -407,6 +407,15 @@ func ValidateEntry(name string, cfg map[string]any) error {
 			return wrap(verr("Startup timeout cannot exceed 600 seconds (10 minutes)"))
 		}
 	}
+	if v, ok := cfg["max_timeout"]; ok && v != nil {
+		f, isNum := number(v)
+		if !isNum || f <= 0 {
+			return wrap(verr("max_timeout must be a positive number of seconds (the most a call reporting progress may take)"))
+		}
+		if f > 24*3600 {
+			return wrap(verr("max_timeout cannot exceed 86400 seconds (a day)"))
+		}
+	}
 	if v, ok := cfg["trust_readonly"]; ok && v != nil {
 		if _, isBool := v.(bool); !isBool {
 			return wrap(verr("trust_readonly must be true or false (true: act on the server's read-only and idempotent tool annotations: cache its read-only tools)"))

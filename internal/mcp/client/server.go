@@ -40,7 +40,10 @@ type Server struct {
 	// defaults and the system's CAs).
 	TLS *tls.Config
 	// Timeouts and limits (D6).
-	CallTimeout    time.Duration
+	CallTimeout time.Duration
+	// MaxCallTimeout caps a call that keeps reporting progress past its
+	// (idle) CallTimeout ("max_timeout", default 10 minutes).
+	MaxCallTimeout time.Duration
 	StartupTimeout time.Duration
 	MaxMemoryMB    int
 	// MaxResponseMB bounds one message from a stdio server ("max_response_mb").
@@ -99,6 +102,7 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		Transport:      Transport(cfg),
 		CallTimeout:    seconds(cfg["timeout"], DefaultCallTimeout),
 		StartupTimeout: seconds(cfg["startup_timeout"], DefaultStartupTimeout),
+		MaxCallTimeout: seconds(cfg["max_timeout"], MaxTimeoutSeconds*time.Second),
 		MaxMemoryMB:    DefaultMaxMemoryMB,
 		MaxResponseMB:  DefaultMaxResponseMB,
 		ProcessEnv:     lookup,

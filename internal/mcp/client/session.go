@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +41,15 @@ type Session struct {
 	proc   *process
 	rt     *recordingTransport
 	sock   net.Conn // the uds transport's connection
-	log    io.Writer
+
+	// progress maps the token of each call in flight to the func that
+	// restarts its idle timeout; logs are the server's log messages not
+	// yet handed to a step.
+	progressMu  sync.Mutex
+	progress    map[string]func()
+	progressSeq atomic.Int64
+	logs        []string
+	log         io.Writer
 
 	toolsMu sync.Mutex
 	tools   map[string]*mcp.Tool
@@ -130,6 +139,18 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		// The server's tool list changed: the next lookup lists it again,
 		// so a tool added mid-run can be called (issue #12 item 2).
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.forgetTools() },
+		// Progress on a call is liveness: it restarts the call's idle timeout.
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			s.progressMu.Lock()
+			alive := s.progress[fmt.Sprint(r.Params.ProgressToken)]
+			s.progressMu.Unlock()
+			if alive != nil {
+				alive()
+			}
+		},
+		// The server's log messages go with the step that was running
+		// (its trace, and the step's lines with -v).
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { s.addLog(r.Params) },
 	})
 	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	connected.Store(err == nil)
@@ -139,6 +160,12 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		return nil, mapped
 	}
 	s.cs = cs
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+		// Ask for info and above: debug chatter stays with the server.
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_ = cs.SetLoggingLevel(lctx, &mcp.SetLoggingLevelParams{Level: "info"})
+		cancel()
+	}
 	if v := cs.InitializeResult().ProtocolVersion; !slices.Contains(AcceptedVersions, v) {
 		s.Close()
 		return nil, s.fail("MCP protocol version not supported", "",
@@ -224,6 +251,46 @@ func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 	return t, nil
 }
 
+// timer is what CallTool needs of a time.Timer (tests drive it by hand).
+type timer interface {
+	Reset(time.Duration) bool
+	Stop() bool
+}
+
+// afterFunc starts a call's idle timer.
+var afterFunc = func(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
+
+// maxLogs bounds the log messages a session keeps for the next step.
+const maxLogs = 200
+
+func (s *Session) addLog(p *mcp.LoggingMessageParams) {
+	line := string(p.Level)
+	if p.Logger != "" {
+		line += " " + p.Logger
+	}
+	data, ok := p.Data.(string)
+	if !ok {
+		b, _ := json.Marshal(p.Data)
+		data = string(b)
+	}
+	line = s.Server.Redact(line + ": " + data)
+	s.progressMu.Lock()
+	if len(s.logs) < maxLogs {
+		s.logs = append(s.logs, line)
+	}
+	s.progressMu.Unlock()
+}
+
+// DrainLogs returns the server's log messages since the last call and
+// forgets them.
+func (s *Session) DrainLogs() []string {
+	s.progressMu.Lock()
+	defer s.progressMu.Unlock()
+	out := s.logs
+	s.logs = nil
+	return out
+}
+
 // forgetTools drops the session's tool list (the server said it changed).
 func (s *Session) forgetTools() {
 	s.toolsMu.Lock()
@@ -289,13 +356,36 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 	if timeout <= 0 {
 		timeout = s.Server.CallTimeout
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	// The timeout is an idle timeout: every progress notification of the
+	// call restarts it, up to MaxCallTimeout in all (issue #12 item 4).
+	maxd := max(s.Server.MaxCallTimeout, timeout)
+	cctx, cancel := context.WithTimeout(ctx, maxd)
 	defer cancel()
+	var idleFired atomic.Bool
+	idle := afterFunc(timeout, func() { idleFired.Store(true); cancel() })
+	defer idle.Stop()
+	token := fmt.Sprintf("pflow-%d", s.progressSeq.Add(1))
+	s.progressMu.Lock()
+	if s.progress == nil {
+		s.progress = map[string]func(){}
+	}
+	s.progress[token] = func() { idle.Reset(timeout) }
+	s.progressMu.Unlock()
+	defer func() {
+		s.progressMu.Lock()
+		delete(s.progress, token)
+		s.progressMu.Unlock()
+	}()
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := s.cs.CallTool(cctx, params)
 	if err != nil {
+		if !idleFired.Load() {
+			timeout = maxd // the cap, not the idle timeout, ended it
+		}
 		if cctx.Err() != nil && ctx.Err() == nil && s.proc != nil {
 			// Timed out: stop the server (seed 000 rule 9).
 			s.setDead(classed(s.fail(timeoutText(timeout), tool, "The server was stopped after the timeout."), node.ClassTimeout))

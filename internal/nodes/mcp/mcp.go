@@ -150,8 +150,11 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		return failed(err.Error()+" (server '"+server+"')", node.ClassInvalidParams), nil
 	}
 	res, err := sess.CallTool(ctx, t.Name, args, timeout)
+	logs := sess.DrainLogs()
 	if err != nil {
-		return failed(client.ErrorText(err), client.ErrorClass(err)), nil
+		r := failed(client.ErrorText(err), client.ErrorClass(err))
+		r.Logs = logs
+		return r, nil
 	}
 	if err := sess.ValidateStructured(t, res); err != nil {
 		return failed(err.Error()+" (server '"+server+"')", node.ClassServerError), nil
@@ -160,10 +163,11 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if ex.IsError {
 		r := failed(ex.Message, node.ClassToolError)
 		r.Outputs["error_details"].(map[string]any)["is_tool_error"] = true
+		r.Logs = logs
 		return r, nil
 	}
 	ok := node.Ok(Outputs(ex.Result))
-	ok.Warnings = drift
+	ok.Warnings, ok.Logs = drift, logs
 	return ok, nil
 }
 
