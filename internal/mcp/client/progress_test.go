@@ -22,8 +22,8 @@ type manualTimer struct {
 }
 
 func (m *manualTimer) Reset(time.Duration) bool { m.resets <- struct{}{}; return true }
-func (m *manualTimer) Stop() bool              { return true }
-func (m *manualTimer) fire()                   { m.mu.Lock(); f := m.f; m.mu.Unlock(); f() }
+func (m *manualTimer) Stop() bool               { return true }
+func (m *manualTimer) fire()                    { m.mu.Lock(); f := m.f; m.mu.Unlock(); f() }
 
 // A call's timeout is an idle timeout: each progress notification the
 // server sends for the call (pflow sends a progress token) restarts it, so
@@ -57,13 +57,18 @@ func TestProgressKeepsACallAliveAndLogsReachTheStep(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
+	quietStop := make(chan struct{})
 	mcp.AddTool(srv, &mcp.Tool{Name: "quiet"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		gotToken <- true
-		<-ctx.Done() // never answers, never reports progress
+		select { // never answers, never reports progress
+		case <-ctx.Done():
+		case <-quietStop: // the test is over (the client's cancel may not have reached it)
+		}
 		return nil, nil, ctx.Err()
 	})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
+	defer close(quietStop) // before ts.Close, which waits for the handler
 	s, err := Resolve("slow", map[string]any{"type": "http", "url": ts.URL}, env(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
