@@ -38,7 +38,9 @@ import (
 // the most a server's "max_response_mb" may raise it to.
 const (
 	DefaultCallTimeout    = 30 * time.Second
-	DefaultStartupTimeout = 30 * time.Second
+	// DefaultStartupTimeout fits a first `npx -y` download of a server on
+	// a normal connection (issue #12 item 5).
+	DefaultStartupTimeout = 60 * time.Second
 	DefaultMaxMemoryMB    = 512
 	DefaultMaxResponseMB  = 64
 	MaxResponseMB         = 1024

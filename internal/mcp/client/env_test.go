@@ -158,7 +158,7 @@ func TestChildEnvLetsPackageRunnersWork(t *testing.T) {
 	pflowEnv := map[string]string{
 		"PATH": "/usr/bin", "HOME": "/home/me", "XDG_CACHE_HOME": "/home/me/.cache",
 		"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "localhost", "npm_config_registry": "https://npm.corp/",
-		"NPM_CONFIG_CACHE": "/var/npm", "NODE_EXTRA_CA_CERTS": "/etc/corp-ca.pem", "UV_INDEX_URL": "https://pypi.corp/simple",
+		"NPM_CONFIG_CACHE": "/var/npm", "npm_config_https_proxy": "http://proxy:3128", "npm_config_cafile": "/etc/corp-ca.pem", "NODE_EXTRA_CA_CERTS": "/etc/corp-ca.pem", "UV_INDEX_URL": "https://pypi.corp/simple",
 		"GITHUB_TOKEN": "ghp_secret", "OPENAI_API_KEY": "sk-secret", "AWS_SECRET_ACCESS_KEY": "aws-secret",
 	}
 	srv := &Server{Name: "s", Env: map[string]string{"GITHUB_TOKEN": "from-config"}, ProcessEnv: func(k string) (string, bool) {
@@ -170,7 +170,7 @@ func TestChildEnvLetsPackageRunnersWork(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		got[k] = v
 	}
-	for _, k := range []string{"PATH", "HOME", "XDG_CACHE_HOME", "HTTPS_PROXY", "NO_PROXY", "npm_config_registry", "NPM_CONFIG_CACHE", "NODE_EXTRA_CA_CERTS", "UV_INDEX_URL"} {
+	for _, k := range []string{"PATH", "HOME", "XDG_CACHE_HOME", "HTTPS_PROXY", "NO_PROXY", "npm_config_registry", "NPM_CONFIG_CACHE", "npm_config_https_proxy", "npm_config_cafile", "NODE_EXTRA_CA_CERTS", "UV_INDEX_URL"} {
 		if got[k] != pflowEnv[k] {
 			t.Errorf("%s = %q, want %q", k, got[k], pflowEnv[k])
 		}

@@ -51,6 +51,9 @@ var inheritedEnv = []string{
 	// npm / npx and Node version managers.
 	"npm_config_cache", "npm_config_registry", "npm_config_prefix", "npm_config_userconfig", "npm_config_globalconfig",
 	"NPM_CONFIG_CACHE", "NPM_CONFIG_REGISTRY", "NPM_CONFIG_PREFIX", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
+	// npm behind a company proxy or CA.
+	"npm_config_proxy", "npm_config_https_proxy", "npm_config_noproxy", "npm_config_strict_ssl", "npm_config_cafile", "npm_config_ca",
+	"NPM_CONFIG_PROXY", "NPM_CONFIG_HTTPS_PROXY", "NPM_CONFIG_NOPROXY", "NPM_CONFIG_STRICT_SSL", "NPM_CONFIG_CAFILE", "NPM_CONFIG_CA",
 	"NVM_DIR", "VOLTA_HOME", "PNPM_HOME", "COREPACK_HOME", "BUN_INSTALL",
 	// uv / uvx, pip / pipx.
 	"UV_CACHE_DIR", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_PYTHON_INSTALL_DIR", "UV_TOOL_DIR",
