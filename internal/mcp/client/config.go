@@ -37,7 +37,7 @@ import (
 // keeps a runaway server from exhausting pflow's memory. MaxResponseMB is
 // the most a server's "max_response_mb" may raise it to.
 const (
-	DefaultCallTimeout    = 30 * time.Second
+	DefaultCallTimeout = 30 * time.Second
 	// DefaultStartupTimeout fits a first `npx -y` download of a server on
 	// a normal connection (issue #12 item 5).
 	DefaultStartupTimeout = 60 * time.Second
