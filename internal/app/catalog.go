@@ -109,6 +109,7 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 			if mcp == nil {
 				nodes := f.Nodes
 				mcp = mcpnode.New(mcpnode.Config{ServersPath: a.Paths.MCPServers, Env: a.EnvLookup(st), Log: a.Log, Pool: a.MCPPool,
+					Sample: sampler(a.EnvLookup(st), st.LLM.DefaultModel),
 					SchemaHash: func(nodeType string) string {
 						if e := nodes[nodeType]; e != nil && e.MCP != nil {
 							return e.MCP.SchemaHash

@@ -423,6 +423,11 @@ func ValidateEntry(name string, cfg map[string]any) error {
 			return wrap(verr("trust_readonly must be true or false (true: act on the server's read-only and idempotent tool annotations: cache its read-only tools)"))
 		}
 	}
+	if v, ok := cfg["sampling"]; ok && v != nil {
+		if _, isBool := v.(bool); !isBool {
+			return wrap(verr("sampling must be true or false (true: the server may ask pflow's configured LLM for completions)"))
+		}
+	}
 	if v, ok := cfg["keep_alive"]; ok && v != nil {
 		if _, isBool := v.(bool); !isBool {
 			return wrap(verr("keep_alive must be true or false (false: a long-lived pflow, such as pflow mcp serve, starts the server afresh for every run)"))

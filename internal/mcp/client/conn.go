@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -22,6 +24,9 @@ type Conn struct {
 	// Pool, when set, supplies the session from a long-lived process's pool
 	// (servers with "keep_alive": false still get their own per run).
 	Pool *Pool
+	// Sample answers sampling requests of a server configured with
+	// "sampling": true.
+	Sample func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 
 	mu      sync.Mutex
 	sess    *Session
@@ -49,6 +54,7 @@ func (c *Conn) Session(ctx context.Context) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.Sample = c.Sample
 	if c.Pool != nil && srv.KeepAlive {
 		s, release, err := c.Pool.Acquire(ctx, srv)
 		if err != nil {

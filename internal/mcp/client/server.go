@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"net/http"
 	"strings"
@@ -57,6 +59,11 @@ type Server struct {
 	// oauth, when set, replaces the run's non-interactive OAuth handler (an
 	// interactive sign-in: Login, ConnectSignIn).
 	oauth auth.OAuthHandler
+	// Sampling is "sampling": true: the server may ask pflow's configured
+	// LLM for completions (sampling/createMessage), answered by Sample.
+	// Without it pflow does not advertise sampling and refuses such requests.
+	Sampling bool
+	Sample   func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	// KeepAlive lets a long-lived pflow (pflow mcp serve) keep the session
 	// open across runs ("keep_alive", default true; see Pool).
 	KeepAlive bool
@@ -107,6 +114,7 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		MaxResponseMB:  DefaultMaxResponseMB,
 		ProcessEnv:     lookup,
 		KeepAlive:      cfg["keep_alive"] != false,
+		Sampling:       cfg["sampling"] == true,
 		ConfigHash:     configHash(name, cfg),
 	}
 	if f, ok := number(cfg["max_memory_mb"]); ok && f > 0 {

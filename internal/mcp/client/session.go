@@ -132,7 +132,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 	})
 	defer stopTimer.Stop()
 	transport = sessionTransport{inner: transport, ctx: sctx}
-	client := mcp.NewClient(&mcp.Implementation{Name: "pflow", Version: ClientVersion}, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		// Advertise nothing we do not serve: a server that asks for roots and
 		// gets no answer lingers after stdin closes (D8).
 		Capabilities: &mcp.ClientCapabilities{},
@@ -151,7 +151,16 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		// The server's log messages go with the step that was running
 		// (its trace, and the step's lines with -v).
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { s.addLog(r.Params) },
-	})
+	}
+	if srv.Sampling && srv.Sample != nil {
+		// The config opted in: the server may use pflow's LLM (issue #12
+		// item 4); otherwise sampling is neither advertised nor answered.
+		copts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
+		copts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return srv.Sample(ctx, r.Params)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "pflow", Version: ClientVersion}, copts)
 	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	connected.Store(err == nil)
 	if err != nil {

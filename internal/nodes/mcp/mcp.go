@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/node"
 )
@@ -28,6 +30,9 @@ type Config struct {
 	// SchemaHash returns the input-schema hash a node type was synced with
 	// ("" when unknown): a live tool whose schema differs gets a warning.
 	SchemaHash func(nodeType string) string
+	// Sample answers the sampling requests of servers configured with
+	// "sampling": true (pflow's configured LLM).
+	Sample func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 }
 
 type mcpNode struct{ cfg Config }
@@ -116,7 +121,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if req.Scope != nil {
 		r, err := req.Scope.Resource("mcp:"+server, func() (io.Closer, error) {
 			c := client.NewConn(n.cfg.ServersPath, server, env, log)
-			c.Pool = n.cfg.Pool
+			c.Pool, c.Sample = n.cfg.Pool, n.cfg.Sample
 			return c, nil
 		})
 		if err != nil {
@@ -129,6 +134,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		conn = c
 	} else {
 		conn = client.NewConn(n.cfg.ServersPath, server, env, log)
+		conn.Sample = n.cfg.Sample
 		defer conn.Close()
 	}
 	sess, err := conn.Session(ctx)
