@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Installs the npm packages the test suite drives (real MCP servers and
-# clients) from testdata/peers/package-lock.json. Idempotent and quick when
-# already installed.
+# Installs what the test suite drives: the npm packages (real MCP servers and
+# clients) from testdata/peers/package-lock.json, and PostgreSQL from
+# Debian's packages (a real database behind a real MCP server). Idempotent
+# and quick when already installed.
 set -euo pipefail
 cd "$(dirname "$0")/../testdata/peers"
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "installing PostgreSQL (Debian's postgresql package) for the database tests"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql >/dev/null ||
+      { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql >/dev/null; }
+  elif [ "${CI:-}" = "true" ]; then
+    echo "PostgreSQL is required for the database tests: apt-get install postgresql" >&2; exit 1
+  else
+    echo "WARNING: PostgreSQL not installed (apt-get install postgresql); the database test will skip" >&2
+  fi
+fi
 if [ ! -f package.json ]; then
   echo "no npm peers declared yet"; exit 0
 fi
