@@ -485,8 +485,9 @@ func BuildMCPEntries(server string, tools []*mcp.Tool) (map[string]*registry.Ent
 			},
 			MCP: &registry.MCPInfo{Server: server, Tool: t.Name, InputSchema: in, OutputSchema: schemaMap(t.OutputSchema), SchemaHash: client.SchemaHash(t.InputSchema)},
 		}
-		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
-			out[key].MCP.Hints = &registry.MCPHints{ReadOnly: a.ReadOnlyHint, Idempotent: a.IdempotentHint}
+		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint || a.DestructiveHint != nil || a.OpenWorldHint != nil) {
+			out[key].MCP.Hints = &registry.MCPHints{ReadOnly: a.ReadOnlyHint, Idempotent: a.IdempotentHint,
+				Destructive: a.DestructiveHint, OpenWorld: a.OpenWorldHint}
 		}
 	}
 	return out, warnings

@@ -19,7 +19,7 @@ import (
 // inode. It is derived data: a missing, stale or unreadable cache only costs
 // a JSON decode. Format: magic, key (size, mtime, inode), version, entries;
 // strings are uvarint-length-prefixed; Default and Enum values are JSON.
-const cacheMagic = "pflow-registry-cache-v5\n"
+const cacheMagic = "pflow-registry-cache-v6\n"
 
 var errBadCache = errors.New("bad registry cache")
 
@@ -139,6 +139,18 @@ func encodeCache(size, mtime int64, ino uint64, f *File) []byte {
 				}
 				if h.Idempotent {
 					hints |= 2
+				}
+				if h.Destructive != nil {
+					hints |= 8
+					if *h.Destructive {
+						hints |= 16
+					}
+				}
+				if h.OpenWorld != nil {
+					hints |= 32
+					if *h.OpenWorld {
+						hints |= 64
+					}
 				}
 			}
 			e.uvarint(hints)
@@ -275,6 +287,14 @@ func decodeCache(data []byte, size, mtime int64, ino uint64) (*File, error) {
 			e.MCP = &MCPInfo{Server: d.str(), Tool: d.str()}
 			if h := d.uvarint(); h&4 != 0 {
 				e.MCP.Hints = &MCPHints{ReadOnly: h&1 != 0, Idempotent: h&2 != 0}
+				if h&8 != 0 {
+					v := h&16 != 0
+					e.MCP.Hints.Destructive = &v
+				}
+				if h&32 != 0 {
+					v := h&64 != 0
+					e.MCP.Hints.OpenWorld = &v
+				}
 			}
 			e.MCP.SchemaHash = d.str()
 		}

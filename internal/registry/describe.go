@@ -104,6 +104,10 @@ func Describe(s *node.Spec) string {
 	if len(s.Interface.Actions) > 0 {
 		fmt.Fprintf(&b, "\n**Actions**: %s\n", strings.Join(s.Interface.Actions, ", "))
 	}
+	if words := MCPHintsOf(s).Words(); len(words) > 0 {
+		// The server's own claims (MCP tool annotations).
+		fmt.Fprintf(&b, "\n**Annotations** (the server's claims): %s\n", strings.Join(words, ", "))
+	}
 	b.WriteString("\n**Usage in .pflow.md:**\n\n")
 	b.WriteString(indent(UsageSnippet(s), "    "))
 	return b.String()

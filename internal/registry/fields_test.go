@@ -18,7 +18,8 @@ import (
 func TestLeanPathsKeepEveryField(t *testing.T) {
 	e := mcpEntry("srv", "tool")
 	e.Group = "mcp-srv"
-	e.MCP.Hints = &MCPHints{ReadOnly: true, Idempotent: true}
+	no, yes := false, true
+	e.MCP.Hints = &MCPHints{ReadOnly: true, Idempotent: true, Destructive: &no, OpenWorld: &yes}
 	e.MCP.SchemaHash = "abc123"
 	e.MCP.InputSchema = map[string]any{"type": "object"}
 	e.MCP.OutputSchema = map[string]any{"type": "object"}

@@ -54,6 +54,33 @@ type MCPInfo struct {
 type MCPHints struct {
 	ReadOnly   bool `json:"read_only,omitempty"`
 	Idempotent bool `json:"idempotent,omitempty"`
+	// Destructive and OpenWorld are the tool's destructiveHint and
+	// openWorldHint when it declares them (nil: not declared; MCP's default
+	// for both is true). Shown, never acted on.
+	Destructive *bool `json:"destructive,omitempty"`
+	OpenWorld   *bool `json:"open_world,omitempty"`
+}
+
+// Words are the annotations as a reader sees them: "read-only",
+// "idempotent", "destructive", "not destructive", "open world", "closed world".
+func (h *MCPHints) Words() []string {
+	if h == nil {
+		return nil
+	}
+	var out []string
+	if h.ReadOnly {
+		out = append(out, "read-only")
+	}
+	if h.Idempotent {
+		out = append(out, "idempotent")
+	}
+	if h.Destructive != nil {
+		out = append(out, map[bool]string{true: "destructive", false: "not destructive"}[*h.Destructive])
+	}
+	if h.OpenWorld != nil {
+		out = append(out, map[bool]string{true: "open world", false: "closed world"}[*h.OpenWorld])
+	}
+	return out
 }
 
 // Entry is one node type in registry.json.

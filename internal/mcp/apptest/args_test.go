@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/registry"
 )
 
 // runMD runs a workflow written as markdown (or JSON IR) on a.
@@ -186,5 +187,26 @@ func TestDriftSinceSync(t *testing.T) {
 	out = runMD(t, a, "echo.pflow.md", "# Echo\nEchoes.\n\n## Steps\n\n### e\nEcho.\n- type: mcp-fake-echo\n- message: hi\n")
 	if out.Result == nil || out.Result.Status != "success" {
 		t.Fatalf("after the sync: %+v", out.Result)
+	}
+}
+
+// A tool's annotations are kept in the registry and shown by registry
+// describe / mcp info (issue #12 item 3).
+func TestAnnotationsShown(t *testing.T) {
+	a, _ := newApp(t)
+	addFake(t, a, "fake", "lookup")
+	if _, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	cat, _, err := a.Catalog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, ok := cat.Lookup("mcp-fake-lookup")
+	if !ok {
+		t.Fatal("no mcp-fake-lookup")
+	}
+	if md := registry.Describe(spec); !strings.Contains(md, "**Annotations** (the server's claims): read-only, idempotent, not destructive, closed world") {
+		t.Fatalf("describe:\n%s", md)
 	}
 }

@@ -374,7 +374,7 @@ func (s *server) tools() []any {
 	}
 	if s.modes.has("lookup") {
 		extra = append(extra, map[string]any{"name": "lookup", "description": "Looks a key up (read-only)", "inputSchema": obj(map[string]any{"key": str}, "key"),
-			"annotations": map[string]any{"readOnlyHint": true, "idempotentHint": true}})
+			"annotations": map[string]any{"readOnlyHint": true, "idempotentHint": true, "destructiveHint": false, "openWorldHint": false}})
 	}
 	return append(extra, []any{
 		map[string]any{"name": "echo", "description": "Echoes back the input", "inputSchema": obj(map[string]any{"message": map[string]any{"type": "string", "description": "Message to echo"}}, "message")},
