@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Installs what the test suite drives: the npm packages (real MCP servers and
-# clients) from testdata/peers/package-lock.json, and PostgreSQL from
-# Debian's packages (a real database behind a real MCP server). Idempotent
-# and quick when already installed.
+# clients) from testdata/peers/package-lock.json, and Debian's PostgreSQL and
+# Chromium (a real database and a real browser behind real MCP servers).
+# Idempotent and quick when already installed.
 set -euo pipefail
 cd "$(dirname "$0")/../testdata/peers"
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+# Debian packages: PostgreSQL (a real database behind a real MCP server)
+# and Chromium (a real browser behind a browser automation server).
+missing=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "installing PostgreSQL (Debian's postgresql package) for the database tests"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql >/dev/null ||
-      { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql >/dev/null; }
+    echo "installing Debian packages for the tests: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+      { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
   elif [ "${CI:-}" = "true" ]; then
-    echo "PostgreSQL is required for the database tests: apt-get install postgresql" >&2; exit 1
+    echo "the tests need these Debian packages: apt-get install ${missing[*]}" >&2; exit 1
   else
-    echo "WARNING: PostgreSQL not installed (apt-get install postgresql); the database test will skip" >&2
+    echo "WARNING: not installed: ${missing[*]} (apt-get install ${missing[*]}); the tests that need them will skip" >&2
   fi
 fi
 if [ ! -f package.json ]; then
