@@ -59,3 +59,18 @@ func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// An agent framework's MCP adapter: LangChain's @langchain/mcp-adapters
+// (npm peers) loads pflow's 14 tools as LangChain tools over stdio and over
+// streamable HTTP and invokes them as an agent would; a failure reaches it
+// as the error envelope (testdata/peers/e2e/langchain.mjs).
+func TestE2ELangChainAdapter(t *testing.T) {
+	dir, node := peers(t)
+	bin := buildPflow(t)
+	home := t.TempDir()
+	out := runNode(t, filepath.Join(dir, "e2e"), node, testEnv(home), "langchain.mjs", "stdio", bin)
+	contains(t, out, `"step":"done"`)
+	_, url, _ := startHTTP(t, bin, home)
+	out = runNode(t, filepath.Join(dir, "e2e"), node, testEnv(home), "langchain.mjs", "http", url)
+	contains(t, out, `"step":"done"`)
+}
