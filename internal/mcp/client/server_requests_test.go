@@ -14,9 +14,9 @@ import (
 
 // A server that asks the client for something during a call gets a prompt
 // answer and the call goes on: sampling and elicitation are refused with
-// the standard error (pflow advertises neither), roots/list gets go-sdk's
-// empty list; nothing waits for an answer that never comes (issue #12
-// item 4).
+// the standard error (pflow advertises neither), roots/list is refused too
+// (pflow offers no roots; go-sdk would answer an empty list); nothing waits
+// for an answer that never comes (issue #12 item 4).
 func TestServerToClientRequestsNeverHang(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
 	ask := func(name string, do func(ctx context.Context, ss *mcp.ServerSession) error) {
@@ -56,7 +56,7 @@ func TestServerToClientRequestsNeverHang(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	for tool, refused := range map[string]bool{"sample": true, "elicit": true, "roots": false} {
+	for tool, refused := range map[string]bool{"sample": true, "elicit": true, "roots": true} {
 		res, err := sess.CallTool(ctx, tool, map[string]any{}, time.Minute)
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)

@@ -69,7 +69,33 @@ type sessionTransport struct {
 }
 
 func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) {
-	return t.inner.Connect(t.ctx)
+	c, err := t.inner.Connect(t.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return refuseRoots{c}, nil
+}
+
+// refuseRoots answers a server's roots/list with "method not found": pflow
+// does not advertise roots, so it offers none (issue #12 item 4; go-sdk's
+// client would answer with an empty list). The request never waits.
+type refuseRoots struct{ mcp.Connection }
+
+func (c refuseRoots) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		m, err := c.Connection.Read(ctx)
+		if err != nil {
+			return m, err
+		}
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == "roots/list" && r.ID.IsValid() {
+			resp := &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "roots/list: pflow does not offer roots (it does not advertise the roots capability)"}}
+			if werr := c.Connection.Write(ctx, resp); werr != nil {
+				return nil, werr
+			}
+			continue
+		}
+		return m, nil
+	}
 }
 
 // Connect starts (stdio) or reaches (http, sse) the server and runs the
