@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -234,7 +235,9 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		}
 	}
 	if record != nil {
-		if err := record.Close(res, out.TracePath); err != nil {
+		if err := record.Close(res, out.TracePath); errors.Is(err, runs.ErrNotRecorded) {
+			out.RunID = "" // said when it failed
+		} else if err != nil {
 			fmt.Fprintf(a.Log, "Warning: could not finish the record of run %s: %v\n", record.ID, err)
 		}
 		resume.unlock()

@@ -293,7 +293,6 @@ func recordOptions(req RunRequest) map[string]bool {
 // warning: the run goes on unrecorded.
 func (a *App) startRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *trace.Redactor, rs *resumeState) *runs.Run {
 	st := a.RunStore()
-	ir, _ := value.MarshalJSON(w)
 	var src []byte
 	if w.Source != nil && w.Source.Raw != "" {
 		src = []byte(w.Source.Raw)
@@ -308,9 +307,12 @@ func (a *App) startRecord(req RunRequest, w *workflow.Workflow, prepared *runtim
 	for k, v := range prepared.Sources {
 		sources[k] = string(v)
 	}
-	m := runs.Meta{Workflow: workflowRef(req.Target, ir), Inputs: public, SecretInputs: secret, InputSources: sources,
+	// The IR and its hash are made by the record's writer, beside the run
+	// (nothing changes the workflow while it runs).
+	m := runs.Meta{Workflow: workflowRef(req.Target, nil), Inputs: public, SecretInputs: secret, InputSources: sources,
 		Origin: req.Origin, Options: recordOptions(req), Started: a.now()}
-	o := runs.Options{Meta: m, IR: ir, Source: src, Redactor: red, Version: buildVersion(), Log: a.Log}
+	o := runs.Options{Meta: m, Source: src, Redactor: red, Version: buildVersion(), Log: a.Log, Key: key,
+		MakeIR: func() []byte { ir, _ := value.MarshalJSON(w); return ir }}
 	if rs != nil {
 		o.Meta.ResumedFrom = rs.id
 		o.Resume = rs.log

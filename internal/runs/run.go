@@ -2,8 +2,12 @@ package runs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,14 +33,16 @@ const (
 	// maxPending bounds events waiting for the writer (memory stays flat
 	// when steps finish faster than they are written).
 	maxPending = 8192
-	// linger is how long the writer collects events of steps that are safe
-	// to repeat before writing them (one write instead of one per event);
-	// a crash can lose at most that much, and those steps run again on
-	// resume. wakeAt waiting events wake it sooner.
+	// linger is how long an event of a step that is safe to repeat may wait
+	// before it is written (many events in one write instead of one write
+	// per event); a crash can lose at most that much, and those steps run
+	// again on resume. The writer wakes every wakeAt events to encode them
+	// (so that little is left to do when the run ends) and writes when it
+	// holds writeChunk bytes, when linger has passed, or when a step waits.
 	linger = 20 * time.Millisecond
-	wakeAt = 512
+	wakeAt = 128
 	// writeChunk is the size of one write to steps.jsonl.
-	writeChunk = 256 << 10
+	writeChunk = 64 << 10
 	// batchErrorsKept bounds the failed items listed in a batch step's event.
 	batchErrorsKept = 20
 )
@@ -72,6 +78,12 @@ type Options struct {
 	Log io.Writer
 	// Lock, when set, is taken as the run's lock instead of a new one.
 	Lock *fsutil.Lock
+	// Key is the store's digest key (nil: Create reads it).
+	Key []byte
+	// MakeIR, when IR is nil, makes it on the writer goroutine, off the
+	// run's path (the workflow must not change while it runs); an empty
+	// Meta.Workflow.Hash is then set to its SHA-256.
+	MakeIR func() []byte
 }
 
 // DefaultCacheTTL is how long a step cache entry stays valid when the step
@@ -109,7 +121,10 @@ type Run struct {
 	closing  bool
 	failed   error
 	finished chan struct{}
+	urgent   bool // a step waits for its event to be written
 	f        *os.File
+	setupErr error    // the record could not be created (see setup)
+	status   *os.File // status.json's temp file, made by setup
 }
 
 // pending is an event waiting for the writer.
@@ -120,8 +135,14 @@ type pending struct {
 	put bool // store the outputs in the step cache
 }
 
-// Create starts the record of a run: it creates the run's directory, takes
-// its lock, writes run.json and the workflow, and starts the writer.
+// Create starts the record of a run and returns at once: the run's id is
+// chosen here, and its directory, lock, run.json and workflow copies are
+// created by the writer goroutine, beside the run (on a file system where
+// creating a file costs a millisecond that matters). No event is written
+// before them, so a step that waits for its start to be written (one with
+// side effects) also waits for the record to exist. When they cannot be
+// created the run goes on unrecorded: a warning is logged, the events are
+// dropped, and Close returns ErrNotRecorded.
 func (s *Store) Create(o Options) (*Run, error) {
 	redGen := o.Redactor.Generation() // before anything is written
 	m := o.Meta
@@ -135,52 +156,122 @@ func (s *Store) Create(o Options) (*Run, error) {
 	if m.PID == 0 {
 		m.PID = os.Getpid()
 	}
-	key, err := s.Key()
-	if err != nil {
-		return nil, err
-	}
-	dir := s.dir(m.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
-	}
-	lk := o.Lock
-	if lk == nil {
-		if lk, err = fsutil.LockFile(context.Background(), filepath.Join(dir, lockBase), time.Second); err != nil {
+	key := o.Key
+	if key == nil {
+		var err error
+		if key, err = s.Key(); err != nil {
 			return nil, err
 		}
 	}
-	r := &Run{ID: m.ID, Meta: &m, store: s, dir: dir, lock: lk, opts: o, h: stephash.New(key), log: o.Log,
+	r := &Run{ID: m.ID, Meta: &m, store: s, dir: s.dir(m.ID), opts: o, h: stephash.New(key), log: o.Log,
 		defHash: map[*workflow.Node]string{}, finished: make(chan struct{}), redGen: redGen}
 	if r.log == nil {
 		r.log = io.Discard
 	}
 	r.wake = make(chan struct{}, 1)
 	r.done = sync.NewCond(&r.mu)
-	fail := func(err error) (*Run, error) {
-		lk.Unlock()
-		os.RemoveAll(dir)
-		return nil, err
+	go r.writer()
+	return r, nil
+}
+
+// ErrNotRecorded is returned by Close when the run's record could not be
+// created (its directory, lock or run.json): the run has no record.
+var ErrNotRecorded = errors.New("the run is not recorded")
+
+// setup creates the run's directory, takes its lock, writes the workflow
+// and run.json (last: a directory without it is not listed as a run) and
+// opens steps.jsonl. It runs on the writer goroutine, before any event.
+func (r *Run) setup() error {
+	o := &r.opts
+	fail := func(err error) error {
+		if r.f != nil {
+			r.f.Close()
+			r.f = nil
+		}
+		if r.lock != nil && o.Lock == nil {
+			r.lock.Unlock()
+		}
+		r.lock = nil
+		os.RemoveAll(r.dir)
+		return err
 	}
-	if len(o.IR) > 0 {
-		if err := fsutil.ReplaceFile(filepath.Join(dir, irFile), []byte(o.Redactor.String(string(o.IR))), 0o600); err != nil {
+	err := os.Mkdir(r.dir, 0o700)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The runs directory is made by Key, unless removed since.
+		if err = os.MkdirAll(filepath.Dir(r.dir), 0o700); err == nil {
+			err = os.Mkdir(r.dir, 0o700)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", r.dir, err) // never another run's directory
+	}
+	r.lock = o.Lock
+	if r.lock == nil {
+		lk, err := fsutil.LockFile(context.Background(), filepath.Join(r.dir, lockBase), time.Second)
+		if err != nil {
+			return fail(err)
+		}
+		r.lock = lk
+	}
+	ir := o.IR
+	if ir == nil && o.MakeIR != nil {
+		ir = o.MakeIR()
+		if r.Meta.Workflow.Hash == "" && ir != nil {
+			sum := sha256.Sum256(ir)
+			r.Meta.Workflow.Hash = hex.EncodeToString(sum[:])
+		}
+	}
+	// The directory is new and run.json is written last: these files need
+	// no temp file and rename (a reader never sees them half written in a
+	// listed run, and a kill leaves a directory that is not one).
+	if len(ir) > 0 {
+		if err := createFile(filepath.Join(r.dir, irFile), []byte(o.Redactor.String(string(ir)))); err != nil {
 			return fail(err)
 		}
 	}
 	if len(o.Source) > 0 {
-		if err := fsutil.ReplaceFile(filepath.Join(dir, sourceFile), []byte(o.Redactor.String(string(o.Source))), 0o600); err != nil {
+		if err := createFile(filepath.Join(r.dir, sourceFile), []byte(o.Redactor.String(string(o.Source)))); err != nil {
 			return fail(err)
 		}
 	}
-	if r.f, err = os.OpenFile(filepath.Join(dir, stepsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+	if r.f, err = os.OpenFile(filepath.Join(r.dir, stepsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return fail(err)
 	}
-	// run.json last: a directory without it is not listed as a run.
-	if err := writeJSON(filepath.Join(dir, metaFile), r.Meta); err != nil {
-		r.f.Close()
+	meta, err := encodeJSON(r.Meta)
+	if err != nil {
 		return fail(err)
 	}
-	go r.writer()
-	return r, nil
+	tmp := filepath.Join(r.dir, "."+metaFile+".tmp")
+	if err := createFile(tmp, meta); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(r.dir, metaFile)); err != nil {
+		return fail(err)
+	}
+	// status.json's file is made now, beside the run, and renamed into
+	// place by Close; a run that dies leaves it empty under its temp name.
+	r.status, _ = os.OpenFile(filepath.Join(r.dir, statusTemp), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	return nil
+}
+
+// statusTemp is status.json while the run is in progress (empty).
+const statusTemp = "." + statusFile + ".tmp"
+
+// createFile writes data to a new file at path (one write).
+func createFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // Hasher returns the keyed digests of this store (for inputs).
@@ -240,6 +331,10 @@ func (r *Run) End(rec *runtime.StepRecord) {
 	sync := rec.Kind == runtime.KindNode && rec.Source == runtime.SourceRan && !rec.SafeToRepeat()
 	r.enqueue(p, sync)
 }
+
+// Reuses implements runtime.ReuseJournal: only a resume re-uses outcomes
+// that depend on which upstream steps ran (the step cache does not).
+func (r *Run) Reuses() bool { return r.opts.Resume != nil }
 
 // reuse returns the resumed run's outcome of rec when it may be re-used: it
 // completed with complete outputs, the step is unchanged (definition,
@@ -318,15 +413,11 @@ func (r *Run) definition(rec *runtime.StepRecord) string {
 	if d, ok := r.defHash[rec.Node]; ok {
 		return d
 	}
-	def := map[string]any{"type": rec.Node.Type, "params": rec.Node.Params}
-	if rec.Mapping != nil && len(rec.Mapping.InputMappings) > 0 {
-		im := map[string]any{}
-		for k, v := range rec.Mapping.InputMappings {
-			im[k] = v
-		}
-		def["input_mappings"] = im
+	var im map[string]string
+	if rec.Mapping != nil {
+		im = rec.Mapping.InputMappings
 	}
-	d := r.h.Value(def)
+	d := r.h.Definition(rec.Node.Type, rec.Node.Params, im)
 	r.defHash[rec.Node] = d
 	return d
 }
@@ -348,9 +439,12 @@ func (r *Run) enqueue(p pending, wait bool) {
 	p.seq = r.seq
 	r.queue = append(r.queue, p)
 	// The writer collects events for up to linger; one that a step waits
-	// for (the start of a step with side effects) and a long queue wake it
-	// at once.
-	if wait || len(r.queue) >= wakeAt {
+	// for (the start of a step with side effects) and every wakeAt events
+	// wake it at once.
+	if wait {
+		r.urgent = true
+		r.signal()
+	} else if len(r.queue) == wakeAt {
 		r.signal()
 	}
 	for wait && r.written < p.seq && r.failed == nil {
@@ -368,63 +462,86 @@ func (r *Run) signal() {
 
 func (r *Run) writer() {
 	defer close(r.finished)
+	if err := r.setup(); err != nil {
+		fmt.Fprintf(r.log, "Warning: this run is not recorded (%v); it cannot be resumed\n", err)
+		r.mu.Lock()
+		r.setupErr, r.failed = err, err
+		r.queue = nil
+		r.done.Broadcast()
+		r.mu.Unlock()
+		return
+	}
 	enc := newEncoder(r.opts.Redactor)
-	var buf []byte
+	var buf []byte     // encoded events not yet written
+	var encoded uint64 // the seq of the last event in buf
+	var werr error     // the first write error
 	tick := time.NewTicker(linger)
 	defer tick.Stop()
 	for {
+		ticked := false
 		r.mu.Lock()
-		idle := !r.closing && len(r.queue) < wakeAt
+		idle := !r.closing && !r.urgent && len(r.queue) < wakeAt
 		r.mu.Unlock()
 		if idle {
 			select {
 			case <-r.wake:
 			case <-tick.C:
+				ticked = true
 			}
 		}
 		r.mu.Lock()
 		batch := r.queue
 		r.queue, r.spare = r.spare[:0], nil
-		closing := r.closing
+		closing, urgent := r.closing, r.urgent
+		r.urgent = false
 		r.mu.Unlock()
+		for i := range batch {
+			buf = r.appendEvent(buf, enc, &batch[i])
+			if len(buf) >= writeChunk {
+				werr = r.write(buf, werr)
+				buf = buf[:0]
+			}
+		}
 		if len(batch) > 0 {
-			// Written in chunks of about writeChunk bytes: the buffer is
-			// reused from one wake-up to the next instead of growing to
-			// the size of a whole batch's events.
+			encoded = batch[len(batch)-1].seq
+		}
+		// Written now: everything at the end of a linger (so nothing waits
+		// longer), when a step waits for its event, and at the end.
+		flush := ticked || urgent || closing
+		if flush && len(buf) > 0 {
+			werr = r.write(buf, werr)
 			buf = buf[:0]
-			var err error
-			for i := range batch {
-				buf = r.appendEvent(buf, enc, &batch[i])
-				if len(buf) >= writeChunk {
-					if _, werr := r.f.Write(buf); werr != nil && err == nil {
-						err = werr
-					}
-					buf = buf[:0]
-				}
-			}
-			if len(buf) > 0 {
-				if _, werr := r.f.Write(buf); werr != nil && err == nil {
-					err = werr
-				}
-			}
-			r.mu.Lock()
-			if err != nil && r.failed == nil {
-				r.failed = err
-				fmt.Fprintf(r.log, "Warning: could not write the record of run %s (%v); the run goes on, but resuming it may run steps again\n", r.ID, err)
-			}
-			r.written = batch[len(batch)-1].seq
-			clear(batch)
-			r.spare = batch[:0]
+		}
+		r.mu.Lock()
+		if werr != nil && r.failed == nil {
+			r.failed = werr
+			fmt.Fprintf(r.log, "Warning: could not write the record of run %s (%v); the run goes on, but resuming it may run steps again\n", r.ID, werr)
+		}
+		if len(buf) == 0 && encoded > r.written {
+			r.written = encoded
 			r.done.Broadcast()
-			r.mu.Unlock()
-			if cap(buf) > 4*writeChunk {
-				buf = nil // one huge event: don't keep its buffer
-			}
+		} else if len(batch) > 0 {
+			r.done.Broadcast() // room in the queue
+		}
+		clear(batch)
+		r.spare = batch[:0]
+		r.mu.Unlock()
+		if len(buf) == 0 && cap(buf) > 4*writeChunk {
+			buf = nil // one huge event: don't keep its buffer
 		}
 		if closing && len(batch) == 0 {
 			return
 		}
 	}
+}
+
+// write writes encoded events to steps.jsonl; it returns the first error
+// (err, or this write's).
+func (r *Run) write(b []byte, err error) error {
+	if _, werr := r.f.Write(b); werr != nil && err == nil {
+		return werr
+	}
+	return err
 }
 
 // appendEvent encodes one event as a line.
@@ -471,20 +588,33 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 		b = strconv.AppendInt(b, int64(rec.Attempts), 10)
 	}
 	if rec.Kind == runtime.KindNode {
-		r.digest(rec)
+		if p.put {
+			r.digest(rec) // the cache key needs them
+		}
 		def := rec.DefinitionHash
 		if def == "" {
 			def = r.definition(rec)
 		}
-		b = append(b, `,"def":`...)
-		b = appendString(b, def)
-		if rec.ParamsHash != "" {
-			b = append(b, `,"params":`...)
-			b = appendString(b, rec.ParamsHash)
+		b = append(b, `,"def":"`...)
+		b = append(b, def...) // hex: nothing to escape
+		b = append(b, '"')
+		switch {
+		case rec.ParamsHash != "":
+			b = append(b, `,"params":"`...)
+			b = append(b, rec.ParamsHash...)
+			b = append(b, '"')
+		case rec.Params != nil:
+			b = append(b, `,"params":"`...)
+			b = r.h.AppendParams(b, rec.Params, rec.TemplateEnv, rec.WorkflowDir)
+			b = append(b, '"')
+		}
+		if rec.InputHash == "" && rec.Fingerprint != "" {
+			rec.InputHash = r.h.Strings(rec.Fingerprint)
 		}
 		if rec.InputHash != "" {
-			b = append(b, `,"input":`...)
-			b = appendString(b, rec.InputHash)
+			b = append(b, `,"input":"`...)
+			b = append(b, rec.InputHash...)
+			b = append(b, '"')
 		}
 	}
 	if rec.Source != "" {
@@ -569,6 +699,9 @@ func (r *Run) Close(res *runtime.Result, tracePath string) error {
 	r.mu.Unlock()
 	r.signal()
 	<-r.finished
+	if r.setupErr != nil {
+		return ErrNotRecorded
+	}
 	// Not flushed to the disk (see fsutil.ReplaceFile): a killed pflow
 	// leaves every line it wrote; only a power loss can drop the newest.
 	r.f.Close()
@@ -598,9 +731,35 @@ func (r *Run) Close(res *runtime.Result, tracePath string) error {
 			rescrub(filepath.Join(r.dir, name), r.opts.Redactor)
 		}
 	}
-	err := writeJSON(filepath.Join(r.dir, statusFile), st)
+	err := r.writeStatus(st)
 	r.lock.Unlock()
 	return err
+}
+
+// writeStatus writes status.json: into the temp file setup made, renamed
+// into place (readers see no status or all of it).
+func (r *Run) writeStatus(st *Status) error {
+	path := filepath.Join(r.dir, statusFile)
+	if r.status == nil {
+		return writeJSON(path, st)
+	}
+	f := r.status
+	r.status = nil
+	data, err := encodeJSON(st)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return writeJSON(path, st)
+	}
+	return nil
 }
 
 // rescrub rewrites path atomically with every secret the redactor now knows

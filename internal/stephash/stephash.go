@@ -16,7 +16,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -37,20 +37,85 @@ func New(key []byte) *Hasher {
 	return h
 }
 
-// digest runs fn over a reset HMAC and returns the hex digest.
-func (h *Hasher) digest(fn func(w *writer)) string {
+// Size is the length of a digest in bytes (twice that in hex).
+const Size = sha256.Size
+
+// get returns a writer with a reset HMAC and an empty buffer.
+func (h *Hasher) get() *writer {
 	w := h.pool.Get().(*writer)
 	w.h.Reset()
-	fn(w)
-	var sum [sha256.Size]byte
-	out := hex.EncodeToString(w.h.Sum(sum[:0]))
+	w.buf = w.buf[:0]
+	return w
+}
+
+// sum returns the digest of what w encoded, and w to the pool.
+func (h *Hasher) sum(w *writer) (out [Size]byte) {
+	w.flush()
+	copy(out[:], w.h.Sum(w.sum[:0])) // w.sum: a local array would escape
+
+	if cap(w.buf) > 2*flushAt {
+		w.buf = nil
+	}
+	clear(w.keys[:cap(w.keys)]) // keep no strings alive
+	w.keys = w.keys[:0]
 	h.pool.Put(w)
 	return out
 }
 
+// hex returns the hex digest of what w encoded.
+func (h *Hasher) hex(w *writer) string {
+	sum := h.sum(w)
+	return hex.EncodeToString(sum[:])
+}
+
+// appendHex appends the hex digest of what w encoded to dst.
+func (h *Hasher) appendHex(dst []byte, w *writer) []byte {
+	sum := h.sum(w)
+	n := len(dst)
+	dst = slices.Grow(dst, 2*Size)[:n+2*Size]
+	hex.Encode(dst[n:], sum[:])
+	return dst
+}
+
 // Value digests one canonical value.
 func (h *Hasher) Value(v any) string {
-	return h.digest(func(w *writer) { w.value(v) })
+	w := h.get()
+	w.value(v)
+	return h.hex(w)
+}
+
+// Definition digests a step as written: it equals Value of
+// {"type": nodeType, "params": params, "input_mappings": inputMappings}
+// (input_mappings left out when empty), without building that map.
+func (h *Hasher) Definition(nodeType string, params map[string]any, inputMappings map[string]string) string {
+	w := h.get()
+	w.tag('m')
+	if len(inputMappings) > 0 {
+		w.uint(3)
+		w.str("input_mappings")
+		w.tag('m')
+		w.uint(uint64(len(inputMappings)))
+		start := len(w.keys)
+		for k := range inputMappings {
+			w.keys = append(w.keys, k)
+		}
+		keys := w.keys[start:]
+		slices.Sort(keys)
+		for _, k := range keys {
+			w.str(k)
+			w.tag('s')
+			w.str(inputMappings[k])
+		}
+		w.keys = w.keys[:start]
+	} else {
+		w.uint(2)
+	}
+	w.str("params")
+	w.value(params)
+	w.str("type")
+	w.tag('s')
+	w.str(nodeType)
+	return h.hex(w)
 }
 
 // Params digests what a node request carries: the effective params, the
@@ -60,42 +125,27 @@ func (h *Hasher) Value(v any) string {
 // file must not make it a different step) and "__workflow_file__" (dir
 // stands for it).
 func (h *Hasher) Params(params map[string]any, templateEnv map[string]string, dir string) string {
-	return h.digest(func(w *writer) {
-		var buf [32]string
-		keys := buf[:0]
-		for k := range params {
-			if ignoredParam(k) {
-				continue
-			}
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		w.tag('P')
-		w.uint(uint64(len(keys)))
-		for _, k := range keys {
-			w.str(k)
-			w.value(params[k])
-		}
-		w.tag('E')
-		w.uint(uint64(len(templateEnv)))
-		for _, k := range value.SortedKeys(templateEnv) {
-			w.str(k)
-			w.str(templateEnv[k])
-		}
-		w.tag('D')
-		w.str(dir)
-	})
+	w := h.get()
+	w.params(params, templateEnv, dir)
+	return h.hex(w)
+}
+
+// AppendParams appends the hex digest Params returns to dst.
+func (h *Hasher) AppendParams(dst []byte, params map[string]any, templateEnv map[string]string, dir string) []byte {
+	w := h.get()
+	w.params(params, templateEnv, dir)
+	return h.appendHex(dst, w)
 }
 
 // Strings digests a list of strings (e.g. a definition's parts or a cache
 // key's components), each length-prefixed so no two lists collide.
 func (h *Hasher) Strings(parts ...string) string {
-	return h.digest(func(w *writer) {
-		w.uint(uint64(len(parts)))
-		for _, p := range parts {
-			w.str(p)
-		}
-	})
+	w := h.get()
+	w.uint(uint64(len(parts)))
+	for _, p := range parts {
+		w.str(p)
+	}
+	return h.hex(w)
 }
 
 // ignoredParam reports params the digest leaves out (see Params).
@@ -106,35 +156,79 @@ func ignoredParam(k string) bool {
 	return strings.HasPrefix(k, "_") && !strings.HasPrefix(k, "__") && strings.HasSuffix(k, "_source_line")
 }
 
-// writer feeds a type-tagged, length-prefixed encoding of canonical values
-// into a hash: two different values never produce the same bytes, map keys
-// are sorted, and int64 7 differs from float64 7.
+// flushAt is how many encoded bytes the writer collects before feeding the
+// hash (one Write per flushAt bytes instead of one per field).
+const flushAt = 8 << 10
+
+// writer encodes canonical values for a hash: two different values never
+// produce the same bytes (type-tagged, length-prefixed), map keys are
+// sorted, and int64 7 differs from float64 7. The bytes are collected in buf
+// and fed to the hash in large writes.
 type writer struct {
-	h   hash.Hash
-	buf [9]byte
-	sc  []byte // scratch for strings (no allocation per string)
+	h    hash.Hash
+	buf  []byte
+	keys []string // sorted map keys, a stack shared by nested maps
+	sum  [Size]byte
 }
 
-// write feeds s.
-func (w *writer) write(s string) {
-	if len(s) > 1<<16 {
-		w.h.Write([]byte(s))
-		return
+// flush feeds the collected bytes to the hash.
+func (w *writer) flush() {
+	if len(w.buf) > 0 {
+		w.h.Write(w.buf)
+		w.buf = w.buf[:0]
 	}
-	w.sc = append(w.sc[:0], s...)
-	w.h.Write(w.sc)
 }
 
-func (w *writer) tag(t byte) { w.buf[0] = t; w.h.Write(w.buf[:1]) }
+func (w *writer) tag(t byte) { w.buf = append(w.buf, t) }
 
-func (w *writer) uint(u uint64) {
-	binary.BigEndian.PutUint64(w.buf[:8], u)
-	w.h.Write(w.buf[:8])
-}
+func (w *writer) uint(u uint64) { w.buf = binary.BigEndian.AppendUint64(w.buf, u) }
 
 func (w *writer) str(s string) {
 	w.uint(uint64(len(s)))
-	w.write(s)
+	for len(s) > 0 {
+		if len(w.buf) >= flushAt {
+			w.flush()
+		}
+		n := min(len(s), flushAt)
+		w.buf = append(w.buf, s[:n]...)
+		s = s[n:]
+	}
+	if len(w.buf) >= flushAt {
+		w.flush()
+	}
+}
+
+// params is Params' encoding.
+func (w *writer) params(params map[string]any, templateEnv map[string]string, dir string) {
+	start := len(w.keys)
+	for k := range params {
+		if !ignoredParam(k) {
+			w.keys = append(w.keys, k)
+		}
+	}
+	keys := w.keys[start:]
+	slices.Sort(keys)
+	w.tag('P')
+	w.uint(uint64(len(keys)))
+	for _, k := range keys {
+		w.str(k)
+		w.value(params[k])
+	}
+	w.keys = w.keys[:start]
+	w.tag('E')
+	w.uint(uint64(len(templateEnv)))
+	for k := range templateEnv {
+		w.keys = append(w.keys, k)
+	}
+	keys = w.keys[start:]
+	slices.Sort(keys)
+	for _, k := range keys {
+		w.str(k)
+		w.str(templateEnv[k])
+	}
+	w.keys = w.keys[:start]
+	w.tag('D')
+	w.str(dir)
 }
 
 func (w *writer) value(v any) {
@@ -168,16 +262,17 @@ func (w *writer) value(v any) {
 	case map[string]any:
 		w.tag('m')
 		w.uint(uint64(len(x)))
-		var buf [16]string
-		keys := buf[:0]
+		start := len(w.keys)
 		for k := range x {
-			keys = append(keys, k)
+			w.keys = append(w.keys, k)
 		}
-		sort.Strings(keys)
+		keys := w.keys[start:]
+		slices.Sort(keys)
 		for _, k := range keys {
 			w.str(k)
 			w.value(x[k])
 		}
+		w.keys = w.keys[:start]
 	default:
 		// Not a canonical value: digest its canonical form (Normalize
 		// always returns one).
