@@ -289,9 +289,11 @@ func recordOptions(req RunRequest) map[string]bool {
 	return o
 }
 
-// startRecord creates the run's record. A record that cannot be created is a
-// warning: the run goes on unrecorded.
-func (a *App) startRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *trace.Redactor, rs *resumeState) *runs.Run {
+// prepareRecord prepares the run's record (runs.Store.Prepare: its files
+// are made meanwhile; Start makes it a run, Abort removes it). A record that
+// cannot be prepared is an error to warn about if the run goes on: it then
+// runs unrecorded.
+func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *trace.Redactor, rs *resumeState) (*runs.Run, error) {
 	st := a.RunStore()
 	var src []byte
 	if w.Source != nil && w.Source.Raw != "" {
@@ -299,16 +301,15 @@ func (a *App) startRecord(req RunRequest, w *workflow.Workflow, prepared *runtim
 	}
 	key, err := st.Key()
 	if err != nil {
-		fmt.Fprintf(a.Log, "Warning: this run is not recorded (cannot create %s: %v); it cannot be resumed\n", a.Paths.Runs, err)
-		return nil
+		return nil, fmt.Errorf("cannot create %s: %w", a.Paths.Runs, err)
 	}
 	public, secret := runs.SplitInputs(prepared.Values, red, key)
 	sources := map[string]string{}
 	for k, v := range prepared.Sources {
 		sources[k] = string(v)
 	}
-	// The IR and its hash are made by the record's writer, beside the run
-	// (nothing changes the workflow while it runs).
+	// The IR and its hash are made by the record's own goroutine, beside
+	// the checks and the run (neither changes the workflow).
 	m := runs.Meta{Workflow: workflowRef(req.Target, nil), Inputs: public, SecretInputs: secret, InputSources: sources,
 		Origin: req.Origin, Options: recordOptions(req), Started: a.now()}
 	o := runs.Options{Meta: m, Source: src, Redactor: red, Version: buildVersion(), Log: a.Log, Key: key,
@@ -320,12 +321,7 @@ func (a *App) startRecord(req RunRequest, w *workflow.Workflow, prepared *runtim
 	if !req.NoCache {
 		o.Cache = a.StepCache()
 	}
-	rec, err := st.Create(o)
-	if err != nil {
-		fmt.Fprintf(a.Log, "Warning: this run is not recorded (%v); it cannot be resumed\n", err)
-		return nil
-	}
-	return rec
+	return st.Prepare(o)
 }
 
 func (a *App) now() time.Time {

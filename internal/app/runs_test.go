@@ -313,3 +313,59 @@ func TestResumeBatchItemByItem(t *testing.T) {
 		})
 	}
 }
+
+// The record is made while the workflow is checked; a run that the checks
+// refuse (here an unknown node type, and a resume whose secret differs)
+// leaves no run directory behind, and no warning.
+func TestRefusedRunLeavesNoRecord(t *testing.T) {
+	a, log := testApp(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pflow.md")
+	os.WriteFile(bad, []byte("# Bad\nUnknown type.\n\n## Steps\n\n### s\nNo such node.\n- type: no-such-node-type\n"), 0o644)
+	out := runFile2(t, a, bad, nil)
+	if len(out.ValidationErrors) == 0 || out.RunID != "" {
+		t.Fatalf("want a validation failure without a run id: %+v", out)
+	}
+	wf := filepath.Join(dir, "one.pflow.md")
+	os.WriteFile(wf, []byte("# One\nOne step.\n\n## Inputs\n\n### api_token\nA secret.\n- type: string\n\n## Steps\n\n### s\nFails.\n- type: shell\n- command: test -n \"${api_token}\" && exit 1\n"), 0o644)
+	first := runFile(t, a, wf, map[string]any{"api_token": "tok-123456"}, nil)
+	tg, _ := a.ResolveTarget(wf)
+	if _, err := a.Run(context.Background(), RunRequest{Target: tg, Params: map[string]any{"api_token": "tok-999999"}, NoTrace: true, Resume: first.RunID}); err == nil {
+		t.Fatal("a resume with another secret must be refused")
+	}
+	ents, err := os.ReadDir(a.Paths.Runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if len(dirs) != 1 || dirs[0] != first.RunID {
+		t.Fatalf("run directories %v, want only %s", dirs, first.RunID)
+	}
+	if strings.Contains(log.String(), "not recorded") {
+		t.Fatalf("warned about a record of a run that did not happen: %s", log.String())
+	}
+	// The refused resume released the run it would have resumed.
+	if _, err := a.Run(context.Background(), RunRequest{Target: tg, Params: map[string]any{"api_token": "tok-123456"}, NoTrace: true, Resume: first.RunID}); err != nil {
+		t.Fatalf("resume after a refused one: %v", err)
+	}
+}
+
+// runFile2 is runFile for a run that may be refused (validation errors are
+// returned, not fatal).
+func runFile2(t *testing.T, a *App, path string, params map[string]any) *RunOutcome {
+	t.Helper()
+	tg, err := a.ResolveTarget(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Run(context.Background(), RunRequest{Target: tg, Params: params, NoTrace: true})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out
+}

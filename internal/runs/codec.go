@@ -17,15 +17,18 @@ import (
 // encoder reports whether it replaced anything: an output that held a secret
 // is stored redacted, so it cannot be re-used.
 //
-// One encoder is used by one goroutine (the record writer).
+// One encoder is used by one goroutine at a time.
 type encoder struct {
-	red     *trace.Redactor
+	red *trace.Redactor
+	// mask is red's secrets, taken again for every event (see Run.appendEvent)
+	mask    trace.Masker
 	secrets map[string]bool // settings.IsSecretKey, memoized: keys repeat
 	changed bool
+	slab    []byte // lines encoded by End (see Run.preEncode)
 }
 
 func newEncoder(red *trace.Redactor) *encoder {
-	return &encoder{red: red, secrets: map[string]bool{}}
+	return &encoder{red: red, mask: red.Masker(), secrets: map[string]bool{}}
 }
 
 func (e *encoder) secretKey(k string) bool {
@@ -55,11 +58,9 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case float64:
 		return appendFloat(b, x)
 	case string:
-		if e.red != nil {
-			if r := e.red.String(x); r != x {
-				e.changed = true
-				x = r
-			}
+		if r := e.mask.String(x); r != x {
+			e.changed = true
+			x = r
 		}
 		return appendString(b, x)
 	case []any:

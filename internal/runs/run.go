@@ -110,6 +110,11 @@ type Run struct {
 
 	ran, resumed, cached atomic.Int64
 
+	// queued is how many events wait for the writer; encs are encoders
+	// for End (see preEncode).
+	queued atomic.Int64
+	encs   sync.Pool
+
 	// the writer
 	mu       sync.Mutex
 	wake     chan struct{} // wakes the writer (buffered, 1)
@@ -123,8 +128,11 @@ type Run struct {
 	finished chan struct{}
 	urgent   bool // a step waits for its event to be written
 	f        *os.File
-	setupErr error    // the record could not be created (see setup)
-	status   *os.File // status.json's temp file, made by setup
+	setupErr error // the record could not be created (see setup)
+	// started is closed by Start, aborted by Abort (see Prepare).
+	started, aborted chan struct{}
+	startOnce        sync.Once
+	status           *os.File // status.json's temp file, made by setup
 }
 
 // pending is an event waiting for the writer.
@@ -133,17 +141,32 @@ type pending struct {
 	rec *runtime.StepRecord
 	seq uint64
 	put bool // store the outputs in the step cache
+	// line is the event already encoded (by End, when the writer was
+	// behind); rec is then nil.
+	line []byte
 }
 
 // Create starts the record of a run and returns at once: the run's id is
 // chosen here, and its directory, lock, run.json and workflow copies are
-// created by the writer goroutine, beside the run (on a file system where
-// creating a file costs a millisecond that matters). No event is written
-// before them, so a step that waits for its start to be written (one with
-// side effects) also waits for the record to exist. When they cannot be
-// created the run goes on unrecorded: a warning is logged, the events are
-// dropped, and Close returns ErrNotRecorded.
+// created by a goroutine beside the run (on a file system where creating a
+// file costs a millisecond that matters). No event is written before them,
+// so a step that waits for its start to be written (one with side effects)
+// also waits for the record to exist. When they cannot be created the run
+// goes on unrecorded: a warning is logged, the events are dropped, and
+// Close returns ErrNotRecorded.
 func (s *Store) Create(o Options) (*Run, error) {
+	r, err := s.Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	r.Start()
+	return r, nil
+}
+
+// Prepare is Create for a run that may not happen: its files are made
+// meanwhile (while the workflow is checked), but run.json, which makes it
+// a run, only after Start. Abort removes them.
+func (s *Store) Prepare(o Options) (*Run, error) {
 	redGen := o.Redactor.Generation() // before anything is written
 	m := o.Meta
 	if m.Started.IsZero() {
@@ -164,7 +187,8 @@ func (s *Store) Create(o Options) (*Run, error) {
 		}
 	}
 	r := &Run{ID: m.ID, Meta: &m, store: s, dir: s.dir(m.ID), opts: o, h: stephash.New(key), log: o.Log,
-		defHash: map[*workflow.Node]string{}, finished: make(chan struct{}), redGen: redGen}
+		defHash: map[*workflow.Node]string{}, finished: make(chan struct{}), redGen: redGen,
+		started: make(chan struct{}), aborted: make(chan struct{})}
 	if r.log == nil {
 		r.log = io.Discard
 	}
@@ -173,6 +197,24 @@ func (s *Store) Create(o Options) (*Run, error) {
 	go r.writer()
 	return r, nil
 }
+
+// Start makes a prepared run a run: run.json is written (beside the run,
+// before any of its events).
+func (r *Run) Start() { r.startOnce.Do(func() { close(r.started) }) }
+
+// Abort removes a prepared run that did not start, once its files are
+// made, and releases its lock. It returns when they are gone.
+func (r *Run) Abort() {
+	r.startOnce.Do(func() { close(r.aborted) })
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	r.signal()
+	<-r.finished
+}
+
+// errAborted ends the setup of a run that was aborted.
+var errAborted = errors.New("aborted")
 
 // ErrNotRecorded is returned by Close when the run's record could not be
 // created (its directory, lock or run.json): the run has no record.
@@ -184,9 +226,11 @@ var ErrNotRecorded = errors.New("the run is not recorded")
 func (r *Run) setup() error {
 	o := &r.opts
 	fail := func(err error) error {
-		if r.f != nil {
-			r.f.Close()
-			r.f = nil
+		for _, f := range []**os.File{&r.f, &r.status} {
+			if *f != nil {
+				(*f).Close()
+				*f = nil
+			}
 		}
 		if r.lock != nil && o.Lock == nil {
 			r.lock.Unlock()
@@ -237,20 +281,34 @@ func (r *Run) setup() error {
 	if r.f, err = os.OpenFile(filepath.Join(r.dir, stepsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return fail(err)
 	}
-	meta, err := encodeJSON(r.Meta)
+	// run.json's and status.json's files are made now and renamed into
+	// place when the run starts and ends; one that never does leaves them
+	// empty under their temp names, in a directory that is not a run.
+	metaTmp := filepath.Join(r.dir, "."+metaFile+".tmp")
+	mf, err := os.OpenFile(metaTmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fail(err)
 	}
-	tmp := filepath.Join(r.dir, "."+metaFile+".tmp")
-	if err := createFile(tmp, meta); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(r.dir, metaFile)); err != nil {
-		return fail(err)
-	}
-	// status.json's file is made now, beside the run, and renamed into
-	// place by Close; a run that dies leaves it empty under its temp name.
 	r.status, _ = os.OpenFile(filepath.Join(r.dir, statusTemp), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	select {
+	case <-r.started:
+	case <-r.aborted:
+		mf.Close()
+		return fail(errAborted)
+	}
+	meta, err := encodeJSON(r.Meta)
+	if err == nil {
+		_, err = mf.Write(meta)
+	}
+	if cerr := mf.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(metaTmp, filepath.Join(r.dir, metaFile))
+	}
+	if err != nil {
+		return fail(fmt.Errorf("write %s: %w", filepath.Join(r.dir, metaFile), err))
+	}
 	return nil
 }
 
@@ -329,8 +387,45 @@ func (r *Run) End(rec *runtime.StepRecord) {
 	p := pending{ev: evEnd, rec: rec}
 	p.put = rec.Kind == runtime.KindNode && rec.Source == runtime.SourceRan && rec.Status == runtime.StatusCompleted && r.cacheable(rec)
 	sync := rec.Kind == runtime.KindNode && rec.Source == runtime.SourceRan && !rec.SafeToRepeat()
+	if !p.put && r.queued.Load() >= behindAt {
+		// The writer is behind (steps end faster than one goroutine
+		// encodes them, as parallel batch items do): this goroutine
+		// encodes its own event, while its data is still in its cache.
+		r.preEncode(&p)
+	}
 	r.enqueue(p, sync)
 }
+
+// behindAt is the queue length at which End encodes its event itself.
+const behindAt = 2 * wakeAt
+
+// preEncode encodes p's event into p.line, with a pooled encoder whose
+// lines are cut from a shared slab (no allocation per event).
+func (r *Run) preEncode(p *pending) {
+	enc, _ := r.encs.Get().(*encoder)
+	if enc == nil {
+		enc = newEncoder(r.opts.Redactor)
+	}
+	if cap(enc.slab)-len(enc.slab) < slabMin {
+		enc.slab = make([]byte, 0, slabSize)
+	}
+	start := len(enc.slab)
+	enc.slab = r.appendEvent(enc.slab, enc, p)
+	p.line = enc.slab[start:len(enc.slab):len(enc.slab)]
+	if p.rec.Item >= 0 && p.rec.SafeToRepeat() {
+		runtime.ReleaseRecord(p.rec) // Begin queued no start event with it
+	}
+	p.rec = nil
+	r.encs.Put(enc)
+}
+
+// Encoders' slabs: lines already encoded are cut from slabSize bytes; a
+// slab with less than slabMin left is replaced (the lines cut from it keep
+// it until they are written).
+const (
+	slabSize = 64 << 10
+	slabMin  = 4 << 10
+)
 
 // Reuses implements runtime.ReuseJournal: only a resume re-uses outcomes
 // that depend on which upstream steps ran (the step cache does not).
@@ -438,6 +533,7 @@ func (r *Run) enqueue(p pending, wait bool) {
 	r.seq++
 	p.seq = r.seq
 	r.queue = append(r.queue, p)
+	r.queued.Store(int64(len(r.queue)))
 	// The writer collects events for up to linger; one that a step waits
 	// for (the start of a step with side effects) and every wakeAt events
 	// wake it at once.
@@ -462,14 +558,40 @@ func (r *Run) signal() {
 
 func (r *Run) writer() {
 	defer close(r.finished)
-	if err := r.setup(); err != nil {
-		fmt.Fprintf(r.log, "Warning: this run is not recorded (%v); it cannot be resumed\n", err)
+	// The record's files are made by another goroutine meanwhile: events
+	// are encoded as they come, and written once run.json is there.
+	setupDone := make(chan error, 1)
+	go func() { setupDone <- r.setup() }()
+	ready := false
+	setupEnded := func(err error) bool {
+		if err == nil {
+			ready = true
+			return true
+		}
+		if err != errAborted {
+			fmt.Fprintf(r.log, "Warning: this run is not recorded (%v); it cannot be resumed\n", err)
+		}
 		r.mu.Lock()
 		r.setupErr, r.failed = err, err
 		r.queue = nil
+		r.queued.Store(0)
 		r.done.Broadcast()
 		r.mu.Unlock()
-		return
+		return false
+	}
+	// awaitSetup waits for the files; false when they could not be made.
+	awaitSetup := func() bool { return ready || setupEnded(<-setupDone) }
+	// setupOver is awaitSetup without waiting: false while not done.
+	setupOver := func() (done, ok bool) {
+		if ready {
+			return true, true
+		}
+		select {
+		case err := <-setupDone:
+			return true, setupEnded(err)
+		default:
+			return false, true
+		}
 	}
 	enc := newEncoder(r.opts.Redactor)
 	var buf []byte     // encoded events not yet written
@@ -492,14 +614,31 @@ func (r *Run) writer() {
 		r.mu.Lock()
 		batch := r.queue
 		r.queue, r.spare = r.spare[:0], nil
+		r.queued.Store(0)
 		closing, urgent := r.closing, r.urgent
 		r.urgent = false
 		r.mu.Unlock()
 		for i := range batch {
-			buf = r.appendEvent(buf, enc, &batch[i])
+			if p := &batch[i]; p.line != nil {
+				buf = append(buf, p.line...)
+			} else {
+				buf = r.appendEvent(buf, enc, p)
+				if p.ev == evEnd {
+					runtime.ReleaseRecord(p.rec) // its start, if any, was before it
+				}
+			}
 			if len(buf) >= writeChunk {
-				werr = r.write(buf, werr)
-				buf = buf[:0]
+				done, ok := setupOver()
+				if !ok {
+					return
+				}
+				if !done && len(buf) >= 4*writeChunk && !awaitSetup() {
+					return // much is waiting for the files: wait for them
+				}
+				if ready {
+					werr = r.write(buf, werr)
+					buf = buf[:0]
+				}
 			}
 		}
 		if len(batch) > 0 {
@@ -508,6 +647,9 @@ func (r *Run) writer() {
 		// Written now: everything at the end of a linger (so nothing waits
 		// longer), when a step waits for its event, and at the end.
 		flush := ticked || urgent || closing
+		if flush && !awaitSetup() {
+			return
+		}
 		if flush && len(buf) > 0 {
 			werr = r.write(buf, werr)
 			buf = buf[:0]
@@ -547,6 +689,7 @@ func (r *Run) write(b []byte, err error) error {
 // appendEvent encodes one event as a line.
 func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	rec := p.rec
+	enc.mask = r.opts.Redactor.Masker() // the secrets known now (one lock, not one per string)
 	b = append(b, `{"ev":`...)
 	b = appendString(b, p.ev)
 	b = append(b, `,"path":`...)
@@ -581,7 +724,7 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	b = appendString(b, rec.Action)
 	if rec.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, r.opts.Redactor.String(rec.Error))
+		b = appendString(b, enc.mask.String(rec.Error))
 	}
 	if rec.Attempts > 0 {
 		b = append(b, `,"attempts":`...)

@@ -121,10 +121,11 @@ func TestRecordOrderAndContent(t *testing.T) {
 		t.Fatalf("events: %v, skipped %d, in flight %v", err, log.Skipped, log.InFlight())
 	}
 	h := stephash.New(testKey)
+	// (The records themselves were given back for reuse after End.)
 	for _, c := range []struct {
-		n   *workflow.Node
-		rec *runtime.StepRecord
-	}{{safe, recA}, {unsafe, recB}} {
+		n      *workflow.Node
+		params map[string]any
+	}{{safe, map[string]any{"message": "hi"}}, {unsafe, map[string]any{"command": "touch x"}}} {
 		ev := log.end(stepKey{c.n.ID, 1, -1})
 		if ev == nil || !ev.Full || ev.Status != runtime.StatusCompleted {
 			t.Fatalf("end of %s: %+v", c.n.ID, ev)
@@ -132,7 +133,7 @@ func TestRecordOrderAndContent(t *testing.T) {
 		if want := h.Definition(c.n.Type, c.n.Params, nil); ev.Def != want {
 			t.Errorf("%s: def %s, want %s", c.n.ID, ev.Def, want)
 		}
-		if want := h.Params(c.rec.Params, nil, "/wf"); ev.Params != want {
+		if want := h.Params(c.params, nil, "/wf"); ev.Params != want {
 			t.Errorf("%s: params %s, want %s", c.n.ID, ev.Params, want)
 		}
 	}
@@ -193,5 +194,21 @@ func TestSecretOutputsAreNotReusable(t *testing.T) {
 	log, _ := s.Events(r.ID)
 	if ev := log.end(stepKey{"a", 1, 0}); ev == nil || ev.Full || ev.Why == "" {
 		t.Fatalf("end event %+v: want not reusable", ev)
+	}
+}
+
+// A prepared run is not listed until it starts; aborted, it leaves nothing.
+func TestPreparedRunAborted(t *testing.T) {
+	s := Open(t.TempDir())
+	r, err := s.Prepare(Options{Key: testKey, MakeIR: func() []byte { return []byte("{}") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := s.List(0); len(l) != 0 {
+		t.Fatalf("a prepared run is listed: %+v", l)
+	}
+	r.Abort()
+	if _, err := os.Stat(s.dir(r.ID)); !os.IsNotExist(err) {
+		t.Fatalf("an aborted run's directory is left: %v", err)
 	}
 }

@@ -267,9 +267,23 @@ func StepDeps(w *workflow.Workflow) map[string][]string {
 	return out
 }
 
+// records recycles StepRecords a Journal is done with (ReleaseRecord): a
+// run makes one per step and batch item.
+var records = sync.Pool{New: func() any { return new(StepRecord) }}
+
+// ReleaseRecord gives rec back for reuse, once its Journal no longer needs
+// it (End was called for it and nothing of it is kept). Optional: a record
+// that is never released is garbage like any other. The runtime does not
+// touch a record after End.
+func ReleaseRecord(rec *StepRecord) {
+	*rec = StepRecord{}
+	records.Put(rec)
+}
+
 // newRecord starts the record of one execution of n in frame f.
 func (e *executor) newRecord(f *frame, n *workflow.Node, kind string, item int) *StepRecord {
-	rec := &StepRecord{
+	rec := records.Get().(*StepRecord)
+	*rec = StepRecord{
 		Path: f.prefix + n.ID, NodeID: n.ID, NodeType: n.Type, Kind: kind,
 		Occurrence: f.occurrence(n.ID), Item: item,
 		Node: n, Mapping: f.w.Mappings[n.ID], WorkflowDir: f.dir,

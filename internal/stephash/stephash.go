@@ -65,7 +65,9 @@ func (h *Hasher) sum(w *writer) (out [Size]byte) {
 // hex returns the hex digest of what w encoded.
 func (h *Hasher) hex(w *writer) string {
 	sum := h.sum(w)
-	return hex.EncodeToString(sum[:])
+	var out [2 * Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
 
 // appendHex appends the hex digest of what w encoded to dst.
