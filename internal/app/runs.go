@@ -21,6 +21,7 @@ import (
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/stepcache"
+	"github.com/pflow-go/pflow/internal/stephash"
 	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -227,14 +228,14 @@ func (rs *resumeState) params(given map[string]any) map[string]any {
 // that was running when the run stopped, or that completed but whose
 // outputs could not be recorded, must run again — allowed for steps safe to
 // repeat, or with rerunUnsafe.
-func (rs *resumeState) check(h interface{ Value(any) string }, values map[string]any, cat *registry.Catalog, rerunUnsafe bool) error {
+func (rs *resumeState) check(h *stephash.Hasher, values map[string]any, cat *registry.Catalog, rerunUnsafe bool) error {
 	for _, name := range value.SortedKeys(rs.meta.SecretInputs) {
 		v, given := values[name]
 		if !given || v == nil {
 			return pferr.Newf(pferr.Validation, "run '%s' had the secret input '%s', which is never recorded: give it again to resume", rs.id, name).
 				WithHint(fmt.Sprintf("Pass %s=... (or set it with 'pflow settings set-env' / the environment, as for the first run).", name))
 		}
-		if h.Value(v) != rs.meta.SecretInputs[name] {
+		if recorded := rs.meta.SecretInputs[name]; h.For(recorded).Value(v) != recorded {
 			return pferr.Newf(pferr.Validation, "the secret input '%s' differs from the one run '%s' used", name, rs.id).
 				WithHint("A resume must use the same secrets as the run it continues (its finished steps used them). Pass the same value, or start a fresh run without --resume.")
 		}

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/stephash"
 )
 
 // counterWorkflow is an n-step chain of shell steps; every step appends its
@@ -368,4 +370,18 @@ func runFile2(t *testing.T, a *App, path string, params map[string]any) *RunOutc
 		t.Fatalf("run: %v", err)
 	}
 	return out
+}
+
+// A run recorded by an earlier build keeps its secret inputs as HMAC-SHA256
+// digests: a resume checks the secret given now against a digest of that
+// kind.
+func TestResumeCheckOfEarlierBuildsSecret(t *testing.T) {
+	h := stephash.New([]byte("0123456789abcdef0123456789abcdef"))
+	rs := &resumeState{id: "r", meta: &runs.Meta{SecretInputs: map[string]string{"api_token": h.Legacy().Value("tok-123456")}}, log: &runs.Log{}}
+	if err := rs.check(h, map[string]any{"api_token": "tok-123456"}, nil, false); err != nil {
+		t.Fatalf("same secret: %v", err)
+	}
+	if err := rs.check(h, map[string]any{"api_token": "tok-999999"}, nil, false); err == nil || !strings.Contains(err.Error(), "differs") {
+		t.Fatalf("other secret: %v", err)
+	}
 }

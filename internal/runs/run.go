@@ -440,12 +440,24 @@ func (r *Run) reuse(rec *runtime.StepRecord) *runtime.StepRecord {
 		return nil
 	}
 	ev := prior.end(keyOf(rec))
-	if ev == nil || ev.Status != runtime.StatusCompleted || !ev.Full || ev.Def != rec.DefinitionHash || ev.Type != rec.NodeType {
+	if ev == nil || ev.Status != runtime.StatusCompleted || !ev.Full || ev.Type != rec.NodeType {
 		return nil
 	}
-	r.digest(rec)
-	if ev.Params != rec.ParamsHash || ev.Input != rec.InputHash {
-		return nil
+	if h := r.h.For(ev.Def); h != r.h {
+		// Recorded by an earlier build, with its digests: compared with
+		// digests of that kind (this run's record keeps its own).
+		if ev.Def != r.definitionWith(h, rec) || ev.Params != h.Params(rec.Params, rec.TemplateEnv, rec.WorkflowDir) ||
+			ev.Input != inputDigest(h, rec.Fingerprint) {
+			return nil
+		}
+	} else {
+		if ev.Def != rec.DefinitionHash {
+			return nil
+		}
+		r.digest(rec)
+		if ev.Params != rec.ParamsHash || ev.Input != rec.InputHash {
+			return nil
+		}
 	}
 	out := ev.Outputs()
 	if out == nil {
@@ -491,9 +503,17 @@ func (r *Run) digest(rec *runtime.StepRecord) {
 	if rec.ParamsHash == "" && rec.Params != nil {
 		rec.ParamsHash = r.h.Params(rec.Params, rec.TemplateEnv, rec.WorkflowDir)
 	}
-	if rec.InputHash == "" && rec.Fingerprint != "" {
-		rec.InputHash = r.h.Strings(rec.Fingerprint)
+	if rec.InputHash == "" {
+		rec.InputHash = inputDigest(r.h, rec.Fingerprint)
 	}
+}
+
+// inputDigest is the digest of a step's input fingerprint ("" for none).
+func inputDigest(h *stephash.Hasher, fingerprint string) string {
+	if fingerprint == "" {
+		return ""
+	}
+	return h.Strings(fingerprint)
 }
 
 // definition digests the step as written: its type, params and input
@@ -508,13 +528,21 @@ func (r *Run) definition(rec *runtime.StepRecord) string {
 	if d, ok := r.defHash[rec.Node]; ok {
 		return d
 	}
+	d := r.definitionWith(r.h, rec)
+	r.defHash[rec.Node] = d
+	return d
+}
+
+// definitionWith is definition's digest computed by h (not cached).
+func (r *Run) definitionWith(h *stephash.Hasher, rec *runtime.StepRecord) string {
+	if rec.Node == nil {
+		return ""
+	}
 	var im map[string]string
 	if rec.Mapping != nil {
 		im = rec.Mapping.InputMappings
 	}
-	d := r.h.Definition(rec.Node.Type, rec.Node.Params, im)
-	r.defHash[rec.Node] = d
-	return d
+	return h.Definition(rec.Node.Type, rec.Node.Params, im)
 }
 
 // ---- the writer ----

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,5 +211,37 @@ func TestPreparedRunAborted(t *testing.T) {
 	r.Abort()
 	if _, err := os.Stat(s.dir(r.ID)); !os.IsNotExist(err) {
 		t.Fatalf("an aborted run's directory is left: %v", err)
+	}
+}
+
+// A run recorded by an earlier build holds HMAC-SHA256 digests: resuming it
+// compares digests of that kind, so its unchanged steps are still re-used
+// and a changed one is not.
+func TestResumeRecordOfEarlierBuild(t *testing.T) {
+	s := Open(t.TempDir())
+	legacy := stephash.New(testKey).Legacy()
+	n := &workflow.Node{ID: "a", Type: "echo", Params: map[string]any{"message": "${x}"}}
+	params := map[string]any{"message": "hi"}
+	line := fmt.Sprintf(`{"ev":"end","path":"a","node":"a","type":"echo","occ":1,"item":-1,"safe":true,"t":1,"us":1,"status":"completed","action":"default","def":%q,"params":%q,"out":{"echo":"hi"},"full":true}`+"\n",
+		legacy.Definition("echo", n.Params, nil), legacy.Params(params, nil, "/wf"))
+	dir := filepath.Join(s.Dir, "20250101-000000-000000-abcd")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, stepsFile), []byte(line), 0o600)
+	log, err := s.Events("20250101-000000-000000-abcd")
+	if err != nil || len(log.Events) != 1 {
+		t.Fatalf("events: %v %+v", err, log)
+	}
+	r, err := s.Create(Options{Key: testKey, Resume: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(nil, "")
+	prior, err := r.Begin(context.Background(), stepRecord(n, -1, node.Effects{Pure: true}, map[string]any{"message": "hi"}))
+	if err != nil || prior == nil || prior.Source != runtime.SourceResumed || prior.Outputs["echo"] != "hi" {
+		t.Fatalf("unchanged step of an earlier build's record: %+v %v, want it re-used", prior, err)
+	}
+	prior, err = r.Begin(context.Background(), stepRecord(n, -1, node.Effects{Pure: true}, map[string]any{"message": "changed"}))
+	if err != nil || prior != nil {
+		t.Fatalf("changed params: %+v %v, want the step run again", prior, err)
 	}
 }

@@ -5,12 +5,12 @@ import (
 	"testing"
 )
 
-// The digests are compared with those in run records and step cache keys
-// written by earlier builds: a change of the encoding or of how it is fed
-// to the hash would make every recorded step look changed. These were
-// computed by the first implementation (one hash write per field).
-func TestDigestsAreStable(t *testing.T) {
-	h := New([]byte("0123456789abcdef0123456789abcdef"))
+// Records of earlier builds hold HMAC-SHA256 digests, compared by Legacy
+// when such a run is resumed: a change of the encoding or of how it is fed
+// to the hash would make every step of those records look changed. These
+// were computed by the first implementation (one hash write per field).
+func TestLegacyDigestsAreStable(t *testing.T) {
+	h := New([]byte("0123456789abcdef0123456789abcdef")).Legacy()
 	big := strings.Repeat("xy", 100000) // larger than one flush
 	vals := []any{nil, true, false, int64(7), 7, 7.0, "", "héllo", []any{int64(1), "a", nil},
 		map[string]any{"b": int64(1), "a": map[string]any{"z": []any{1.5}, "y": "q"}}, big, map[string]any{"big": big, "k": []any{big}}}
@@ -89,5 +89,44 @@ func BenchmarkParams(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = h.AppendParams(buf[:0], p, nil, "/tmp/x")
+	}
+}
+
+// Digests are SipHash-2-4-128 (32 hex digits) under a key derived from the
+// store's; For gives the Hasher whose digests compare with a recorded one.
+// Definition is Value of the step's map; the values pinned here are what
+// run records of this format hold.
+func TestDigests(t *testing.T) {
+	const pinnedParams = "e329cef822acecc48a5849d42f410934"
+	h := New([]byte("0123456789abcdef0123456789abcdef"))
+	params := map[string]any{"message": "item 3", "data": int64(3), "_message_source_line": int64(20)}
+	got := h.Params(params, map[string]string{"A": "1"}, "/x")
+	if len(got) != 32 {
+		t.Fatalf("digest %q: want 32 hex digits", got)
+	}
+	if got != pinnedParams {
+		t.Errorf("Params = %s, want %s (the digests of existing records would no longer match)", got, pinnedParams)
+	}
+	if again := string(h.AppendParams(nil, params, map[string]string{"A": "1"}, "/x")); again != got {
+		t.Errorf("AppendParams %s != Params %s", again, got)
+	}
+	// Ignored annotations, and a changed value.
+	if h.Params(map[string]any{"message": "item 3", "data": int64(3)}, map[string]string{"A": "1"}, "/x") != got {
+		t.Error("a _<param>_source_line annotation changed the digest")
+	}
+	if h.Params(map[string]any{"message": "item 4", "data": int64(3)}, map[string]string{"A": "1"}, "/x") == got {
+		t.Error("another value gave the same digest")
+	}
+	def := map[string]any{"message": "${a.b}"}
+	if a, b := h.Definition("echo", def, map[string]string{"x": "${y}"}),
+		h.Value(map[string]any{"type": "echo", "params": def, "input_mappings": map[string]any{"x": "${y}"}}); a != b {
+		t.Errorf("Definition %s != Value of its map %s", a, b)
+	}
+	if New([]byte("another key")).Params(params, nil, "/x") == h.Params(params, nil, "/x") {
+		t.Error("two keys gave the same digest")
+	}
+	legacy := h.Legacy().Value("x")
+	if len(legacy) != 64 || h.For(legacy) != h.Legacy() || h.For(got) != h || h.For(legacy).Value("x") != legacy {
+		t.Errorf("For: legacy %q", legacy)
 	}
 }
