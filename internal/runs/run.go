@@ -268,13 +268,14 @@ func (r *Run) setup() error {
 	// The directory is new and run.json is written last: these files need
 	// no temp file and rename (a reader never sees them half written in a
 	// listed run, and a kill leaves a directory that is not one).
+	mask := o.Redactor.Masker()
 	if len(ir) > 0 {
-		if err := createFile(filepath.Join(r.dir, irFile), []byte(o.Redactor.String(string(ir)))); err != nil {
+		if err := createFile(filepath.Join(r.dir, irFile), mask.Bytes(ir)); err != nil {
 			return fail(err)
 		}
 	}
 	if len(o.Source) > 0 {
-		if err := createFile(filepath.Join(r.dir, sourceFile), []byte(o.Redactor.String(string(o.Source)))); err != nil {
+		if err := createFile(filepath.Join(r.dir, sourceFile), mask.Bytes(o.Source)); err != nil {
 			return fail(err)
 		}
 	}
@@ -622,7 +623,14 @@ func (r *Run) writer() {
 		}
 	}
 	enc := newEncoder(r.opts.Redactor)
-	var buf []byte     // encoded events not yet written
+	bp := writeBufs.Get().(*[]byte)
+	buf := (*bp)[:0] // encoded events not yet written
+	defer func() {
+		if cap(buf) <= 4*writeChunk {
+			*bp = buf[:0]
+			writeBufs.Put(bp)
+		}
+	}()
 	var encoded uint64 // the seq of the last event in buf
 	var werr error     // the first write error
 	tick := time.NewTicker(linger)
@@ -704,6 +712,9 @@ func (r *Run) writer() {
 		}
 	}
 }
+
+// writeBufs are the writers' buffers, kept from one run to the next.
+var writeBufs = sync.Pool{New: func() any { b := make([]byte, 0, writeChunk+16<<10); return &b }}
 
 // write writes encoded events to steps.jsonl; it returns the first error
 // (err, or this write's).

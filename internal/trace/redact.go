@@ -480,6 +480,19 @@ func (m Masker) String(s string) string {
 	return m.replace.Replace(s)
 }
 
+// Bytes is String for a byte slice: b itself when it holds no secret the
+// Masker knows of (no copy), else a masked copy.
+func (m Masker) Bytes(b []byte) []byte {
+	if m.replace == nil || len(b) < m.minLen {
+		return b
+	}
+	s := string(b)
+	if r := m.replace.Replace(s); r != s {
+		return []byte(r)
+	}
+	return b
+}
+
 // Value returns a copy of v with secret-looking keys and secret values redacted.
 func (r *Redactor) Value(v any) any { return r.value(v, 0) }
 
