@@ -245,3 +245,44 @@ func TestResumeRecordOfEarlierBuild(t *testing.T) {
 		t.Fatalf("changed params: %+v %v, want the step run again", prior, err)
 	}
 }
+
+// Many batch items ending at once from many goroutines (End then encodes
+// its own event while the writer is behind): every item's end is recorded
+// once, whole, with its own outputs and digest.
+func TestManyItemsEndingAtOnce(t *testing.T) {
+	s := Open(t.TempDir())
+	r, err := s.Create(Options{Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &workflow.Node{ID: "each", Type: "echo", Params: map[string]any{"message": "${item}"}}
+	const workers, per = 8, 1500
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * per; i < (w+1)*per; i++ {
+				rec := stepRecord(n, i, node.Effects{Pure: true}, map[string]any{"message": fmt.Sprint("item ", i)})
+				finish(rec, map[string]any{"echo": fmt.Sprint("item ", i)})
+				r.End(rec)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := r.Close(&runtime.Result{Status: runtime.RunSuccess}, ""); err != nil {
+		t.Fatal(err)
+	}
+	log, err := s.Events(r.ID)
+	if err != nil || log.Skipped > 0 || len(log.Events) != workers*per {
+		t.Fatalf("events: %v, skipped %d, %d of %d", err, log.Skipped, len(log.Events), workers*per)
+	}
+	h := stephash.New(testKey)
+	for i := 0; i < workers*per; i++ {
+		ev := log.end(stepKey{"each", 1, i})
+		want := fmt.Sprint("item ", i)
+		if ev == nil || !ev.Full || ev.Outputs()["echo"] != want || ev.Params != h.Params(map[string]any{"message": want}, nil, "/wf") {
+			t.Fatalf("item %d: %+v", i, ev)
+		}
+	}
+}
