@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
@@ -314,7 +316,7 @@ func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runt
 	m := runs.Meta{Workflow: workflowRef(req.Target, nil), Inputs: public, SecretInputs: secret, InputSources: sources,
 		Origin: req.Origin, Options: recordOptions(req), Started: a.now()}
 	o := runs.Options{Meta: m, Source: src, Redactor: red, Version: buildVersion(), Log: a.Log, Key: key,
-		MakeIR: func() []byte { ir, _ := value.MarshalJSON(w); return ir }}
+		MakeIR: func() []byte { return marshalIR(w, len(src)) }}
 	if rs != nil {
 		o.Meta.ResumedFrom = rs.id
 		o.Resume = rs.log
@@ -323,6 +325,20 @@ func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runt
 		o.Cache = a.StepCache()
 	}
 	return st.Prepare(o)
+}
+
+// marshalIR is value.MarshalJSON(w) into a buffer sized for it from the
+// workflow's text (sizeHint bytes), not grown from nothing: a 1,000-step
+// workflow's IR is over 100 KB.
+func marshalIR(w *workflow.Workflow, sizeHint int) []byte {
+	var buf bytes.Buffer
+	buf.Grow(2*sizeHint + 512)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
+		return nil
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 func (a *App) now() time.Time {

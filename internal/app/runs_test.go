@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/stephash"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // counterWorkflow is an n-step chain of shell steps; every step appends its
@@ -383,5 +386,20 @@ func TestResumeCheckOfEarlierBuildsSecret(t *testing.T) {
 	}
 	if err := rs.check(h, map[string]any{"api_token": "tok-999999"}, nil, false); err == nil || !strings.Contains(err.Error(), "differs") {
 		t.Fatalf("other secret: %v", err)
+	}
+}
+
+// The record's workflow copy is the IR as value.MarshalJSON writes it.
+func TestMarshalIR(t *testing.T) {
+	src := thousandSteps()
+	w, err := workflow.ParseMarkdown(src, "big.pflow.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := value.MarshalJSON(w)
+	for _, hint := range []int{0, 10, len(src)} {
+		if got := marshalIR(w, hint); !bytes.Equal(got, want) {
+			t.Fatalf("hint %d: marshalIR differs from value.MarshalJSON", hint)
+		}
 	}
 }
