@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -41,8 +42,10 @@ const (
 	// holds writeChunk bytes, when linger has passed, or when a step waits.
 	linger = 20 * time.Millisecond
 	wakeAt = 128
-	// writeChunk is the size of one write to steps.jsonl.
+	// writeChunk is the size of one write to steps.jsonl; maxHeld how much
+	// the writer holds, encoded, while the record's files are being made.
 	writeChunk = 64 << 10
+	maxHeld    = 4 << 20
 	// batchErrorsKept bounds the failed items listed in a batch step's event.
 	batchErrorsKept = 20
 )
@@ -114,6 +117,11 @@ type Run struct {
 	// for End (see preEncode).
 	queued atomic.Int64
 	encs   sync.Pool
+	// stack holds batch items' events pushed without the lock (see push);
+	// pushed counts them; shut is set once the record closes.
+	stack  atomic.Pointer[stacked]
+	pushed atomic.Int64
+	shut   atomic.Bool
 
 	// the writer
 	mu       sync.Mutex
@@ -127,6 +135,7 @@ type Run struct {
 	failed   error
 	finished chan struct{}
 	urgent   bool // a step waits for its event to be written
+	waiters  int  // producers waiting on done
 	f        *os.File
 	setupErr error // the record could not be created (see setup)
 	// started is closed by Start, aborted by Abort (see Prepare).
@@ -206,6 +215,7 @@ func (r *Run) Start() { r.startOnce.Do(func() { close(r.started) }) }
 // made, and releases its lock. It returns when they are gone.
 func (r *Run) Abort() {
 	r.startOnce.Do(func() { close(r.aborted) })
+	r.shut.Store(true)
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
@@ -388,13 +398,65 @@ func (r *Run) End(rec *runtime.StepRecord) {
 	p := pending{ev: evEnd, rec: rec}
 	p.put = rec.Kind == runtime.KindNode && rec.Source == runtime.SourceRan && rec.Status == runtime.StatusCompleted && r.cacheable(rec)
 	sync := rec.Kind == runtime.KindNode && rec.Source == runtime.SourceRan && !rec.SafeToRepeat()
+	if !p.put && rec.Item >= 0 && rec.SafeToRepeat() && rec.Kind == runtime.KindNode && r.push(&p) {
+		return
+	}
 	if !p.put && r.queued.Load() >= behindAt {
 		// The writer is behind (steps end faster than one goroutine
-		// encodes them, as parallel batch items do): this goroutine
-		// encodes its own event, while its data is still in its cache.
+		// encodes them): this goroutine encodes its own event, while its
+		// data is still in its cache.
 		r.preEncode(&p)
 	}
 	r.enqueue(p, sync)
+}
+
+// push hands the end of a batch item to the writer without the queue's
+// lock, when that lock is taken: parallel items end many at a time, and
+// queueing each behind one lock made them wait for each other (a parked
+// goroutine per event). The item's event is encoded here and pushed on a
+// lock-free stack the writer empties. Only an item safe to repeat comes
+// here: it has no start event its end must follow. It returns false when
+// the event should be queued as usual (the lock is free, the stack is full,
+// or the record is closing).
+func (r *Run) push(p *pending) bool {
+	if r.mu.TryLock() {
+		r.mu.Unlock()
+		return false
+	}
+	if r.shut.Load() || r.pushed.Load() >= maxPending {
+		return false
+	}
+	r.preEncode(p)
+	n := &stacked{line: p.line}
+	for {
+		top := r.stack.Load()
+		n.next = top
+		if r.stack.CompareAndSwap(top, n) {
+			break
+		}
+	}
+	if r.pushed.Add(1) == wakeAt {
+		r.signal()
+	}
+	return true
+}
+
+// stacked is an encoded event on the lock-free stack (see push).
+type stacked struct {
+	line []byte
+	next *stacked
+}
+
+// popStack takes every event pushed so far, oldest first.
+func (r *Run) popStack() []*stacked {
+	top := r.stack.Swap(nil)
+	var out []*stacked
+	for n := top; n != nil; n = n.next {
+		out = append(out, n)
+	}
+	r.pushed.Add(-int64(len(out)))
+	slices.Reverse(out)
+	return out
 }
 
 // behindAt is the queue length at which End encodes its event itself.
@@ -552,12 +614,14 @@ func (r *Run) definitionWith(h *stephash.Hasher, rec *runtime.StepRecord) string
 // is written (or writing has failed).
 func (r *Run) enqueue(p pending, wait bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closing || r.failed != nil {
+		r.mu.Unlock()
 		return
 	}
 	for len(r.queue) >= maxPending && r.failed == nil {
+		r.waiters++
 		r.done.Wait()
+		r.waiters--
 	}
 	r.seq++
 	p.seq = r.seq
@@ -569,11 +633,18 @@ func (r *Run) enqueue(p pending, wait bool) {
 	if wait {
 		r.urgent = true
 		r.signal()
-	} else if len(r.queue) == wakeAt {
-		r.signal()
+		for r.written < p.seq && r.failed == nil {
+			r.waiters++
+			r.done.Wait()
+			r.waiters--
+		}
+		r.mu.Unlock()
+		return
 	}
-	for wait && r.written < p.seq && r.failed == nil {
-		r.done.Wait()
+	wake := len(r.queue) == wakeAt
+	r.mu.Unlock()
+	if wake {
+		r.signal() // after Unlock: the writer's first move is to take the lock
 	}
 }
 
@@ -638,7 +709,7 @@ func (r *Run) writer() {
 	for {
 		ticked := false
 		r.mu.Lock()
-		idle := !r.closing && !r.urgent && len(r.queue) < wakeAt
+		idle := !r.closing && !r.urgent && len(r.queue) < wakeAt && r.pushed.Load() < wakeAt
 		r.mu.Unlock()
 		if idle {
 			select {
@@ -647,6 +718,9 @@ func (r *Run) writer() {
 				ticked = true
 			}
 		}
+		// The stack first: an item pushed before it was taken was pushed
+		// before anything queued after, which this batch takes too.
+		popped := r.popStack()
 		r.mu.Lock()
 		batch := r.queue
 		r.queue, r.spare = r.spare[:0], nil
@@ -654,6 +728,22 @@ func (r *Run) writer() {
 		closing, urgent := r.closing, r.urgent
 		r.urgent = false
 		r.mu.Unlock()
+		for _, n := range popped {
+			buf = append(buf, n.line...)
+			if len(buf) >= writeChunk {
+				done, ok := setupOver()
+				if !ok {
+					return
+				}
+				if !done && len(buf) >= maxHeld && !awaitSetup() {
+					return
+				}
+				if ready {
+					werr = r.write(buf, werr)
+					buf = buf[:0]
+				}
+			}
+		}
 		for i := range batch {
 			if p := &batch[i]; p.line != nil {
 				buf = append(buf, p.line...)
@@ -668,7 +758,7 @@ func (r *Run) writer() {
 				if !ok {
 					return
 				}
-				if !done && len(buf) >= 4*writeChunk && !awaitSetup() {
+				if !done && len(buf) >= maxHeld && !awaitSetup() {
 					return // much is waiting for the files: wait for them
 				}
 				if ready {
@@ -690,6 +780,7 @@ func (r *Run) writer() {
 			werr = r.write(buf, werr)
 			buf = buf[:0]
 		}
+		clear(batch) // outside the lock: producers wait for none of this
 		r.mu.Lock()
 		if werr != nil && r.failed == nil {
 			r.failed = werr
@@ -697,17 +788,16 @@ func (r *Run) writer() {
 		}
 		if len(buf) == 0 && encoded > r.written {
 			r.written = encoded
-			r.done.Broadcast()
-		} else if len(batch) > 0 {
-			r.done.Broadcast() // room in the queue
 		}
-		clear(batch)
+		if r.waiters > 0 {
+			r.done.Broadcast() // their event is written, or there is room in the queue
+		}
 		r.spare = batch[:0]
 		r.mu.Unlock()
 		if len(buf) == 0 && cap(buf) > 4*writeChunk {
 			buf = nil // one huge event: don't keep its buffer
 		}
-		if closing && len(batch) == 0 {
+		if closing && len(batch) == 0 && len(popped) == 0 {
 			return
 		}
 	}
@@ -876,6 +966,7 @@ func (r *Run) Counts() (ran, resumed, cached int) {
 // Close writes every pending event and the run's status, and releases its
 // lock. res may be nil (the run did not start).
 func (r *Run) Close(res *runtime.Result, tracePath string) error {
+	r.shut.Store(true)
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()

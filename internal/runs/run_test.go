@@ -286,3 +286,23 @@ func TestManyItemsEndingAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A batch item tried again ends once per attempt; whatever order the ends
+// were written in, its completed end is the one a resume sees.
+func TestItemEndsOutOfOrder(t *testing.T) {
+	failed := `{"ev":"end","path":"each","node":"each","type":"echo","occ":1,"item":3,"t":1,"status":"failed","action":"error","error":"boom"}` + "\n"
+	done := `{"ev":"end","path":"each","node":"each","type":"echo","occ":1,"item":3,"t":2,"status":"completed","action":"default","out":{"echo":"x"},"full":true}` + "\n"
+	for _, order := range [][]string{{failed, done}, {done, failed}} {
+		s := Open(t.TempDir())
+		dir := filepath.Join(s.Dir, "20250101-000000-000000-abcd")
+		os.MkdirAll(dir, 0o700)
+		os.WriteFile(filepath.Join(dir, stepsFile), []byte(strings.Join(order, "")), 0o600)
+		log, err := s.Events("20250101-000000-000000-abcd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := log.end(stepKey{"each", 1, 3}); ev == nil || ev.Status != runtime.StatusCompleted || len(log.NotReusable()) != 0 {
+			t.Fatalf("order %q: end %+v", order[0][:40], ev)
+		}
+	}
+}
