@@ -20,7 +20,6 @@ import (
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/stephash"
 	"github.com/pflow-go/pflow/internal/trace"
-	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // Limits of what one event keeps.
@@ -108,8 +107,7 @@ type Run struct {
 	h     *stephash.Hasher
 	log   io.Writer
 
-	defMu   sync.Mutex
-	defHash map[*workflow.Node]string
+	defHash sync.Map // *workflow.Node → its definition digest
 
 	ran, resumed, cached atomic.Int64
 
@@ -196,7 +194,7 @@ func (s *Store) Prepare(o Options) (*Run, error) {
 		}
 	}
 	r := &Run{ID: m.ID, Meta: &m, store: s, dir: s.dir(m.ID), opts: o, h: stephash.New(key), log: o.Log,
-		defHash: map[*workflow.Node]string{}, finished: make(chan struct{}), redGen: redGen,
+		finished: make(chan struct{}), redGen: redGen,
 		started: make(chan struct{}), aborted: make(chan struct{})}
 	if r.log == nil {
 		r.log = io.Discard
@@ -411,27 +409,29 @@ func (r *Run) End(rec *runtime.StepRecord) {
 }
 
 // push hands the end of a batch item to the writer without the queue's
-// lock, when that lock is taken: parallel items end many at a time, and
-// queueing each behind one lock made them wait for each other (a parked
-// goroutine per event). The item's event is encoded here and pushed on a
-// lock-free stack the writer empties. Only an item safe to repeat comes
-// here: it has no start event its end must follow. It returns false when
-// the event should be queued as usual (the lock is free, the stack is full,
-// or the record is closing).
+// lock: parallel items end many at a time, and queueing each behind one
+// lock made them wait for each other (a parked goroutine per event). The
+// item goes on a lock-free stack the writer empties; when the writer is
+// behind, this goroutine encodes the event itself. Only an item safe to
+// repeat comes here: it has no start event its end must follow. It returns
+// false when the event should be queued as usual (the stack is full, or
+// the record is closing).
 func (r *Run) push(p *pending) bool {
-	if r.mu.TryLock() {
-		r.mu.Unlock()
+	if r.shut.Load() {
 		return false
 	}
-	if r.shut.Load() || r.pushed.Load() >= maxPending {
+	n := r.pushed.Load()
+	if n >= maxPending {
 		return false
 	}
-	r.preEncode(p)
-	n := &stacked{line: p.line}
+	if n >= behindAt {
+		r.preEncode(p)
+	}
+	e := &stacked{line: p.line, rec: p.rec}
 	for {
 		top := r.stack.Load()
-		n.next = top
-		if r.stack.CompareAndSwap(top, n) {
+		e.next = top
+		if r.stack.CompareAndSwap(top, e) {
 			break
 		}
 	}
@@ -441,9 +441,11 @@ func (r *Run) push(p *pending) bool {
 	return true
 }
 
-// stacked is an encoded event on the lock-free stack (see push).
+// stacked is an item's end on the lock-free stack (see push): encoded
+// (line) or to encode (rec).
 type stacked struct {
 	line []byte
+	rec  *runtime.StepRecord
 	next *stacked
 }
 
@@ -586,13 +588,11 @@ func (r *Run) definition(rec *runtime.StepRecord) string {
 	if rec.Node == nil {
 		return ""
 	}
-	r.defMu.Lock()
-	defer r.defMu.Unlock()
-	if d, ok := r.defHash[rec.Node]; ok {
-		return d
+	if d, ok := r.defHash.Load(rec.Node); ok {
+		return d.(string) // read without a lock: batch items share their step's
 	}
 	d := r.definitionWith(r.h, rec)
-	r.defHash[rec.Node] = d
+	r.defHash.Store(rec.Node, d)
 	return d
 }
 
@@ -614,6 +614,11 @@ func (r *Run) definitionWith(h *stephash.Hasher, rec *runtime.StepRecord) string
 // is written (or writing has failed).
 func (r *Run) enqueue(p pending, wait bool) {
 	r.mu.Lock()
+	r.enqueueLocked(p, wait)
+}
+
+// enqueueLocked is enqueue with r.mu held; it releases it.
+func (r *Run) enqueueLocked(p pending, wait bool) {
 	if r.closing || r.failed != nil {
 		r.mu.Unlock()
 		return
@@ -729,7 +734,12 @@ func (r *Run) writer() {
 		r.urgent = false
 		r.mu.Unlock()
 		for _, n := range popped {
-			buf = append(buf, n.line...)
+			if n.line != nil {
+				buf = append(buf, n.line...)
+			} else {
+				buf = r.appendEvent(buf, enc, &pending{ev: evEnd, rec: n.rec})
+				runtime.ReleaseRecord(n.rec) // an item safe to repeat: no start event
+			}
 			if len(buf) >= writeChunk {
 				done, ok := setupOver()
 				if !ok {
