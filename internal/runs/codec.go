@@ -3,6 +3,8 @@ package runs
 import (
 	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/settings"
@@ -22,22 +24,34 @@ type encoder struct {
 	red *trace.Redactor
 	// mask is red's secrets, taken again for every event (see Run.appendEvent)
 	mask    trace.Masker
-	secrets map[string]bool // settings.IsSecretKey, memoized: keys repeat
 	changed bool
 	slab    []byte // lines encoded by End (see Run.preEncode)
 }
 
 func newEncoder(red *trace.Redactor) *encoder {
-	return &encoder{red: red, mask: red.Masker(), secrets: map[string]bool{}}
+	return &encoder{red: red, mask: red.Masker()}
 }
 
-func (e *encoder) secretKey(k string) bool {
-	s, ok := e.secrets[k]
-	if !ok {
-		s = settings.IsSecretKey(k)
-		if len(e.secrets) < 4096 {
-			e.secrets[k] = s
-		}
+func (e *encoder) secretKey(k string) bool { return secretKey(k) }
+
+// secretKeys memoizes settings.IsSecretKey for every encoder (keys repeat
+// from step to step and item to item; encoders come and go with a pool),
+// up to maxSecretKeys keys.
+var (
+	secretKeys  sync.Map // string → bool
+	secretKeysN atomic.Int32
+)
+
+const maxSecretKeys = 4096
+
+func secretKey(k string) bool {
+	if s, ok := secretKeys.Load(k); ok {
+		return s.(bool)
+	}
+	s := settings.IsSecretKey(k)
+	if secretKeysN.Load() < maxSecretKeys {
+		secretKeysN.Add(1)
+		secretKeys.Store(k, s)
 	}
 	return s
 }

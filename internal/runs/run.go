@@ -452,7 +452,10 @@ type stacked struct {
 // popStack takes every event pushed so far, oldest first.
 func (r *Run) popStack() []*stacked {
 	top := r.stack.Swap(nil)
-	var out []*stacked
+	if top == nil {
+		return nil
+	}
+	out := make([]*stacked, 0, r.pushed.Load()+8)
 	for n := top; n != nil; n = n.next {
 		out = append(out, n)
 	}
@@ -709,6 +712,41 @@ func (r *Run) writer() {
 	}()
 	var encoded uint64 // the seq of the last event in buf
 	var werr error     // the first write error
+	// held are full buffers kept while the record's files are being made
+	// (a list, not one buffer grown and copied), heldBytes their size.
+	var held [][]byte
+	heldBytes := 0
+	writeHeld := func() {
+		for _, h := range held {
+			werr = r.write(h, werr)
+		}
+		held, heldBytes = nil, 0
+	}
+	// spill empties a full buf: written once the files are there, held
+	// until then (waiting for them when maxHeld bytes are held). False when
+	// the files could not be made.
+	spill := func() bool {
+		done, ok := setupOver()
+		if !ok {
+			return false
+		}
+		if !done && heldBytes >= maxHeld {
+			if !awaitSetup() {
+				return false
+			}
+			done = true
+		}
+		if done {
+			writeHeld()
+			werr = r.write(buf, werr)
+			buf = buf[:0]
+			return true
+		}
+		held = append(held, buf)
+		heldBytes += len(buf)
+		buf = make([]byte, 0, writeChunk+16<<10)
+		return true
+	}
 	tick := time.NewTicker(linger)
 	defer tick.Stop()
 	for {
@@ -740,18 +778,8 @@ func (r *Run) writer() {
 				buf = r.appendEvent(buf, enc, &pending{ev: evEnd, rec: n.rec})
 				runtime.ReleaseRecord(n.rec) // an item safe to repeat: no start event
 			}
-			if len(buf) >= writeChunk {
-				done, ok := setupOver()
-				if !ok {
-					return
-				}
-				if !done && len(buf) >= maxHeld && !awaitSetup() {
-					return
-				}
-				if ready {
-					werr = r.write(buf, werr)
-					buf = buf[:0]
-				}
+			if len(buf) >= writeChunk && !spill() {
+				return
 			}
 		}
 		for i := range batch {
@@ -763,18 +791,8 @@ func (r *Run) writer() {
 					runtime.ReleaseRecord(p.rec) // its start, if any, was before it
 				}
 			}
-			if len(buf) >= writeChunk {
-				done, ok := setupOver()
-				if !ok {
-					return
-				}
-				if !done && len(buf) >= maxHeld && !awaitSetup() {
-					return // much is waiting for the files: wait for them
-				}
-				if ready {
-					werr = r.write(buf, werr)
-					buf = buf[:0]
-				}
+			if len(buf) >= writeChunk && !spill() {
+				return
 			}
 		}
 		if len(batch) > 0 {
@@ -786,9 +804,12 @@ func (r *Run) writer() {
 		if flush && !awaitSetup() {
 			return
 		}
-		if flush && len(buf) > 0 {
-			werr = r.write(buf, werr)
-			buf = buf[:0]
+		if flush {
+			writeHeld()
+			if len(buf) > 0 {
+				werr = r.write(buf, werr)
+				buf = buf[:0]
+			}
 		}
 		clear(batch) // outside the lock: producers wait for none of this
 		r.mu.Lock()
@@ -796,7 +817,7 @@ func (r *Run) writer() {
 			r.failed = werr
 			fmt.Fprintf(r.log, "Warning: could not write the record of run %s (%v); the run goes on, but resuming it may run steps again\n", r.ID, werr)
 		}
-		if len(buf) == 0 && encoded > r.written {
+		if len(buf) == 0 && len(held) == 0 && encoded > r.written {
 			r.written = encoded
 		}
 		if r.waiters > 0 {
@@ -805,7 +826,9 @@ func (r *Run) writer() {
 		r.spare = batch[:0]
 		r.mu.Unlock()
 		if len(buf) == 0 && cap(buf) > 4*writeChunk {
-			buf = nil // one huge event: don't keep its buffer
+			// One huge event, or what was held while the files were being
+			// made: back to a buffer of the usual size.
+			buf = make([]byte, 0, writeChunk+16<<10)
 		}
 		if closing && len(batch) == 0 && len(popped) == 0 {
 			return
