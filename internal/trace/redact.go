@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/settings"
@@ -49,6 +50,9 @@ type Redactor struct {
 	minLen int
 	// gen counts the changes to the set of patterns (see Generation).
 	gen uint64
+	// masker is replace and minLen, for String and Masker without a lock
+	// (nil: nothing to mask).
+	masker atomic.Pointer[Masker]
 }
 
 // NewRedactor returns an empty redactor.
@@ -77,6 +81,7 @@ func (r *Redactor) Fork() *Redactor {
 		f.names[k] = true
 	}
 	f.replace, f.minLen, f.gen = r.replace, r.minLen, r.gen // immutable; rebuilt when the fork gains a pattern
+	f.masker.Store(r.masker.Load())
 	return f
 }
 
@@ -245,6 +250,7 @@ func (r *Redactor) rebuild() {
 		r.minLen = len(all[len(all)-1])
 	}
 	r.gen++
+	r.masker.Store(&Masker{replace: r.replace, minLen: r.minLen})
 }
 
 // Generation changes whenever a secret is added (it counts the changes):
@@ -444,13 +450,7 @@ func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
-	r.mu.RLock()
-	rep, minLen := r.replace, r.minLen
-	r.mu.RUnlock()
-	if rep == nil || len(s) < minLen {
-		return s
-	}
-	return rep.Replace(s)
+	return r.Masker().String(s)
 }
 
 // Masker is the String of a Redactor with the secrets it knew when the
@@ -466,9 +466,10 @@ func (r *Redactor) Masker() Masker {
 	if r == nil {
 		return Masker{}
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return Masker{replace: r.replace, minLen: r.minLen}
+	if m := r.masker.Load(); m != nil {
+		return *m
+	}
+	return Masker{}
 }
 
 // String returns s with every secret the Masker knows replaced (see
