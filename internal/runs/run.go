@@ -800,6 +800,14 @@ func (r *Run) writer() {
 		}
 		// Written now: everything at the end of a linger (so nothing waits
 		// longer), when a step waits for its event, and at the end.
+		// A tick that came while the writer was busy counts too.
+		if !ticked {
+			select {
+			case <-tick.C:
+				ticked = true
+			default:
+			}
+		}
 		flush := ticked || urgent || closing
 		if flush && !awaitSetup() {
 			return
