@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -179,6 +180,19 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			red.AddSecretsIn(prepared.Values) // defaults and values from env or settings
 		}
 	}
+	// The run's record is made while the workflow is checked (it is a run
+	// only once started; removed when the checks refuse the run).
+	var record *runs.Run
+	var recordErr error
+	recordStarted := false
+	if !req.ValidateOnly && len(out.InputErrors) == 0 && (!req.NoRecord || resume != nil) {
+		record, recordErr = a.prepareRecord(req, w, prepared, red, resume)
+		defer func() {
+			if record != nil && !recordStarted {
+				record.Abort()
+			}
+		}()
+	}
 	errs, warns := validate.Validate(w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
 	out.ValidationErrors, out.Warnings = errs, warns
 	if len(errs) > 0 || len(out.InputErrors) > 0 || req.ValidateOnly {
@@ -213,11 +227,12 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		// Every step's secret params are masked before the step can print them.
 		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },
 	}
-	var record *runs.Run
-	if !req.NoRecord || resume != nil {
-		record = a.startRecord(req, w, prepared, red, resume)
+	if recordErr != nil {
+		fmt.Fprintf(a.Log, "Warning: this run is not recorded (%v); it cannot be resumed\n", recordErr)
 	}
 	if record != nil {
+		record.Start()
+		recordStarted = true
 		opts.Journal = record
 		out.RunID = record.ID
 	}
@@ -234,7 +249,9 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		}
 	}
 	if record != nil {
-		if err := record.Close(res, out.TracePath); err != nil {
+		if err := record.Close(res, out.TracePath); errors.Is(err, runs.ErrNotRecorded) {
+			out.RunID = "" // said when it failed
+		} else if err != nil {
 			fmt.Fprintf(a.Log, "Warning: could not finish the record of run %s: %v\n", record.ID, err)
 		}
 		resume.unlock()

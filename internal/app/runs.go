@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
@@ -21,6 +23,7 @@ import (
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/stepcache"
+	"github.com/pflow-go/pflow/internal/stephash"
 	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -227,14 +230,14 @@ func (rs *resumeState) params(given map[string]any) map[string]any {
 // that was running when the run stopped, or that completed but whose
 // outputs could not be recorded, must run again — allowed for steps safe to
 // repeat, or with rerunUnsafe.
-func (rs *resumeState) check(h interface{ Value(any) string }, values map[string]any, cat *registry.Catalog, rerunUnsafe bool) error {
+func (rs *resumeState) check(h *stephash.Hasher, values map[string]any, cat *registry.Catalog, rerunUnsafe bool) error {
 	for _, name := range value.SortedKeys(rs.meta.SecretInputs) {
 		v, given := values[name]
 		if !given || v == nil {
 			return pferr.Newf(pferr.Validation, "run '%s' had the secret input '%s', which is never recorded: give it again to resume", rs.id, name).
 				WithHint(fmt.Sprintf("Pass %s=... (or set it with 'pflow settings set-env' / the environment, as for the first run).", name))
 		}
-		if h.Value(v) != rs.meta.SecretInputs[name] {
+		if recorded := rs.meta.SecretInputs[name]; h.For(recorded).Value(v) != recorded {
 			return pferr.Newf(pferr.Validation, "the secret input '%s' differs from the one run '%s' used", name, rs.id).
 				WithHint("A resume must use the same secrets as the run it continues (its finished steps used them). Pass the same value, or start a fresh run without --resume.")
 		}
@@ -289,28 +292,31 @@ func recordOptions(req RunRequest) map[string]bool {
 	return o
 }
 
-// startRecord creates the run's record. A record that cannot be created is a
-// warning: the run goes on unrecorded.
-func (a *App) startRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *trace.Redactor, rs *resumeState) *runs.Run {
+// prepareRecord prepares the run's record (runs.Store.Prepare: its files
+// are made meanwhile; Start makes it a run, Abort removes it). A record that
+// cannot be prepared is an error to warn about if the run goes on: it then
+// runs unrecorded.
+func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *trace.Redactor, rs *resumeState) (*runs.Run, error) {
 	st := a.RunStore()
-	ir, _ := value.MarshalJSON(w)
 	var src []byte
 	if w.Source != nil && w.Source.Raw != "" {
 		src = []byte(w.Source.Raw)
 	}
 	key, err := st.Key()
 	if err != nil {
-		fmt.Fprintf(a.Log, "Warning: this run is not recorded (cannot create %s: %v); it cannot be resumed\n", a.Paths.Runs, err)
-		return nil
+		return nil, fmt.Errorf("cannot create %s: %w", a.Paths.Runs, err)
 	}
 	public, secret := runs.SplitInputs(prepared.Values, red, key)
 	sources := map[string]string{}
 	for k, v := range prepared.Sources {
 		sources[k] = string(v)
 	}
-	m := runs.Meta{Workflow: workflowRef(req.Target, ir), Inputs: public, SecretInputs: secret, InputSources: sources,
+	// The IR and its hash are made by the record's own goroutine, beside
+	// the checks and the run (neither changes the workflow).
+	m := runs.Meta{Workflow: workflowRef(req.Target, nil), Inputs: public, SecretInputs: secret, InputSources: sources,
 		Origin: req.Origin, Options: recordOptions(req), Started: a.now()}
-	o := runs.Options{Meta: m, IR: ir, Source: src, Redactor: red, Version: buildVersion(), Log: a.Log}
+	o := runs.Options{Meta: m, Source: src, Redactor: red, Version: buildVersion(), Log: a.Log, Key: key,
+		MakeIR: func() []byte { return marshalIR(w, len(src)) }}
 	if rs != nil {
 		o.Meta.ResumedFrom = rs.id
 		o.Resume = rs.log
@@ -318,12 +324,21 @@ func (a *App) startRecord(req RunRequest, w *workflow.Workflow, prepared *runtim
 	if !req.NoCache {
 		o.Cache = a.StepCache()
 	}
-	rec, err := st.Create(o)
-	if err != nil {
-		fmt.Fprintf(a.Log, "Warning: this run is not recorded (%v); it cannot be resumed\n", err)
+	return st.Prepare(o)
+}
+
+// marshalIR is value.MarshalJSON(w) into a buffer sized for it from the
+// workflow's text (sizeHint bytes), not grown from nothing: a 1,000-step
+// workflow's IR is over 100 KB.
+func marshalIR(w *workflow.Workflow, sizeHint int) []byte {
+	var buf bytes.Buffer
+	buf.Grow(2*sizeHint + 512)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(w); err != nil {
 		return nil
 	}
-	return rec
+	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 func (a *App) now() time.Time {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,7 +11,11 @@ import (
 	"testing"
 
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/stephash"
+	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // counterWorkflow is an n-step chain of shell steps; every step appends its
@@ -311,5 +316,90 @@ func TestResumeBatchItemByItem(t *testing.T) {
 				t.Errorf("resumed %d, ran %d (first run completed %d items)", sum[0].Resumed, sum[0].Ran, len(completed))
 			}
 		})
+	}
+}
+
+// The record is made while the workflow is checked; a run that the checks
+// refuse (here an unknown node type, and a resume whose secret differs)
+// leaves no run directory behind, and no warning.
+func TestRefusedRunLeavesNoRecord(t *testing.T) {
+	a, log := testApp(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pflow.md")
+	os.WriteFile(bad, []byte("# Bad\nUnknown type.\n\n## Steps\n\n### s\nNo such node.\n- type: no-such-node-type\n"), 0o644)
+	out := runFile2(t, a, bad, nil)
+	if len(out.ValidationErrors) == 0 || out.RunID != "" {
+		t.Fatalf("want a validation failure without a run id: %+v", out)
+	}
+	wf := filepath.Join(dir, "one.pflow.md")
+	os.WriteFile(wf, []byte("# One\nOne step.\n\n## Inputs\n\n### api_token\nA secret.\n- type: string\n\n## Steps\n\n### s\nFails.\n- type: shell\n- command: test -n \"${api_token}\" && exit 1\n"), 0o644)
+	first := runFile(t, a, wf, map[string]any{"api_token": "tok-123456"}, nil)
+	tg, _ := a.ResolveTarget(wf)
+	if _, err := a.Run(context.Background(), RunRequest{Target: tg, Params: map[string]any{"api_token": "tok-999999"}, NoTrace: true, Resume: first.RunID}); err == nil {
+		t.Fatal("a resume with another secret must be refused")
+	}
+	ents, err := os.ReadDir(a.Paths.Runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if len(dirs) != 1 || dirs[0] != first.RunID {
+		t.Fatalf("run directories %v, want only %s", dirs, first.RunID)
+	}
+	if strings.Contains(log.String(), "not recorded") {
+		t.Fatalf("warned about a record of a run that did not happen: %s", log.String())
+	}
+	// The refused resume released the run it would have resumed.
+	if _, err := a.Run(context.Background(), RunRequest{Target: tg, Params: map[string]any{"api_token": "tok-123456"}, NoTrace: true, Resume: first.RunID}); err != nil {
+		t.Fatalf("resume after a refused one: %v", err)
+	}
+}
+
+// runFile2 is runFile for a run that may be refused (validation errors are
+// returned, not fatal).
+func runFile2(t *testing.T, a *App, path string, params map[string]any) *RunOutcome {
+	t.Helper()
+	tg, err := a.ResolveTarget(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Run(context.Background(), RunRequest{Target: tg, Params: params, NoTrace: true})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out
+}
+
+// A run recorded by an earlier build keeps its secret inputs as HMAC-SHA256
+// digests: a resume checks the secret given now against a digest of that
+// kind.
+func TestResumeCheckOfEarlierBuildsSecret(t *testing.T) {
+	h := stephash.New([]byte("0123456789abcdef0123456789abcdef"))
+	rs := &resumeState{id: "r", meta: &runs.Meta{SecretInputs: map[string]string{"api_token": h.Legacy().Value("tok-123456")}}, log: &runs.Log{}}
+	if err := rs.check(h, map[string]any{"api_token": "tok-123456"}, nil, false); err != nil {
+		t.Fatalf("same secret: %v", err)
+	}
+	if err := rs.check(h, map[string]any{"api_token": "tok-999999"}, nil, false); err == nil || !strings.Contains(err.Error(), "differs") {
+		t.Fatalf("other secret: %v", err)
+	}
+}
+
+// The record's workflow copy is the IR as value.MarshalJSON writes it.
+func TestMarshalIR(t *testing.T) {
+	src := thousandSteps()
+	w, err := workflow.ParseMarkdown(src, "big.pflow.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := value.MarshalJSON(w)
+	for _, hint := range []int{0, 10, len(src)} {
+		if got := marshalIR(w, hint); !bytes.Equal(got, want) {
+			t.Fatalf("hint %d: marshalIR differs from value.MarshalJSON", hint)
+		}
 	}
 }

@@ -155,11 +155,11 @@ func writeAtomic(path string, perm fs.FileMode, durable bool, write func(io.Writ
 		return notWritable(path, fmt.Errorf("write %s: %w", path, err))
 	}
 	ok = true
-	if d, err := os.Open(dir); durable && err == nil {
-		d.Sync()
-		d.Close()
-	} else if err == nil {
-		d.Close()
+	if durable {
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	removeStaleTemps(path)
 	return nil

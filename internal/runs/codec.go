@@ -3,6 +3,8 @@ package runs
 import (
 	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/settings"
@@ -17,24 +19,39 @@ import (
 // encoder reports whether it replaced anything: an output that held a secret
 // is stored redacted, so it cannot be re-used.
 //
-// One encoder is used by one goroutine (the record writer).
+// One encoder is used by one goroutine at a time.
 type encoder struct {
-	red     *trace.Redactor
-	secrets map[string]bool // settings.IsSecretKey, memoized: keys repeat
+	red *trace.Redactor
+	// mask is red's secrets, taken again for every event (see Run.appendEvent)
+	mask    trace.Masker
 	changed bool
+	slab    []byte // lines encoded by End (see Run.preEncode)
 }
 
 func newEncoder(red *trace.Redactor) *encoder {
-	return &encoder{red: red, secrets: map[string]bool{}}
+	return &encoder{red: red, mask: red.Masker()}
 }
 
-func (e *encoder) secretKey(k string) bool {
-	s, ok := e.secrets[k]
-	if !ok {
-		s = settings.IsSecretKey(k)
-		if len(e.secrets) < 4096 {
-			e.secrets[k] = s
-		}
+func (e *encoder) secretKey(k string) bool { return secretKey(k) }
+
+// secretKeys memoizes settings.IsSecretKey for every encoder (keys repeat
+// from step to step and item to item; encoders come and go with a pool),
+// up to maxSecretKeys keys.
+var (
+	secretKeys  sync.Map // string → bool
+	secretKeysN atomic.Int32
+)
+
+const maxSecretKeys = 4096
+
+func secretKey(k string) bool {
+	if s, ok := secretKeys.Load(k); ok {
+		return s.(bool)
+	}
+	s := settings.IsSecretKey(k)
+	if secretKeysN.Load() < maxSecretKeys {
+		secretKeysN.Add(1)
+		secretKeys.Store(k, s)
 	}
 	return s
 }
@@ -55,11 +72,9 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case float64:
 		return appendFloat(b, x)
 	case string:
-		if e.red != nil {
-			if r := e.red.String(x); r != x {
-				e.changed = true
-				x = r
-			}
+		if r := e.mask.String(x); r != x {
+			e.changed = true
+			x = r
 		}
 		return appendString(b, x)
 	case []any:
@@ -115,14 +130,31 @@ func appendFloat(b []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plain marks the bytes a JSON string holds as they are: ASCII but for
+// control characters, '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString writes s as a JSON string (invalid UTF-8 becomes U+FFFD).
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
+	i := 0
+	for i < len(s) && plain[s[i]] {
+		i++
+	}
+	if i == len(s) { // the common case: nothing to escape
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if plain[c] {
 				i++
 				continue
 			}

@@ -109,7 +109,14 @@ func (l *Log) add(ev *Event) {
 	if ev.Ev == evStart {
 		l.starts[k] = ev
 	} else if ev.Kind == "" {
-		l.ends[k] = ev
+		// An execution ends once, but a batch item that is tried again
+		// ends after each failed attempt, and the ends of parallel items
+		// are not always written in the order they happened: the completed
+		// end (an item's last attempt; nothing runs after it) is the one
+		// that counts.
+		if prev := l.ends[k]; prev == nil || prev.Status != runtime.StatusCompleted || ev.Status == runtime.StatusCompleted {
+			l.ends[k] = ev
+		}
 	}
 }
 

@@ -2,10 +2,15 @@ package runs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,7 +20,6 @@ import (
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/stephash"
 	"github.com/pflow-go/pflow/internal/trace"
-	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // Limits of what one event keeps.
@@ -29,14 +33,18 @@ const (
 	// maxPending bounds events waiting for the writer (memory stays flat
 	// when steps finish faster than they are written).
 	maxPending = 8192
-	// linger is how long the writer collects events of steps that are safe
-	// to repeat before writing them (one write instead of one per event);
-	// a crash can lose at most that much, and those steps run again on
-	// resume. wakeAt waiting events wake it sooner.
+	// linger is how long an event of a step that is safe to repeat may wait
+	// before it is written (many events in one write instead of one write
+	// per event); a crash can lose at most that much, and those steps run
+	// again on resume. The writer wakes every wakeAt events to encode them
+	// (so that little is left to do when the run ends) and writes when it
+	// holds writeChunk bytes, when linger has passed, or when a step waits.
 	linger = 20 * time.Millisecond
-	wakeAt = 512
-	// writeChunk is the size of one write to steps.jsonl.
-	writeChunk = 256 << 10
+	wakeAt = 128
+	// writeChunk is the size of one write to steps.jsonl; maxHeld how much
+	// the writer holds, encoded, while the record's files are being made.
+	writeChunk = 64 << 10
+	maxHeld    = 4 << 20
 	// batchErrorsKept bounds the failed items listed in a batch step's event.
 	batchErrorsKept = 20
 )
@@ -72,6 +80,12 @@ type Options struct {
 	Log io.Writer
 	// Lock, when set, is taken as the run's lock instead of a new one.
 	Lock *fsutil.Lock
+	// Key is the store's digest key (nil: Create reads it).
+	Key []byte
+	// MakeIR, when IR is nil, makes it on the writer goroutine, off the
+	// run's path (the workflow must not change while it runs); an empty
+	// Meta.Workflow.Hash is then set to its SHA-256.
+	MakeIR func() []byte
 }
 
 // DefaultCacheTTL is how long a step cache entry stays valid when the step
@@ -93,10 +107,19 @@ type Run struct {
 	h     *stephash.Hasher
 	log   io.Writer
 
-	defMu   sync.Mutex
-	defHash map[*workflow.Node]string
+	defHash sync.Map // *workflow.Node → its definition digest
 
 	ran, resumed, cached atomic.Int64
+
+	// queued is how many events wait for the writer; encs are encoders
+	// for End (see preEncode).
+	queued atomic.Int64
+	encs   sync.Pool
+	// stack holds batch items' events pushed without the lock (see push);
+	// pushed counts them; shut is set once the record closes.
+	stack  atomic.Pointer[stacked]
+	pushed atomic.Int64
+	shut   atomic.Bool
 
 	// the writer
 	mu       sync.Mutex
@@ -109,7 +132,14 @@ type Run struct {
 	closing  bool
 	failed   error
 	finished chan struct{}
+	urgent   bool // a step waits for its event to be written
+	waiters  int  // producers waiting on done
 	f        *os.File
+	setupErr error // the record could not be created (see setup)
+	// started is closed by Start, aborted by Abort (see Prepare).
+	started, aborted chan struct{}
+	startOnce        sync.Once
+	status           *os.File // status.json's temp file, made by setup
 }
 
 // pending is an event waiting for the writer.
@@ -118,11 +148,32 @@ type pending struct {
 	rec *runtime.StepRecord
 	seq uint64
 	put bool // store the outputs in the step cache
+	// line is the event already encoded (by End, when the writer was
+	// behind); rec is then nil.
+	line []byte
 }
 
-// Create starts the record of a run: it creates the run's directory, takes
-// its lock, writes run.json and the workflow, and starts the writer.
+// Create starts the record of a run and returns at once: the run's id is
+// chosen here, and its directory, lock, run.json and workflow copies are
+// created by a goroutine beside the run (on a file system where creating a
+// file costs a millisecond that matters). No event is written before them,
+// so a step that waits for its start to be written (one with side effects)
+// also waits for the record to exist. When they cannot be created the run
+// goes on unrecorded: a warning is logged, the events are dropped, and
+// Close returns ErrNotRecorded.
 func (s *Store) Create(o Options) (*Run, error) {
+	r, err := s.Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	r.Start()
+	return r, nil
+}
+
+// Prepare is Create for a run that may not happen: its files are made
+// meanwhile (while the workflow is checked), but run.json, which makes it
+// a run, only after Start. Abort removes them.
+func (s *Store) Prepare(o Options) (*Run, error) {
 	redGen := o.Redactor.Generation() // before anything is written
 	m := o.Meta
 	if m.Started.IsZero() {
@@ -135,52 +186,159 @@ func (s *Store) Create(o Options) (*Run, error) {
 	if m.PID == 0 {
 		m.PID = os.Getpid()
 	}
-	key, err := s.Key()
-	if err != nil {
-		return nil, err
-	}
-	dir := s.dir(m.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
-	}
-	lk := o.Lock
-	if lk == nil {
-		if lk, err = fsutil.LockFile(context.Background(), filepath.Join(dir, lockBase), time.Second); err != nil {
+	key := o.Key
+	if key == nil {
+		var err error
+		if key, err = s.Key(); err != nil {
 			return nil, err
 		}
 	}
-	r := &Run{ID: m.ID, Meta: &m, store: s, dir: dir, lock: lk, opts: o, h: stephash.New(key), log: o.Log,
-		defHash: map[*workflow.Node]string{}, finished: make(chan struct{}), redGen: redGen}
+	r := &Run{ID: m.ID, Meta: &m, store: s, dir: s.dir(m.ID), opts: o, h: stephash.New(key), log: o.Log,
+		finished: make(chan struct{}), redGen: redGen,
+		started: make(chan struct{}), aborted: make(chan struct{})}
 	if r.log == nil {
 		r.log = io.Discard
 	}
 	r.wake = make(chan struct{}, 1)
 	r.done = sync.NewCond(&r.mu)
-	fail := func(err error) (*Run, error) {
-		lk.Unlock()
-		os.RemoveAll(dir)
-		return nil, err
+	go r.writer()
+	return r, nil
+}
+
+// Start makes a prepared run a run: run.json is written (beside the run,
+// before any of its events).
+func (r *Run) Start() { r.startOnce.Do(func() { close(r.started) }) }
+
+// Abort removes a prepared run that did not start, once its files are
+// made, and releases its lock. It returns when they are gone.
+func (r *Run) Abort() {
+	r.startOnce.Do(func() { close(r.aborted) })
+	r.shut.Store(true)
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	r.signal()
+	<-r.finished
+}
+
+// errAborted ends the setup of a run that was aborted.
+var errAborted = errors.New("aborted")
+
+// ErrNotRecorded is returned by Close when the run's record could not be
+// created (its directory, lock or run.json): the run has no record.
+var ErrNotRecorded = errors.New("the run is not recorded")
+
+// setup creates the run's directory, takes its lock, writes the workflow
+// and run.json (last: a directory without it is not listed as a run) and
+// opens steps.jsonl. It runs on the writer goroutine, before any event.
+func (r *Run) setup() error {
+	o := &r.opts
+	fail := func(err error) error {
+		for _, f := range []**os.File{&r.f, &r.status} {
+			if *f != nil {
+				(*f).Close()
+				*f = nil
+			}
+		}
+		if r.lock != nil && o.Lock == nil {
+			r.lock.Unlock()
+		}
+		r.lock = nil
+		os.RemoveAll(r.dir)
+		return err
 	}
-	if len(o.IR) > 0 {
-		if err := fsutil.ReplaceFile(filepath.Join(dir, irFile), []byte(o.Redactor.String(string(o.IR))), 0o600); err != nil {
+	err := os.Mkdir(r.dir, 0o700)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The runs directory is made by Key, unless removed since.
+		if err = os.MkdirAll(filepath.Dir(r.dir), 0o700); err == nil {
+			err = os.Mkdir(r.dir, 0o700)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", r.dir, err) // never another run's directory
+	}
+	r.lock = o.Lock
+	if r.lock == nil {
+		lk, err := fsutil.LockFile(context.Background(), filepath.Join(r.dir, lockBase), time.Second)
+		if err != nil {
+			return fail(err)
+		}
+		r.lock = lk
+	}
+	ir := o.IR
+	if ir == nil && o.MakeIR != nil {
+		ir = o.MakeIR()
+		if r.Meta.Workflow.Hash == "" && ir != nil {
+			sum := sha256.Sum256(ir)
+			r.Meta.Workflow.Hash = hex.EncodeToString(sum[:])
+		}
+	}
+	// The directory is new and run.json is written last: these files need
+	// no temp file and rename (a reader never sees them half written in a
+	// listed run, and a kill leaves a directory that is not one).
+	mask := o.Redactor.Masker()
+	if len(ir) > 0 {
+		if err := createFile(filepath.Join(r.dir, irFile), mask.Bytes(ir)); err != nil {
 			return fail(err)
 		}
 	}
 	if len(o.Source) > 0 {
-		if err := fsutil.ReplaceFile(filepath.Join(dir, sourceFile), []byte(o.Redactor.String(string(o.Source))), 0o600); err != nil {
+		if err := createFile(filepath.Join(r.dir, sourceFile), mask.Bytes(o.Source)); err != nil {
 			return fail(err)
 		}
 	}
-	if r.f, err = os.OpenFile(filepath.Join(dir, stepsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+	if r.f, err = os.OpenFile(filepath.Join(r.dir, stepsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return fail(err)
 	}
-	// run.json last: a directory without it is not listed as a run.
-	if err := writeJSON(filepath.Join(dir, metaFile), r.Meta); err != nil {
-		r.f.Close()
+	// run.json's and status.json's files are made now and renamed into
+	// place when the run starts and ends; one that never does leaves them
+	// empty under their temp names, in a directory that is not a run.
+	metaTmp := filepath.Join(r.dir, "."+metaFile+".tmp")
+	mf, err := os.OpenFile(metaTmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
 		return fail(err)
 	}
-	go r.writer()
-	return r, nil
+	r.status, _ = os.OpenFile(filepath.Join(r.dir, statusTemp), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	select {
+	case <-r.started:
+	case <-r.aborted:
+		mf.Close()
+		return fail(errAborted)
+	}
+	meta, err := encodeJSON(r.Meta)
+	if err == nil {
+		_, err = mf.Write(meta)
+	}
+	if cerr := mf.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(metaTmp, filepath.Join(r.dir, metaFile))
+	}
+	if err != nil {
+		return fail(fmt.Errorf("write %s: %w", filepath.Join(r.dir, metaFile), err))
+	}
+	return nil
+}
+
+// statusTemp is status.json while the run is in progress (empty).
+const statusTemp = "." + statusFile + ".tmp"
+
+// createFile writes data to a new file at path (one write).
+func createFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // Hasher returns the keyed digests of this store (for inputs).
@@ -238,8 +396,108 @@ func (r *Run) End(rec *runtime.StepRecord) {
 	p := pending{ev: evEnd, rec: rec}
 	p.put = rec.Kind == runtime.KindNode && rec.Source == runtime.SourceRan && rec.Status == runtime.StatusCompleted && r.cacheable(rec)
 	sync := rec.Kind == runtime.KindNode && rec.Source == runtime.SourceRan && !rec.SafeToRepeat()
+	if !p.put && rec.Item >= 0 && rec.SafeToRepeat() && rec.Kind == runtime.KindNode && r.push(&p) {
+		return
+	}
+	if !p.put && r.queued.Load() >= behindAt {
+		// The writer is behind (steps end faster than one goroutine
+		// encodes them): this goroutine encodes its own event, while its
+		// data is still in its cache.
+		r.preEncode(&p)
+	}
 	r.enqueue(p, sync)
 }
+
+// push hands the end of a batch item to the writer without the queue's
+// lock: parallel items end many at a time, and queueing each behind one
+// lock made them wait for each other (a parked goroutine per event). The
+// item goes on a lock-free stack the writer empties; when the writer is
+// behind, this goroutine encodes the event itself. Only an item safe to
+// repeat comes here: it has no start event its end must follow. It returns
+// false when the event should be queued as usual (the stack is full, or
+// the record is closing).
+func (r *Run) push(p *pending) bool {
+	if r.shut.Load() {
+		return false
+	}
+	n := r.pushed.Load()
+	if n >= maxPending {
+		return false
+	}
+	if n >= behindAt {
+		r.preEncode(p)
+	}
+	e := &stacked{line: p.line, rec: p.rec}
+	for {
+		top := r.stack.Load()
+		e.next = top
+		if r.stack.CompareAndSwap(top, e) {
+			break
+		}
+	}
+	if r.pushed.Add(1) == wakeAt {
+		r.signal()
+	}
+	return true
+}
+
+// stacked is an item's end on the lock-free stack (see push): encoded
+// (line) or to encode (rec).
+type stacked struct {
+	line []byte
+	rec  *runtime.StepRecord
+	next *stacked
+}
+
+// popStack takes every event pushed so far, oldest first.
+func (r *Run) popStack() []*stacked {
+	top := r.stack.Swap(nil)
+	if top == nil {
+		return nil
+	}
+	out := make([]*stacked, 0, r.pushed.Load()+8)
+	for n := top; n != nil; n = n.next {
+		out = append(out, n)
+	}
+	r.pushed.Add(-int64(len(out)))
+	slices.Reverse(out)
+	return out
+}
+
+// behindAt is the queue length at which End encodes its event itself.
+const behindAt = 2 * wakeAt
+
+// preEncode encodes p's event into p.line, with a pooled encoder whose
+// lines are cut from a shared slab (no allocation per event).
+func (r *Run) preEncode(p *pending) {
+	enc, _ := r.encs.Get().(*encoder)
+	if enc == nil {
+		enc = newEncoder(r.opts.Redactor)
+	}
+	if cap(enc.slab)-len(enc.slab) < slabMin {
+		enc.slab = make([]byte, 0, slabSize)
+	}
+	start := len(enc.slab)
+	enc.slab = r.appendEvent(enc.slab, enc, p)
+	p.line = enc.slab[start:len(enc.slab):len(enc.slab)]
+	if p.rec.Item >= 0 && p.rec.SafeToRepeat() {
+		runtime.ReleaseRecord(p.rec) // Begin queued no start event with it
+	}
+	p.rec = nil
+	r.encs.Put(enc)
+}
+
+// Encoders' slabs: lines already encoded are cut from slabSize bytes; a
+// slab with less than slabMin left is replaced (the lines cut from it keep
+// it until they are written).
+const (
+	slabSize = 64 << 10
+	slabMin  = 4 << 10
+)
+
+// Reuses implements runtime.ReuseJournal: only a resume re-uses outcomes
+// that depend on which upstream steps ran (the step cache does not).
+func (r *Run) Reuses() bool { return r.opts.Resume != nil }
 
 // reuse returns the resumed run's outcome of rec when it may be re-used: it
 // completed with complete outputs, the step is unchanged (definition,
@@ -250,12 +508,24 @@ func (r *Run) reuse(rec *runtime.StepRecord) *runtime.StepRecord {
 		return nil
 	}
 	ev := prior.end(keyOf(rec))
-	if ev == nil || ev.Status != runtime.StatusCompleted || !ev.Full || ev.Def != rec.DefinitionHash || ev.Type != rec.NodeType {
+	if ev == nil || ev.Status != runtime.StatusCompleted || !ev.Full || ev.Type != rec.NodeType {
 		return nil
 	}
-	r.digest(rec)
-	if ev.Params != rec.ParamsHash || ev.Input != rec.InputHash {
-		return nil
+	if h := r.h.For(ev.Def); h != r.h {
+		// Recorded by an earlier build, with its digests: compared with
+		// digests of that kind (this run's record keeps its own).
+		if ev.Def != r.definitionWith(h, rec) || ev.Params != h.Params(rec.Params, rec.TemplateEnv, rec.WorkflowDir) ||
+			ev.Input != inputDigest(h, rec.Fingerprint) {
+			return nil
+		}
+	} else {
+		if ev.Def != rec.DefinitionHash {
+			return nil
+		}
+		r.digest(rec)
+		if ev.Params != rec.ParamsHash || ev.Input != rec.InputHash {
+			return nil
+		}
 	}
 	out := ev.Outputs()
 	if out == nil {
@@ -301,9 +571,17 @@ func (r *Run) digest(rec *runtime.StepRecord) {
 	if rec.ParamsHash == "" && rec.Params != nil {
 		rec.ParamsHash = r.h.Params(rec.Params, rec.TemplateEnv, rec.WorkflowDir)
 	}
-	if rec.InputHash == "" && rec.Fingerprint != "" {
-		rec.InputHash = r.h.Strings(rec.Fingerprint)
+	if rec.InputHash == "" {
+		rec.InputHash = inputDigest(r.h, rec.Fingerprint)
 	}
+}
+
+// inputDigest is the digest of a step's input fingerprint ("" for none).
+func inputDigest(h *stephash.Hasher, fingerprint string) string {
+	if fingerprint == "" {
+		return ""
+	}
+	return h.Strings(fingerprint)
 }
 
 // definition digests the step as written: its type, params and input
@@ -313,22 +591,24 @@ func (r *Run) definition(rec *runtime.StepRecord) string {
 	if rec.Node == nil {
 		return ""
 	}
-	r.defMu.Lock()
-	defer r.defMu.Unlock()
-	if d, ok := r.defHash[rec.Node]; ok {
-		return d
+	if d, ok := r.defHash.Load(rec.Node); ok {
+		return d.(string) // read without a lock: batch items share their step's
 	}
-	def := map[string]any{"type": rec.Node.Type, "params": rec.Node.Params}
-	if rec.Mapping != nil && len(rec.Mapping.InputMappings) > 0 {
-		im := map[string]any{}
-		for k, v := range rec.Mapping.InputMappings {
-			im[k] = v
-		}
-		def["input_mappings"] = im
-	}
-	d := r.h.Value(def)
-	r.defHash[rec.Node] = d
+	d := r.definitionWith(r.h, rec)
+	r.defHash.Store(rec.Node, d)
 	return d
+}
+
+// definitionWith is definition's digest computed by h (not cached).
+func (r *Run) definitionWith(h *stephash.Hasher, rec *runtime.StepRecord) string {
+	if rec.Node == nil {
+		return ""
+	}
+	var im map[string]string
+	if rec.Mapping != nil {
+		im = rec.Mapping.InputMappings
+	}
+	return h.Definition(rec.Node.Type, rec.Node.Params, im)
 }
 
 // ---- the writer ----
@@ -337,24 +617,42 @@ func (r *Run) definition(rec *runtime.StepRecord) string {
 // is written (or writing has failed).
 func (r *Run) enqueue(p pending, wait bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.enqueueLocked(p, wait)
+}
+
+// enqueueLocked is enqueue with r.mu held; it releases it.
+func (r *Run) enqueueLocked(p pending, wait bool) {
 	if r.closing || r.failed != nil {
+		r.mu.Unlock()
 		return
 	}
 	for len(r.queue) >= maxPending && r.failed == nil {
+		r.waiters++
 		r.done.Wait()
+		r.waiters--
 	}
 	r.seq++
 	p.seq = r.seq
 	r.queue = append(r.queue, p)
+	r.queued.Store(int64(len(r.queue)))
 	// The writer collects events for up to linger; one that a step waits
-	// for (the start of a step with side effects) and a long queue wake it
-	// at once.
-	if wait || len(r.queue) >= wakeAt {
+	// for (the start of a step with side effects) and every wakeAt events
+	// wake it at once.
+	if wait {
+		r.urgent = true
 		r.signal()
+		for r.written < p.seq && r.failed == nil {
+			r.waiters++
+			r.done.Wait()
+			r.waiters--
+		}
+		r.mu.Unlock()
+		return
 	}
-	for wait && r.written < p.seq && r.failed == nil {
-		r.done.Wait()
+	wake := len(r.queue) == wakeAt
+	r.mu.Unlock()
+	if wake {
+		r.signal() // after Unlock: the writer's first move is to take the lock
 	}
 }
 
@@ -368,68 +666,200 @@ func (r *Run) signal() {
 
 func (r *Run) writer() {
 	defer close(r.finished)
+	// The record's files are made by another goroutine meanwhile: events
+	// are encoded as they come, and written once run.json is there.
+	setupDone := make(chan error, 1)
+	go func() { setupDone <- r.setup() }()
+	ready := false
+	setupEnded := func(err error) bool {
+		if err == nil {
+			ready = true
+			return true
+		}
+		if err != errAborted {
+			fmt.Fprintf(r.log, "Warning: this run is not recorded (%v); it cannot be resumed\n", err)
+		}
+		r.mu.Lock()
+		r.setupErr, r.failed = err, err
+		r.queue = nil
+		r.queued.Store(0)
+		r.done.Broadcast()
+		r.mu.Unlock()
+		return false
+	}
+	// awaitSetup waits for the files; false when they could not be made.
+	awaitSetup := func() bool { return ready || setupEnded(<-setupDone) }
+	// setupOver is awaitSetup without waiting: false while not done.
+	setupOver := func() (done, ok bool) {
+		if ready {
+			return true, true
+		}
+		select {
+		case err := <-setupDone:
+			return true, setupEnded(err)
+		default:
+			return false, true
+		}
+	}
 	enc := newEncoder(r.opts.Redactor)
-	var buf []byte
+	bp := writeBufs.Get().(*[]byte)
+	buf := (*bp)[:0] // encoded events not yet written
+	defer func() {
+		if cap(buf) <= 4*writeChunk {
+			*bp = buf[:0]
+			writeBufs.Put(bp)
+		}
+	}()
+	var encoded uint64 // the seq of the last event in buf
+	var werr error     // the first write error
+	// held are full buffers kept while the record's files are being made
+	// (a list, not one buffer grown and copied), heldBytes their size.
+	var held [][]byte
+	heldBytes := 0
+	writeHeld := func() {
+		for _, h := range held {
+			werr = r.write(h, werr)
+		}
+		held, heldBytes = nil, 0
+	}
+	// spill empties a full buf: written once the files are there, held
+	// until then (waiting for them when maxHeld bytes are held). False when
+	// the files could not be made.
+	spill := func() bool {
+		done, ok := setupOver()
+		if !ok {
+			return false
+		}
+		if !done && heldBytes >= maxHeld {
+			if !awaitSetup() {
+				return false
+			}
+			done = true
+		}
+		if done {
+			writeHeld()
+			werr = r.write(buf, werr)
+			buf = buf[:0]
+			return true
+		}
+		held = append(held, buf)
+		heldBytes += len(buf)
+		buf = make([]byte, 0, writeChunk+16<<10)
+		return true
+	}
 	tick := time.NewTicker(linger)
 	defer tick.Stop()
 	for {
+		ticked := false
 		r.mu.Lock()
-		idle := !r.closing && len(r.queue) < wakeAt
+		idle := !r.closing && !r.urgent && len(r.queue) < wakeAt && r.pushed.Load() < wakeAt
 		r.mu.Unlock()
 		if idle {
 			select {
 			case <-r.wake:
 			case <-tick.C:
+				ticked = true
 			}
 		}
+		// The stack first: an item pushed before it was taken was pushed
+		// before anything queued after, which this batch takes too.
+		popped := r.popStack()
 		r.mu.Lock()
 		batch := r.queue
 		r.queue, r.spare = r.spare[:0], nil
-		closing := r.closing
+		r.queued.Store(0)
+		closing, urgent := r.closing, r.urgent
+		r.urgent = false
 		r.mu.Unlock()
-		if len(batch) > 0 {
-			// Written in chunks of about writeChunk bytes: the buffer is
-			// reused from one wake-up to the next instead of growing to
-			// the size of a whole batch's events.
-			buf = buf[:0]
-			var err error
-			for i := range batch {
-				buf = r.appendEvent(buf, enc, &batch[i])
-				if len(buf) >= writeChunk {
-					if _, werr := r.f.Write(buf); werr != nil && err == nil {
-						err = werr
-					}
-					buf = buf[:0]
-				}
+		for _, n := range popped {
+			if n.line != nil {
+				buf = append(buf, n.line...)
+			} else {
+				buf = r.appendEvent(buf, enc, &pending{ev: evEnd, rec: n.rec})
+				runtime.ReleaseRecord(n.rec) // an item safe to repeat: no start event
 			}
-			if len(buf) > 0 {
-				if _, werr := r.f.Write(buf); werr != nil && err == nil {
-					err = werr
-				}
-			}
-			r.mu.Lock()
-			if err != nil && r.failed == nil {
-				r.failed = err
-				fmt.Fprintf(r.log, "Warning: could not write the record of run %s (%v); the run goes on, but resuming it may run steps again\n", r.ID, err)
-			}
-			r.written = batch[len(batch)-1].seq
-			clear(batch)
-			r.spare = batch[:0]
-			r.done.Broadcast()
-			r.mu.Unlock()
-			if cap(buf) > 4*writeChunk {
-				buf = nil // one huge event: don't keep its buffer
+			if len(buf) >= writeChunk && !spill() {
+				return
 			}
 		}
-		if closing && len(batch) == 0 {
+		for i := range batch {
+			if p := &batch[i]; p.line != nil {
+				buf = append(buf, p.line...)
+			} else {
+				buf = r.appendEvent(buf, enc, p)
+				if p.ev == evEnd {
+					runtime.ReleaseRecord(p.rec) // its start, if any, was before it
+				}
+			}
+			if len(buf) >= writeChunk && !spill() {
+				return
+			}
+		}
+		if len(batch) > 0 {
+			encoded = batch[len(batch)-1].seq
+		}
+		// Written now: everything at the end of a linger (so nothing waits
+		// longer), when a step waits for its event, and at the end.
+		// A tick that came while the writer was busy counts too.
+		if !ticked {
+			select {
+			case <-tick.C:
+				ticked = true
+			default:
+			}
+		}
+		flush := ticked || urgent || closing
+		if flush && !awaitSetup() {
+			return
+		}
+		if flush {
+			writeHeld()
+			if len(buf) > 0 {
+				werr = r.write(buf, werr)
+				buf = buf[:0]
+			}
+		}
+		clear(batch) // outside the lock: producers wait for none of this
+		r.mu.Lock()
+		if werr != nil && r.failed == nil {
+			r.failed = werr
+			fmt.Fprintf(r.log, "Warning: could not write the record of run %s (%v); the run goes on, but resuming it may run steps again\n", r.ID, werr)
+		}
+		if len(buf) == 0 && len(held) == 0 && encoded > r.written {
+			r.written = encoded
+		}
+		if r.waiters > 0 {
+			r.done.Broadcast() // their event is written, or there is room in the queue
+		}
+		r.spare = batch[:0]
+		r.mu.Unlock()
+		if len(buf) == 0 && cap(buf) > 4*writeChunk {
+			// One huge event, or what was held while the files were being
+			// made: back to a buffer of the usual size.
+			buf = make([]byte, 0, writeChunk+16<<10)
+		}
+		if closing && len(batch) == 0 && len(popped) == 0 {
 			return
 		}
 	}
 }
 
+// writeBufs are the writers' buffers, kept from one run to the next.
+var writeBufs = sync.Pool{New: func() any { b := make([]byte, 0, writeChunk+16<<10); return &b }}
+
+// write writes encoded events to steps.jsonl; it returns the first error
+// (err, or this write's).
+func (r *Run) write(b []byte, err error) error {
+	if _, werr := r.f.Write(b); werr != nil && err == nil {
+		return werr
+	}
+	return err
+}
+
 // appendEvent encodes one event as a line.
 func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	rec := p.rec
+	enc.mask = r.opts.Redactor.Masker() // the secrets known now (one lock, not one per string)
 	b = append(b, `{"ev":`...)
 	b = appendString(b, p.ev)
 	b = append(b, `,"path":`...)
@@ -464,27 +894,40 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	b = appendString(b, rec.Action)
 	if rec.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, r.opts.Redactor.String(rec.Error))
+		b = appendString(b, enc.mask.String(rec.Error))
 	}
 	if rec.Attempts > 0 {
 		b = append(b, `,"attempts":`...)
 		b = strconv.AppendInt(b, int64(rec.Attempts), 10)
 	}
 	if rec.Kind == runtime.KindNode {
-		r.digest(rec)
+		if p.put {
+			r.digest(rec) // the cache key needs them
+		}
 		def := rec.DefinitionHash
 		if def == "" {
 			def = r.definition(rec)
 		}
-		b = append(b, `,"def":`...)
-		b = appendString(b, def)
-		if rec.ParamsHash != "" {
-			b = append(b, `,"params":`...)
-			b = appendString(b, rec.ParamsHash)
+		b = append(b, `,"def":"`...)
+		b = append(b, def...) // hex: nothing to escape
+		b = append(b, '"')
+		switch {
+		case rec.ParamsHash != "":
+			b = append(b, `,"params":"`...)
+			b = append(b, rec.ParamsHash...)
+			b = append(b, '"')
+		case rec.Params != nil:
+			b = append(b, `,"params":"`...)
+			b = r.h.AppendParams(b, rec.Params, rec.TemplateEnv, rec.WorkflowDir)
+			b = append(b, '"')
+		}
+		if rec.InputHash == "" && rec.Fingerprint != "" {
+			rec.InputHash = r.h.Strings(rec.Fingerprint)
 		}
 		if rec.InputHash != "" {
-			b = append(b, `,"input":`...)
-			b = appendString(b, rec.InputHash)
+			b = append(b, `,"input":"`...)
+			b = append(b, rec.InputHash...)
+			b = append(b, '"')
 		}
 	}
 	if rec.Source != "" {
@@ -564,11 +1007,15 @@ func (r *Run) Counts() (ran, resumed, cached int) {
 // Close writes every pending event and the run's status, and releases its
 // lock. res may be nil (the run did not start).
 func (r *Run) Close(res *runtime.Result, tracePath string) error {
+	r.shut.Store(true)
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
 	r.signal()
 	<-r.finished
+	if r.setupErr != nil {
+		return ErrNotRecorded
+	}
 	// Not flushed to the disk (see fsutil.ReplaceFile): a killed pflow
 	// leaves every line it wrote; only a power loss can drop the newest.
 	r.f.Close()
@@ -598,9 +1045,35 @@ func (r *Run) Close(res *runtime.Result, tracePath string) error {
 			rescrub(filepath.Join(r.dir, name), r.opts.Redactor)
 		}
 	}
-	err := writeJSON(filepath.Join(r.dir, statusFile), st)
+	err := r.writeStatus(st)
 	r.lock.Unlock()
 	return err
+}
+
+// writeStatus writes status.json: into the temp file setup made, renamed
+// into place (readers see no status or all of it).
+func (r *Run) writeStatus(st *Status) error {
+	path := filepath.Join(r.dir, statusFile)
+	if r.status == nil {
+		return writeJSON(path, st)
+	}
+	f := r.status
+	r.status = nil
+	data, err := encodeJSON(st)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return writeJSON(path, st)
+	}
+	return nil
 }
 
 // rescrub rewrites path atomically with every secret the redactor now knows

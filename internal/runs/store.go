@@ -12,13 +12,17 @@
 //	status.json    how the run ended (absent while it runs, or if it died)
 //	run.lock       held while the run (or a resume of it) is in progress
 //
-// run.json, workflow.* and status.json are written atomically (temp file +
-// rename). steps.jsonl is append-only: each event is one write of one line,
-// so a crash leaves at most a torn last line, which readers skip. The start
-// of a step that may have side effects is written before the step runs and
-// its end before the next step starts, so a kill -9 loses at most the step
-// in flight, and a resume knows it may have partly run. Events of steps that
-// are safe to repeat are written in batches by a background writer.
+// The directory, its lock and files are made by a background writer
+// beside the run, workflow.* first and run.json last, so a directory that
+// has a run.json has the rest (a kill leaves a directory without one, which
+// readers skip). run.json and status.json are written atomically (temp file
+// + rename). steps.jsonl is append-only: events are whole lines written
+// after run.json, so a crash leaves at most a torn last line, which readers
+// skip. The start of a step that may have side effects is written before
+// the step runs and its end before the next step starts, so a kill -9 loses
+// at most the step in flight, and a resume knows it may have partly run.
+// Events of steps that are safe to repeat are written in batches, at most
+// linger late.
 package runs
 
 import (
@@ -246,14 +250,23 @@ func readJSON(path string, v any) error {
 }
 
 func writeJSON(path string, v any) error {
+	data, err := encodeJSON(v)
+	if err != nil {
+		return err
+	}
+	return fsutil.ReplaceFile(path, data, 0o600)
+}
+
+// encodeJSON is how the record's JSON files are written (indented).
+func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		return err
+		return nil, err
 	}
-	return fsutil.ReplaceFile(path, buf.Bytes(), 0o600)
+	return buf.Bytes(), nil
 }
 
 // Meta reads a run's run.json.

@@ -35,6 +35,15 @@ type Journal interface {
 	End(rec *StepRecord)
 }
 
+// ReuseJournal is a Journal that tells whether its Begin may supply an
+// earlier outcome whose choice depends on StepRecord.Deps and UpstreamRan
+// (a resume's does). When Reuses returns false the runtime leaves those two
+// unset and does not work out which steps depend on which.
+type ReuseJournal interface {
+	Journal
+	Reuses() bool
+}
+
 // Kinds of StepRecord.
 const (
 	KindNode     = "node"     // one node execution: a step, or one batch item
@@ -68,10 +77,12 @@ type StepRecord struct {
 	Item int
 	// Deps are the ids of the steps of the same workflow whose outputs this
 	// step reads (its ${...} references, batch items and input mappings).
+	// Unset for a ReuseJournal that does not re-use.
 	Deps []string
 	// UpstreamRan is set when a step this one depends on ran in this run
 	// (was not re-used), or the nested workflow step it runs in did: an
-	// earlier result of this step must not be re-used by a resume.
+	// earlier result of this step must not be re-used by a resume. Unset
+	// for a ReuseJournal that does not re-use.
 	UpstreamRan bool
 	// Node is the step as written; Mapping its proxy mappings (may be nil).
 	Node    *workflow.Node
@@ -256,15 +267,33 @@ func StepDeps(w *workflow.Workflow) map[string][]string {
 	return out
 }
 
+// records recycles StepRecords a Journal is done with (ReleaseRecord): a
+// run makes one per step and batch item.
+var records = sync.Pool{New: func() any { return new(StepRecord) }}
+
+// ReleaseRecord gives rec back for reuse, once its Journal no longer needs
+// it (End was called for it and nothing of it is kept). Optional: a record
+// that is never released is garbage like any other. The runtime does not
+// touch a record after End.
+func ReleaseRecord(rec *StepRecord) {
+	*rec = StepRecord{}
+	records.Put(rec)
+}
+
 // newRecord starts the record of one execution of n in frame f.
 func (e *executor) newRecord(f *frame, n *workflow.Node, kind string, item int) *StepRecord {
-	deps := e.deps.deps(f.w, n)
-	rec := &StepRecord{
+	rec := records.Get().(*StepRecord)
+	*rec = StepRecord{
 		Path: f.prefix + n.ID, NodeID: n.ID, NodeType: n.Type, Kind: kind,
-		Occurrence: f.occurrence(n.ID), Item: item, Deps: deps,
-		UpstreamRan: f.forced, Node: n, Mapping: f.w.Mappings[n.ID], WorkflowDir: f.dir,
+		Occurrence: f.occurrence(n.ID), Item: item,
+		Node: n, Mapping: f.w.Mappings[n.ID], WorkflowDir: f.dir,
 	}
-	for _, d := range deps {
+	if !e.reuses {
+		return rec
+	}
+	rec.Deps = e.deps.deps(f.w, n)
+	rec.UpstreamRan = f.forced
+	for _, d := range rec.Deps {
 		if f.hasRun(d) {
 			rec.UpstreamRan = true
 			break

@@ -100,7 +100,9 @@ func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, r
 			prefix += fmt.Sprintf("[%d]", item)
 		}
 		prefix += "/"
-		forced = e.newRecord(f, n, KindWorkflow, item).UpstreamRan
+		rec := e.newRecord(f, n, KindWorkflow, item)
+		forced = rec.UpstreamRan
+		ReleaseRecord(rec)
 	}
 	cres := e.run(ctx, child, prepared.Values, f.depth+1, stack, dir, prefix, forced)
 	step.Children = cres.Steps

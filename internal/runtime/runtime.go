@@ -176,7 +176,10 @@ func (r *Result) Success() bool { return r.Status != RunFailed }
 func Run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, opts Options) *Result {
 	sc := newScope()
 	defer sc.Close()
-	e := &executor{opts: opts, scope: sc}
+	e := &executor{opts: opts, scope: sc, reuses: opts.Journal != nil}
+	if rj, ok := opts.Journal.(ReuseJournal); ok {
+		e.reuses = rj.Reuses()
+	}
 	if e.opts.Log == nil {
 		e.opts.Log = io.Discard
 	}
@@ -195,6 +198,9 @@ type executor struct {
 	scope *scope
 	mu    sync.Mutex // guards result slices written from batch goroutines
 	deps  depsCache  // step dependencies, for the journal
+	// reuses is set when the journal may re-use earlier outcomes (it needs
+	// records' Deps and UpstreamRan; see ReuseJournal).
+	reuses bool
 }
 
 // frame is one (possibly nested) workflow execution.
@@ -228,8 +234,10 @@ func (e *executor) run(ctx context.Context, w *workflow.Workflow, inputs map[str
 	}
 	f := &frame{w: w, shared: res.Shared, res: res, depth: depth, stack: stack, dir: dir, prefix: prefix, forced: forced}
 	if e.opts.Journal != nil {
-		f.occ = map[string]int{}
-		f.ran = map[string]bool{}
+		f.occ = make(map[string]int, len(w.Nodes))
+		if e.reuses {
+			f.ran = map[string]bool{}
+		}
 	}
 	e.walk(ctx, f)
 	res.Duration = time.Since(res.Started)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/settings"
@@ -49,6 +50,9 @@ type Redactor struct {
 	minLen int
 	// gen counts the changes to the set of patterns (see Generation).
 	gen uint64
+	// masker is replace and minLen, for String and Masker without a lock
+	// (nil: nothing to mask).
+	masker atomic.Pointer[Masker]
 }
 
 // NewRedactor returns an empty redactor.
@@ -77,6 +81,7 @@ func (r *Redactor) Fork() *Redactor {
 		f.names[k] = true
 	}
 	f.replace, f.minLen, f.gen = r.replace, r.minLen, r.gen // immutable; rebuilt when the fork gains a pattern
+	f.masker.Store(r.masker.Load())
 	return f
 }
 
@@ -245,6 +250,7 @@ func (r *Redactor) rebuild() {
 		r.minLen = len(all[len(all)-1])
 	}
 	r.gen++
+	r.masker.Store(&Masker{replace: r.replace, minLen: r.minLen})
 }
 
 // Generation changes whenever a secret is added (it counts the changes):
@@ -444,13 +450,48 @@ func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
-	r.mu.RLock()
-	rep, minLen := r.replace, r.minLen
-	r.mu.RUnlock()
-	if rep == nil || len(s) < minLen {
+	return r.Masker().String(s)
+}
+
+// Masker is the String of a Redactor with the secrets it knew when the
+// Masker was made (Redactor.Masker): no lock is taken per string, for code
+// that masks many strings in a row. The zero Masker masks nothing.
+type Masker struct {
+	replace *strings.Replacer
+	minLen  int
+}
+
+// Masker returns a Masker for the secrets r knows now.
+func (r *Redactor) Masker() Masker {
+	if r == nil {
+		return Masker{}
+	}
+	if m := r.masker.Load(); m != nil {
+		return *m
+	}
+	return Masker{}
+}
+
+// String returns s with every secret the Masker knows replaced (see
+// Redactor.String).
+func (m Masker) String(s string) string {
+	if m.replace == nil || len(s) < m.minLen {
 		return s
 	}
-	return rep.Replace(s)
+	return m.replace.Replace(s)
+}
+
+// Bytes is String for a byte slice: b itself when it holds no secret the
+// Masker knows of (no copy), else a masked copy.
+func (m Masker) Bytes(b []byte) []byte {
+	if m.replace == nil || len(b) < m.minLen {
+		return b
+	}
+	s := string(b)
+	if r := m.replace.Replace(s); r != s {
+		return []byte(r)
+	}
+	return b
 }
 
 // Value returns a copy of v with secret-looking keys and secret values redacted.

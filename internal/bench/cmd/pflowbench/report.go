@@ -215,8 +215,9 @@ func (r *Report) runsTargets() []Target {
 		}
 		ts = append(ts, Target{Area: "Durable runs", Goal: c.goal, Measured: fmtMs(on) + " recorded",
 			Comparison: "`--no-record` " + fmtMs(off), Ratio: ratio(on, off), Verdict: verdict(on <= 1.05*off),
-			Why: fmt.Sprintf("App.Run of the engine target's workload of echo steps (validation, run, record; no trace): the record adds %s, %.1f µs per step or item — "+
-				"a digest of its params and its outputs encoded into steps.jsonl for resume, written by a goroutine beside the run; a whole engine step of echo costs about 2 µs (BenchmarkChain1000), so the record is most of the work here.", fmtMs(on-off), (on-off)*1000/steps(c.name))})
+			Why: fmt.Sprintf("App.Run of the engine target's workload of echo steps (validation, run, record; no trace): the record adds %s, %.2f µs per step or item — "+
+				"keyed digests (SipHash-2-4) of its definition and params and its outputs as a line of steps.jsonl, for resume; the record's files are made beside validation and its lines encoded and written beside the run, "+
+				"but on 2 cores that work still competes with the run's own; a whole engine step of echo costs about 2 µs (BenchmarkChain1000), so recording one is a large share of it.", fmtMs(on-off), (on-off)*1000/steps(c.name))})
 	}
 	res, ok1 := r.goMs("BenchmarkResumeOneStep/resume=1-of-20")
 	alone, ok2 := r.goMs("BenchmarkResumeOneStep/step=alone")
