@@ -121,6 +121,8 @@ type savingSource struct {
 	path   string
 	st     *StoredToken
 	source oauth2.TokenSource
+	// onNew learns each new token (to mask it in every output).
+	onNew func(*oauth2.Token)
 }
 
 func newSavingSource(ctx context.Context, path string, st *StoredToken) *savingSource {
@@ -148,6 +150,9 @@ func (s *savingSource) keep(t *oauth2.Token) {
 		t.RefreshToken = s.st.Token.RefreshToken
 	}
 	s.st.Token = t
+	if s.onNew != nil {
+		s.onNew(t)
+	}
 	_ = saveToken(s.path, s.st)
 }
 
@@ -195,6 +200,10 @@ func (r *runAuth) TokenSource(context.Context) (oauth2.TokenSource, error) {
 			r.srv.Secrets.AddSecret("oauth access token", st.Token.AccessToken)
 			r.srv.Secrets.AddSecret("oauth refresh token", st.Token.RefreshToken)
 			r.source = newSavingSource(r.ctx, r.path, st)
+			r.source.onNew = func(t *oauth2.Token) {
+				r.srv.Secrets.AddSecret("oauth access token", t.AccessToken)
+				r.srv.Secrets.AddSecret("oauth refresh token", t.RefreshToken)
+			}
 		}
 	}
 	if r.source == nil {
@@ -217,7 +226,6 @@ func (r *runAuth) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if err := src.refresh(); err != nil {
 		return NeedsSignIn(r.srv.Name, "the stored sign-in was refused and could not be refreshed: "+err.Error())
 	}
-	r.srv.Secrets.AddSecret("oauth access token", src.st.Token.AccessToken)
 	return nil
 }
 

@@ -110,6 +110,15 @@ func (p *Pool) Acquire(ctx context.Context, srv *Server) (*Session, func(), erro
 					p.mu.Unlock()
 					continue
 				}
+				if e.retired {
+					// Replaced while we pinged (its config changed): close it
+					// if nobody else holds it, and take the new one.
+					if e.refs == 0 && e.sess != nil {
+						go e.sess.Close()
+					}
+					p.mu.Unlock()
+					continue
+				}
 			}
 			e.refs++
 			if e.idle != nil {
