@@ -87,6 +87,10 @@ type RunRequest struct {
 	Params map[string]any
 	// ValidateOnly stops after static validation.
 	ValidateOnly bool
+	// CheckLive, with ValidateOnly, also checks the MCP tools the steps
+	// call against their servers now (it starts them): drift since sync is
+	// a warning (pflow --validate-only).
+	CheckLive bool
 	// NoTrace disables the trace file.
 	NoTrace  bool
 	Observer runtime.Observer
@@ -194,6 +198,9 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		}()
 	}
 	errs, warns := validate.Validate(w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
+	if req.ValidateOnly && req.CheckLive && len(errs) == 0 {
+		warns = append(warns, a.liveDrift(ctx, w)...)
+	}
 	out.ValidationErrors, out.Warnings = errs, warns
 	if len(errs) > 0 || len(out.InputErrors) > 0 || req.ValidateOnly {
 		return out, nil

@@ -74,7 +74,7 @@ func addRunFlags(cmd *cobra.Command, opts *runOptions) {
 	fl.StringVar(&opts.format, "output-format", "text", "output format: text or json")
 	fl.BoolVarP(&opts.print, "print", "p", false, "print only the result value (for pipes)")
 	fl.StringVarP(&opts.outputKey, "output-key", "o", "", "print this output (or shared-store path) instead of the first declared output")
-	fl.BoolVar(&opts.validateOnly, "validate-only", false, "run every static check without executing")
+	fl.BoolVar(&opts.validateOnly, "validate-only", false, "run every static check without executing (MCP steps' tools are also checked against their servers, which are started)")
 	fl.BoolVar(&opts.noTrace, "no-trace", false, "do not write a trace file to $PFLOW_HOME/debug")
 	fl.BoolVar(&opts.noRecord, "no-record", false, "keep no run record in $PFLOW_HOME/runs (the run cannot be resumed)")
 	fl.BoolVarP(&opts.verbose, "verbose", "v", false, "show step details on stderr")
@@ -192,7 +192,7 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 	if opts.verbose && !jsonMode {
 		fmt.Fprintf(ios.ErrOut, "Running %s with %d parameter(s)\n", t.Name, len(params))
 	}
-	out, err := f.App.Run(ctx, app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs,
+	out, err := f.App.Run(ctx, app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, CheckLive: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs,
 		Resume: opts.resume, RerunUnsafe: opts.rerunUnsafe, NoCache: opts.noCache, NoRecord: opts.noRecord, TrustReadOnly: opts.trustReadOnly, Origin: "cli"})
 	if err != nil {
 		return fail(err)

@@ -168,6 +168,27 @@ func TestDriftSinceSync(t *testing.T) {
 	old = append(old, &mcp.Tool{Name: "gone", InputSchema: map[string]any{"type": "object"}})
 	a.RegisterMCPTools(context.Background(), "fake", old)
 
+	// pflow --validate-only checks the steps' tools against the live server.
+	wf := filepath.Join(t.TempDir(), "both.pflow.md")
+	os.WriteFile(wf, []byte("# Both\nTwo tools.\n\n## Steps\n\n### e\nEcho.\n- type: mcp-fake-echo\n- message: hi\n\n### g\nGone.\n- type: mcp-fake-gone\n"), 0o644)
+	target, err := a.ResolveTarget(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vo, err := a.Run(context.Background(), app.RunRequest{Target: target, ValidateOnly: true, CheckLive: true})
+	if err != nil || len(vo.ValidationErrors) > 0 {
+		t.Fatalf("validate-only: %v %+v", err, vo.ValidationErrors)
+	}
+	var warned []string
+	for _, d := range vo.Warnings {
+		warned = append(warned, d.Message)
+	}
+	for _, want := range []string{"Step 'e': tool echo of MCP server fake changed since it was synced", "Step 'g': tool gone is no longer offered by MCP server fake"} {
+		if !strings.Contains(strings.Join(warned, "\n"), want) {
+			t.Errorf("validate-only warnings lack %q: %v", want, warned)
+		}
+	}
+
 	// A run against the registry's echo warns that the tool changed.
 	out := runMD(t, a, "echo.pflow.md", "# Echo\nEchoes.\n\n## Steps\n\n### e\nEcho.\n- type: mcp-fake-echo\n- message: hi\n")
 	if out.Result == nil || !out.Result.Success() || out.Result.Status != "degraded" || len(out.Result.Warnings) != 1 ||

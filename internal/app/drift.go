@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/validate"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// liveDrift checks the MCP tools a workflow's steps call against their
+// servers as they are now (issue #12 item 2): a tool whose input schema
+// changed since it was synced, or that is gone, is a warning naming the
+// step and the fix. It starts each server the workflow uses once, so only
+// pflow --validate-only asks for it (RunRequest.CheckLive).
+func (a *App) liveDrift(ctx context.Context, w *workflow.Workflow) []validate.Diagnostic {
+	f, err := a.RegistryStore().LoadWithoutSchemas()
+	if err != nil {
+		return nil
+	}
+	byServer := map[string][]*workflow.Node{}
+	for _, n := range w.Nodes {
+		if e := f.Nodes[n.Type]; e != nil && e.MCP != nil && e.MCP.SchemaHash != "" {
+			byServer[e.MCP.Server] = append(byServer[e.MCP.Server], n)
+		}
+	}
+	var out []validate.Diagnostic
+	for server, nodes := range byServer {
+		srv, err := client.LoadServer(a.Paths.MCPServers, server, a.EnvLookup(nil), a.Log)
+		if err != nil {
+			continue // the static checks already say what is wrong with it
+		}
+		a.withSignIn(srv)
+		tools, err := client.Discover(ctx, srv, a.Log)
+		if err != nil {
+			out = append(out, validate.Diagnostic{Severity: validate.SeverityWarning, NodeID: nodes[0].ID, Param: "type", Line: nodes[0].Line,
+				Message: fmt.Sprintf("Could not check the tools of MCP server %s against the registry: %s", server, strings.SplitN(client.ErrorText(err), "\n", 2)[0]),
+				Hint:    fmt.Sprintf("pflow mcp test %s shows what is wrong with it.", server)})
+			continue
+		}
+		live := map[string]string{}
+		for _, t := range tools {
+			live[t.Name] = client.SchemaHash(t.InputSchema)
+		}
+		for _, n := range nodes {
+			e := f.Nodes[n.Type]
+			hash, ok := live[e.MCP.Tool]
+			switch {
+			case !ok:
+				out = append(out, validate.Diagnostic{Severity: validate.SeverityWarning, NodeID: n.ID, Param: "type", Line: n.Line,
+					Message: fmt.Sprintf("Step '%s': tool %s is no longer offered by MCP server %s (it was at the last sync)", n.ID, e.MCP.Tool, server),
+					Hint:    fmt.Sprintf("Run 'pflow mcp sync %s', then see 'pflow mcp tools %s' for what it offers now.", server, server)})
+			case hash != e.MCP.SchemaHash:
+				out = append(out, validate.Diagnostic{Severity: validate.SeverityWarning, NodeID: n.ID, Param: "type", Line: n.Line,
+					Message: fmt.Sprintf("Step '%s': tool %s of MCP server %s changed since it was synced (its parameters differ)", n.ID, e.MCP.Tool, server),
+					Hint:    fmt.Sprintf("Run 'pflow mcp sync %s' and validate again: the checks then use its new parameters.", server)})
+			}
+		}
+	}
+	return out
+}
