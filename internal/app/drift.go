@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/validate"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -15,7 +16,7 @@ import (
 // changed since it was synced, or that is gone, is a warning naming the
 // step and the fix. It starts each server the workflow uses once, so only
 // pflow --validate-only asks for it (RunRequest.CheckLive).
-func (a *App) liveDrift(ctx context.Context, w *workflow.Workflow) []validate.Diagnostic {
+func (a *App) liveDrift(ctx context.Context, w *workflow.Workflow, st *settings.Settings) []validate.Diagnostic {
 	f, err := a.RegistryStore().LoadWithoutSchemas()
 	if err != nil {
 		return nil
@@ -28,7 +29,7 @@ func (a *App) liveDrift(ctx context.Context, w *workflow.Workflow) []validate.Di
 	}
 	var out []validate.Diagnostic
 	for server, nodes := range byServer {
-		srv, err := client.LoadServer(a.Paths.MCPServers, server, a.EnvLookup(nil), a.Log)
+		srv, err := client.LoadServer(a.Paths.MCPServers, server, a.EnvLookup(st), a.Log)
 		if err != nil {
 			continue // the static checks already say what is wrong with it
 		}

@@ -199,7 +199,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	}
 	errs, warns := validate.Validate(w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
 	if req.ValidateOnly && req.CheckLive && len(errs) == 0 {
-		warns = append(warns, a.liveDrift(ctx, w)...)
+		warns = append(warns, a.liveDrift(ctx, w, st)...)
 	}
 	out.ValidationErrors, out.Warnings = errs, warns
 	if len(errs) > 0 || len(out.InputErrors) > 0 || req.ValidateOnly {
