@@ -190,6 +190,13 @@ type Request struct {
 	Scope Scope
 	// Attempt is the 1-based attempt number.
 	Attempt int
+	// SourceLines are the .pflow.md lines of the step's params that came from
+	// a code block (the line of the block's first line), by param; a node
+	// maps its own errors to the workflow file with them (issue #10: typed,
+	// not injected as params).
+	SourceLines map[string]int
+	// WorkflowFile is the workflow's file ("" for an inline workflow).
+	WorkflowFile string
 	// TemplateEnv holds the template values of shell-sink params, bound to
 	// environment variables that the param's text references (name → value).
 	// A node that runs such a param must add them to its process environment.

@@ -470,6 +470,10 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		Env:         e.lookupEnv,
 		Log:         e.opts.Log,
 		Scope:       e.scope,
+		SourceLines: n.SourceLines,
+	}
+	if f.w.Source != nil {
+		req.WorkflowFile = f.w.Source.Path
 	}
 	var rec *StepRecord
 	if e.opts.Journal != nil {
@@ -702,12 +706,6 @@ func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spe
 		if t, ok := spec.Extra["mcp_tool"]; ok {
 			params["__mcp_tool__"] = t
 		}
-	}
-	for p, line := range n.SourceLines {
-		params["_"+p+"_source_line"] = int64(line)
-	}
-	if f.w.Source != nil && f.w.Source.Path != "" {
-		params["__workflow_file__"] = f.w.Source.Path
 	}
 	if err := coerceParams(params, spec); err != nil {
 		return nil, nil, 0, 0, failf(CategoryException, err.Error())

@@ -149,10 +149,11 @@ func (h *Hasher) Definition(nodeType string, params map[string]any, inputMapping
 
 // Params digests what a node request carries: the effective params, the
 // template values bound to environment variables (node.Request.TemplateEnv)
-// and the workflow directory. Engine annotations that do not change what the
-// node does are left out: "_<param>_source_line" (moving a step down the
-// file must not make it a different step) and "__workflow_file__" (dir
-// stands for it).
+// and the workflow directory. The engine no longer puts annotations in the
+// params (source lines and the workflow file are typed fields of the node
+// request), but the params of records made by earlier builds carry
+// "_<param>_source_line" and "__workflow_file__": they are left out, so those
+// records still resume.
 func (h *Hasher) Params(params map[string]any, templateEnv map[string]string, dir string) string {
 	w := h.get()
 	w.params(params, templateEnv, dir)

@@ -427,8 +427,8 @@ func publicInputs(in map[string]any) map[string]any {
 func publicParams(in map[string]any) map[string]any {
 	out := make(map[string]any, len(in))
 	for k, v := range in {
-		if (strings.HasPrefix(k, "__") && strings.HasSuffix(k, "__")) || (strings.HasPrefix(k, "_") && strings.HasSuffix(k, "_source_line")) {
-			continue // injected by the engine, not written by the user
+		if strings.HasPrefix(k, "__") && strings.HasSuffix(k, "__") {
+			continue // the MCP node's server/tool binding, not written by the user
 		}
 		out[k] = v
 	}

@@ -8,7 +8,7 @@
 //   - every input needs a module-level annotated assignment (`data: list`);
 //   - `result: <type>` must be declared and set; its outer type is checked;
 //   - syntax and runtime errors are reported with the `.pflow.md` line
-//     (param `_code_source_line`, the file line of the block's first line).
+//     (Request.SourceLines["code"], the file line of the block's first line).
 //
 // The code runs in a fresh `python3 -u -X utf8 -c <driver>` process (driver.py,
 // embedded) in its own process group: the timeout (default 30 s) and the run's
@@ -49,14 +49,6 @@ const DefaultTimeout = 30 * time.Second
 
 // OutputLimit caps captured stdout and stderr each.
 const OutputLimit = 4 << 20
-
-// SourceLineParam is the injected param holding the .pflow.md line of the
-// code block's first line (the IR's _source_lines["code"]).
-const SourceLineParam = "_code_source_line"
-
-// WorkflowFileParam is the injected param naming the workflow file, used in
-// error locations ("Line 23 in workflow.pflow.md"). Optional.
-const WorkflowFileParam = "__workflow_file__"
 
 // PythonNotFound is the failure when no interpreter can be found.
 const PythonNotFound = "python3 not found on PATH: the code node runs inline Python with the system python3. Install Python 3 (e.g. apt-get install python3) or use a shell step."
@@ -164,11 +156,9 @@ func run(ctx context.Context, req *node.Request) (*node.Result, error) {
 		timeout = DefaultTimeout
 	}
 	loc := locator{code: code}
-	if n, err := node.Int(req.Params, SourceLineParam, 0); err == nil {
-		loc.firstLine = n
-	}
-	if f := node.String(req.Params, WorkflowFileParam, ""); f != "" {
-		loc.file = filepath.Base(f)
+	loc.firstLine = req.SourceLines["code"]
+	if req.WorkflowFile != "" {
+		loc.file = filepath.Base(req.WorkflowFile)
 	}
 
 	python, problem := findPython(req.Env)

@@ -40,7 +40,17 @@ func requirePython(t *testing.T) {
 
 func runCode(t *testing.T, ctx context.Context, params map[string]any, env map[string]string) *node.Result {
 	t.Helper()
-	req := &node.Request{NodeID: "transform", Type: "code", Params: params, Attempt: 1}
+	return runCodeAt(t, ctx, params, env, 0, "")
+}
+
+// runCodeAt runs the code node as a step whose code block starts at line
+// of file.
+func runCodeAt(t *testing.T, ctx context.Context, params map[string]any, env map[string]string, line int, file string) *node.Result {
+	t.Helper()
+	req := &node.Request{NodeID: "transform", Type: "code", Params: params, Attempt: 1, WorkflowFile: file}
+	if line > 0 {
+		req.SourceLines = map[string]int{"code": line}
+	}
 	if env != nil {
 		req.Env = func(k string) (string, bool) {
 			v, ok := env[k]
@@ -212,19 +222,16 @@ func TestSyntaxErrorMappedToWorkflowLine(t *testing.T) {
 	// The block's first content line is line 21 of the file, so the error on
 	// line 3 of the block is line 23 of the file.
 	code := "data: list\nresult: int = 0\nfor x in data\n    result += x"
-	res := runCode(t, context.Background(), map[string]any{
+	res := runCodeAt(t, context.Background(), map[string]any{
 		"code": code, "inputs": map[string]any{"data": []any{int64(1)}},
-		SourceLineParam: int64(21), WorkflowFileParam: "/home/me/flows/sum.pflow.md",
-	}, nil)
+	}, nil, 21, "/home/me/flows/sum.pflow.md")
 	wantError(t, res, "Line 23 in sum.pflow.md (line 3 of the code block): SyntaxError: ", "Source: for x in data")
 }
 
 func TestRuntimeErrorMappedToWorkflowLine(t *testing.T) {
 	requirePython(t)
 	code := "result: int = 0\nprint('before')\nresult = undefined_name + 1"
-	res := runCode(t, context.Background(), map[string]any{
-		"code": code, SourceLineParam: int64(10), WorkflowFileParam: "flow.pflow.md",
-	}, nil)
+	res := runCodeAt(t, context.Background(), map[string]any{"code": code}, nil, 10, "flow.pflow.md")
 	wantError(t, res,
 		"Line 12 in flow.pflow.md (line 3 of the code block): NameError: name 'undefined_name' is not defined",
 		"Source: result = undefined_name + 1", "inputs")
@@ -234,7 +241,7 @@ func TestRuntimeErrorMappedToWorkflowLine(t *testing.T) {
 
 	// Errors raised inside a function point at the line in the block, not the driver.
 	code = "def f(d):\n    return d['missing']\n\nresult: int = f({})"
-	res = runCode(t, context.Background(), map[string]any{"code": code, SourceLineParam: "5"}, nil)
+	res = runCodeAt(t, context.Background(), map[string]any{"code": code}, nil, 5, "")
 	wantError(t, res, "Line 6 in the workflow file (line 2 of the code block): KeyError: 'missing'", "Source: return d['missing']")
 
 	// Without a source line the block line is still given.

@@ -55,13 +55,13 @@ var controls = map[string]bool{"timeout": true, "retries": true, "retry_wait": t
 const ArgsParam = "args"
 
 // ToolArgs returns the params that become tool arguments: everything but
-// "__…" keys, the runtime's "_<param>_source_line" annotations and node
-// controls such as timeout, then the entries of the args block, which win.
+// the "__mcp_…__" bindings and the node controls such as timeout, then the
+// entries of the args block, which win.
 func ToolArgs(params map[string]any) map[string]any {
 	out := map[string]any{}
 	block, hasBlock := params[ArgsParam].(map[string]any)
 	for k, v := range params {
-		if strings.HasPrefix(k, "__") || controls[k] || (strings.HasPrefix(k, "_") && strings.HasSuffix(k, "_source_line")) || (hasBlock && k == ArgsParam) {
+		if strings.HasPrefix(k, "__") || controls[k] || (hasBlock && k == ArgsParam) {
 			continue
 		}
 		out[k] = v

@@ -200,11 +200,11 @@ func TestCriterion13NoInjectionWithoutPrefix(t *testing.T) {
 	}
 }
 
-// Step params become tool arguments without "__" keys, source-line
-// annotations or the timeout control, converted to the schema's types.
+// Step params become tool arguments without "__" keys (the node's binding)
+// or the timeout control, converted to the schema's types.
 func TestToolArgumentsFilteredAndCoerced(t *testing.T) {
 	f := newFake(t, nil)
-	r := f.run("Create Issue", map[string]any{"title": "Bug", "timeout": int64(10), "__registry__": "x", "_title_source_line": int64(12), "count": "3", "draft": "true", "labels": `["a","b"]`})
+	r := f.run("Create Issue", map[string]any{"title": "Bug", "timeout": int64(10), "__registry__": "x", "count": "3", "draft": "true", "labels": `["a","b"]`})
 	if r.Action != "" {
 		t.Fatalf("error: %v", r.Outputs["error"])
 	}
