@@ -26,7 +26,7 @@ install:
 # Runs a real example workflow with a throwaway PFLOW_HOME, removed afterwards.
 demo: build
 	@home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
-	PFLOW_HOME="$$home" ./$(BIN) examples/hello.pflow.md name=World
+	PFLOW_HOME="$$home" $(abspath $(BIN)) examples/hello.pflow.md name=World
 
 # Installs the npm test peers (MCP servers, TS SDK client, conformance suite)
 # from the committed lock file.

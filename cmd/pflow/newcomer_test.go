@@ -67,8 +67,9 @@ func TestNewcomerPath(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Fatalf("make is required: %v", err)
 	}
-	// 1. The first set-up command.
-	demo := exec.Command("make", "-s", "demo")
+	// 1. The first set-up command (its binary built outside the checkout:
+	// no test writes into it).
+	demo := exec.Command("make", "-s", "demo", "BIN="+filepath.Join(t.TempDir(), "pflow"))
 	demo.Dir = root
 	out, err := demo.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "HELLO WORLD") {
