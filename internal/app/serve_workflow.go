@@ -12,6 +12,7 @@ import (
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -250,14 +251,14 @@ func SavedExampleCommand(name string, w *workflow.Workflow) string {
 				continue
 			}
 			hint := "<value>"
-			switch in.Type {
-			case "number", "integer", "int", "float":
+			switch value.CanonicalType(in.Type) {
+			case "int", "float":
 				hint = "<number>"
-			case "boolean", "bool":
+			case "bool":
 				hint = "<true/false>"
-			case "array", "list":
+			case "list":
 				hint = "'[...]'"
-			case "object", "dict":
+			case "dict":
 				hint = "'{...}'"
 			}
 			parts = append(parts, in.Name+"="+hint)

@@ -173,16 +173,17 @@ func placeholder(f node.Field) string {
 	if len(f.Enum) > 0 {
 		return value.Stringify(f.Enum[0])
 	}
-	switch {
-	case f.Type == "int" || f.Type == "integer":
+	base, _, _ := strings.Cut(f.Type, "[")
+	switch value.CanonicalType(base) {
+	case "int":
 		return "1"
-	case f.Type == "float" || f.Type == "number":
+	case "float":
 		return "1.0"
-	case f.Type == "bool" || f.Type == "boolean":
+	case "bool":
 		return "true"
-	case strings.HasPrefix(f.Type, "list") || f.Type == "array":
+	case "list":
 		return "[]"
-	case strings.HasPrefix(f.Type, "dict") || f.Type == "object":
+	case "dict":
 		return "{}"
 	}
 	return "${" + f.Key + "}"

@@ -120,28 +120,9 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 }
 
 // NormalizeType maps the accepted type aliases to pflow's canonical names:
-// str, int, float, bool, dict, list, any ("" stays "").
-func NormalizeType(t string) string {
-	switch strings.ToLower(strings.TrimSpace(t)) {
-	case "string", "str":
-		return "str"
-	case "integer", "int":
-		return "int"
-	case "number", "float":
-		return "float"
-	case "boolean", "bool":
-		return "bool"
-	case "object", "dict":
-		return "dict"
-	case "array", "list":
-		return "list"
-	case "any":
-		return "any"
-	case "":
-		return ""
-	}
-	return t
-}
+// str, int, float, bool, dict, list, any ("" stays ""); see
+// value.CanonicalType, the one place that defines them.
+func NormalizeType(t string) string { return value.CanonicalType(t) }
 
 // Coerce converts v to the declared input type without losing data. A string
 // stays a string for type string ("007" is kept); numbers must parse exactly;

@@ -343,19 +343,9 @@ func typeClass(t string) string {
 		return "any"
 	}
 	base, _, _ := strings.Cut(t, "[")
-	switch base {
-	case "str", "string":
-		return "str"
-	case "int", "integer":
-		return "int"
-	case "float", "number":
-		return "float"
-	case "bool", "boolean":
-		return "bool"
-	case "dict", "object":
-		return "dict"
-	case "list", "array":
-		return "list"
+	switch c := value.CanonicalType(base); c {
+	case "str", "int", "float", "bool", "dict", "list":
+		return c
 	}
 	return "any"
 }

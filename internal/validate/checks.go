@@ -1501,14 +1501,14 @@ func literalMismatch(f node.Field, val any) (string, string) {
 // literalFits reports whether val fits type t, and whether t is a type this
 // check knows.
 func literalFits(t string, val any) (fits, known bool) {
-	switch t {
-	case "str", "string":
+	switch value.CanonicalType(t) {
+	case "str":
 		switch val.(type) {
 		case map[string]any, []any:
 			return false, true
 		}
 		return true, true
-	case "int", "integer":
+	case "int":
 		switch x := val.(type) {
 		case int64, int:
 			return true, true
@@ -1519,7 +1519,7 @@ func literalFits(t string, val any) (fits, known bool) {
 			return err == nil, true
 		}
 		return false, true
-	case "float", "number":
+	case "float":
 		switch x := val.(type) {
 		case int64, int, float64:
 			return true, true
@@ -1528,7 +1528,7 @@ func literalFits(t string, val any) (fits, known bool) {
 			return err == nil, true
 		}
 		return false, true
-	case "dict", "object":
+	case "dict":
 		switch x := val.(type) {
 		case map[string]any:
 			return true, true
@@ -1537,7 +1537,7 @@ func literalFits(t string, val any) (fits, known bool) {
 			return json.Unmarshal([]byte(x), &m) == nil, true
 		}
 		return false, true
-	case "list", "array":
+	case "list":
 		switch x := val.(type) {
 		case []any:
 			return true, true
@@ -1546,7 +1546,7 @@ func literalFits(t string, val any) (fits, known bool) {
 			return json.Unmarshal([]byte(x), &l) == nil, true
 		}
 		return false, true
-	case "bool", "boolean":
+	case "bool":
 		switch x := val.(type) {
 		case bool:
 			return true, true
@@ -1590,22 +1590,22 @@ func describeLiteral(val any) string {
 
 // exampleLine is a corrected '- key: value' line for f.
 func exampleLine(f node.Field) string {
-	t := strings.TrimSpace(strings.Split(f.Type, "|")[0])
+	t := value.CanonicalType(strings.Split(f.Type, "|")[0])
 	if f.Default != nil {
 		if b, err := json.Marshal(f.Default); err == nil && t != "dict" && t != "list" {
 			return fmt.Sprintf("- %s: %s", f.Key, b)
 		}
 	}
 	switch t {
-	case "int", "integer":
+	case "int":
 		return fmt.Sprintf("- %s: 30", f.Key)
-	case "float", "number":
+	case "float":
 		return fmt.Sprintf("- %s: 0.5", f.Key)
-	case "dict", "object":
+	case "dict":
 		return fmt.Sprintf("- %s:\n    NAME: value", f.Key)
-	case "list", "array":
+	case "list":
 		return fmt.Sprintf("- %s: [first, second]", f.Key)
-	case "bool", "boolean":
+	case "bool":
 		return fmt.Sprintf("- %s: true", f.Key)
 	}
 	return fmt.Sprintf("- %s: \"text\"", f.Key)

@@ -254,3 +254,30 @@ func Clone(v any) any {
 		return x
 	}
 }
+
+// CanonicalType is the one place pflow names its types: "str", "int",
+// "float", "bool", "dict", "list" or "any" for the accepted spellings of
+// each (string/str, integer/int, number/float, boolean/bool, object/dict,
+// array/list, any; any case, surrounding space ignored), "" for "", and an
+// unknown name as written (trimmed). A container's item type ("list[dict]")
+// and unions ("str|int") are the caller's: they are returned unchanged.
+func CanonicalType(t string) string {
+	t = strings.TrimSpace(t)
+	switch strings.ToLower(t) {
+	case "string", "str":
+		return "str"
+	case "integer", "int":
+		return "int"
+	case "number", "float":
+		return "float"
+	case "boolean", "bool":
+		return "bool"
+	case "object", "dict":
+		return "dict"
+	case "array", "list":
+		return "list"
+	case "any":
+		return "any"
+	}
+	return t
+}
