@@ -1,0 +1,85 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/template"
+)
+
+// ---------------------------------------------------------------- batch
+
+// inputDefaults: a declared default must have the input's declared type
+// (a run that relies on it would fail before its first step).
+func (v *validator) inputDefaults() {
+	for _, in := range v.w.Inputs {
+		if in == nil || in.Default == nil || strings.TrimSpace(in.Type) == "" {
+			continue
+		}
+		if _, err := runtime.Coerce(in.Default, in.Type); err != nil {
+			v.add(layerStructure, Diagnostic{
+				Message: fmt.Sprintf("Input '%s' has type '%s', but its default does not: the type %v", in.Name, in.Type, err),
+				Param:   "default", Line: in.Line,
+				Hint: fmt.Sprintf("Give a default of type %s (e.g. '- default: %s'), or change '- type: %s' to the type the default has.", in.Type, typeExample(in.Type), in.Type),
+			})
+		}
+	}
+}
+
+// typeExample is a literal of an input type, for hints.
+func typeExample(t string) string {
+	switch runtime.NormalizeType(t) {
+	case "int":
+		return "10"
+	case "float":
+		return "0.5"
+	case "bool":
+		return "true"
+	case "dict":
+		return "{}"
+	case "list":
+		return "[]"
+	}
+	return "text"
+}
+
+func (v *validator) batches() {
+	used := map[string]bool{} // "node\x00head" for every template head a step's params read
+	for _, st := range v.sites() {
+		if st.kind == siteParam || st.kind == siteMapping {
+			for _, r := range template.Refs(st.s) {
+				used[st.nodeID+"\x00"+r.Head] = true
+			}
+		}
+	}
+	for _, n := range v.nodes {
+		if n.Batch == nil {
+			continue
+		}
+		alias := n.Batch.Alias()
+		if !used[n.ID+"\x00"+alias] && !used[n.ID+"\x00__index__"] {
+			example := "${" + alias + "}"
+			v.add(layerTemplates, Diagnostic{
+				Message: fmt.Sprintf("Batch step '%s' never uses its item: none of its params reads %s, so it runs the same call once per item", n.ID, example),
+				NodeID:  n.ID, Param: "batch", Line: n.Line,
+				Hint: fmt.Sprintf("Use %s (or a field of it, e.g. %s) in the param that should change per item; or remove the batch block if one run is enough.", example, "${"+alias+".name}"),
+			})
+		}
+		if in := v.inputs[alias]; in != nil {
+			v.add(layerTemplates, Diagnostic{
+				Severity: SeverityWarning,
+				Message:  fmt.Sprintf("Batch alias '%s' of node '%s' has the same name as an input; inside the step ${%s} is the batch item, not the input", alias, n.ID, alias),
+				NodeID:   n.ID, Param: "batch.as", Line: n.Line,
+				Hint: "Choose another name with 'as:' in the batch block.",
+			})
+		} else if y := v.byID[alias]; y != nil {
+			v.add(layerTemplates, Diagnostic{
+				Severity: SeverityWarning,
+				Message:  fmt.Sprintf("Batch alias '%s' of node '%s' has the same name as step '%s'", alias, n.ID, y.ID),
+				NodeID:   n.ID, Param: "batch.as", Line: n.Line,
+				Hint: "Choose another name with 'as:' in the batch block.",
+			})
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/suggest"
+	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// ---------------------------------------------------------------- layer 7
+
+func (v *validator) unknownParams() {
+	for _, n := range v.nodes {
+		var known []string
+		var spec *node.Spec
+		if n.Type == "workflow" {
+			known = workflowParams
+		} else {
+			spec = v.specs[n.ID]
+			if spec == nil {
+				continue
+			}
+			for _, f := range spec.Interface.Params {
+				known = append(known, f.Key)
+			}
+		}
+		mapped := map[string]bool{}
+		if m := v.w.Mappings[n.ID]; m != nil {
+			for p := range m.InputMappings {
+				mapped[p] = true
+			}
+		}
+		// An MCP tool's arguments named like a step key or control (type,
+		// timeout, retries, retry_wait) are written in the step's args
+		// block (issue #12 item 1): '- args: {type: jpeg}'.
+		isMCP := strings.HasPrefix(n.Type, "mcp-")
+		var args map[string]any
+		if raw, ok := n.Params[ArgsParam]; ok && isMCP {
+			// A map is always the block (a tool argument named args goes
+			// inside it: '- args: {args: ...}'); anything else is the
+			// tool's own argument args, when it has one.
+			m, isMap := raw.(map[string]any)
+			if !isMap && (spec == nil || !declares(spec, ArgsParam)) {
+				v.add(layerParams, Diagnostic{
+					Message: fmt.Sprintf("Node '%s' (%s): 'args' must map the tool's argument names to values, got %s", n.ID, n.Type, value.TypeName(raw)),
+					NodeID:  n.ID, Param: ArgsParam, Line: n.Line,
+					Hint: "Write the tool's arguments under args, e.g. '- args: {type: jpeg, timeout: 5000}' or a ```yaml args block.",
+				})
+			}
+			args = m
+		}
+		given := func(k string) (any, bool) {
+			if a, ok := args[k]; ok {
+				return a, true
+			}
+			if isMCP && (slices.Contains(mcpControls, k) || (k == ArgsParam && args != nil)) {
+				return nil, false // the step's control or block, not the tool's argument
+			}
+			val, ok := n.Params[k]
+			return val, ok
+		}
+		if isMCP && spec != nil {
+			for _, k := range mcpControls {
+				if _, set := n.Params[k]; set && declares(spec, k) {
+					if _, inArgs := args[k]; !inArgs {
+						v.add(layerParams, Diagnostic{Severity: SeverityWarning,
+							Message: fmt.Sprintf("Step '%s': '- %s:' is the step's %s, not the argument '%s' of tool %s, which stays unset", n.ID, k, controlWhat[k], k, n.Type),
+							NodeID:  n.ID, Param: k, Line: n.Line,
+							Hint: fmt.Sprintf("To pass the tool's '%s', write it under args: '- args: {%s: ...}' (both may be set).", k, k)})
+					}
+				}
+			}
+		}
+		// Missing required params.
+		if spec != nil {
+			for _, f := range spec.Interface.Params {
+				if !f.Required || f.Default != nil || mapped[f.Key] {
+					continue
+				}
+				if _, ok := given(f.Key); ok {
+					continue
+				}
+				hint := fmt.Sprintf("Add '- %s: ...' to step '%s'.", f.Key, n.ID)
+				if isMCP && (f.Key == "type" || slices.Contains(mcpControls, f.Key)) {
+					hint = fmt.Sprintf("'- %s:' would set the step's %s; pass the tool's argument under args: '- args: {%s: ...}' in step '%s'.", f.Key, controlWhat[f.Key], f.Key, n.ID)
+				}
+				if f.Description != "" {
+					hint += "\n" + f.Key + ": " + f.Description
+				}
+				v.add(layerParams, Diagnostic{
+					Message: fmt.Sprintf("Node '%s' (%s): missing required parameter '%s'", n.ID, n.Type, f.Key),
+					NodeID:  n.ID, Param: f.Key, Line: n.Line, Hint: hint,
+				})
+			}
+		}
+		if spec != nil {
+			for _, f := range spec.Interface.Params {
+				if val, ok := given(f.Key); ok && !mapped[f.Key] {
+					if msg, fix := literalMismatch(f, val); msg != "" {
+						v.add(layerParams, Diagnostic{
+							Message: fmt.Sprintf("Node '%s' (%s): parameter '%s' %s", n.ID, n.Type, f.Key, msg),
+							NodeID:  n.ID, Param: f.Key, Line: n.Line,
+							Hint: "Corrected line:\n" + fix,
+						})
+					}
+				}
+			}
+		}
+		if len(known) == 0 || (spec != nil && spec.Interface.ExtraParams) {
+			continue // the node says it takes params it does not list
+		}
+		for _, p := range value.SortedKeys(args) {
+			if !slices.Contains(known, p) {
+				msg := fmt.Sprintf("Node '%s' (%s): unknown argument '%s' in args.", n.ID, n.Type, p)
+				if s := suggest.Closest(p, known, 1, 0.4); len(s) > 0 {
+					msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
+				}
+				v.add(layerParams, Diagnostic{Message: msg, NodeID: n.ID, Param: ArgsParam, Line: n.Line,
+					Hint: fmt.Sprintf("Arguments of %s: %s (see 'pflow registry describe %s').", n.Type, strings.Join(known, ", "), n.Type)})
+			}
+		}
+		for _, p := range value.SortedKeys(n.Params) {
+			if slices.Contains(known, p) || slices.Contains(engineControls, p) || strings.HasPrefix(p, "__") {
+				continue
+			}
+			if isMCP && (p == "timeout" || (p == ArgsParam && args != nil)) {
+				continue
+			}
+			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
+			if s := suggest.Closest(p, append(append(slices.Clone(known), engineControls...), stepKeys...), 1, 0.4); len(s) > 0 {
+				msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
+			}
+			// An unknown param is an error: a misspelt key would otherwise
+			// make the step silently do the wrong thing (issue #11).
+			v.add(layerParams, Diagnostic{
+				Message: msg,
+				NodeID:  n.ID, Param: p, Line: n.Line,
+				Hint: fmt.Sprintf("Parameters of %s: %s (see 'pflow registry describe %s').", n.Type, strings.Join(known, ", "), n.Type),
+			})
+		}
+	}
+}
+
+// literalMismatch checks a literal param value against its field's type and
+// enum. It returns what is wrong ("" when fine or not literal) and the
+// corrected '- key: value' line.
+func literalMismatch(f node.Field, val any) (string, string) {
+	if str, ok := val.(string); ok && template.HasTemplate(str) {
+		return "", ""
+	}
+	types := strings.Split(f.Type, "|")
+	checked := false
+	for _, t := range types {
+		ok, known := literalFits(strings.TrimSpace(t), val)
+		if ok {
+			if len(f.Enum) > 0 {
+				return enumMismatch(f, val)
+			}
+			return "", ""
+		}
+		checked = checked || known
+	}
+	if !checked {
+		return "", ""
+	}
+	want := map[string]string{"str": "a string", "int": "a whole number", "float": "a number", "dict": "an object (key: value lines)", "list": "a list", "bool": "true or false"}
+	var names []string
+	for _, t := range types {
+		if w, ok := want[strings.TrimSpace(t)]; ok {
+			names = append(names, w)
+		}
+	}
+	return fmt.Sprintf("expects %s (%s), got %s", strings.Join(names, " or "), f.Type, describeLiteral(val)), exampleLine(f)
+}
+
+// literalFits reports whether val fits type t, and whether t is a type this
+// check knows.
+func literalFits(t string, val any) (fits, known bool) {
+	switch value.CanonicalType(t) {
+	case "str":
+		switch val.(type) {
+		case map[string]any, []any:
+			return false, true
+		}
+		return true, true
+	case "int":
+		switch x := val.(type) {
+		case int64, int:
+			return true, true
+		case float64:
+			return x == float64(int64(x)), true
+		case string:
+			_, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+			return err == nil, true
+		}
+		return false, true
+	case "float":
+		switch x := val.(type) {
+		case int64, int, float64:
+			return true, true
+		case string:
+			_, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			return err == nil, true
+		}
+		return false, true
+	case "dict":
+		switch x := val.(type) {
+		case map[string]any:
+			return true, true
+		case string:
+			var m map[string]any
+			return json.Unmarshal([]byte(x), &m) == nil, true
+		}
+		return false, true
+	case "list":
+		switch x := val.(type) {
+		case []any:
+			return true, true
+		case string:
+			var l []any
+			return json.Unmarshal([]byte(x), &l) == nil, true
+		}
+		return false, true
+	case "bool":
+		switch x := val.(type) {
+		case bool:
+			return true, true
+		case string:
+			_, err := strconv.ParseBool(x)
+			return err == nil, true
+		}
+		return false, true
+	}
+	return true, false
+}
+
+func enumMismatch(f node.Field, val any) (string, string) {
+	got := fmt.Sprint(val)
+	var opts []string
+	for _, e := range f.Enum {
+		s := fmt.Sprint(e)
+		if strings.EqualFold(s, got) {
+			return "", ""
+		}
+		opts = append(opts, s)
+	}
+	fix := opts[0]
+	if s := suggest.Closest(got, opts, 1, 0.3); len(s) > 0 {
+		fix = s[0]
+	}
+	return fmt.Sprintf("must be one of %s, got %s", strings.Join(opts, ", "), describeLiteral(val)), fmt.Sprintf("- %s: %s", f.Key, fix)
+}
+
+func describeLiteral(val any) string {
+	switch x := val.(type) {
+	case string:
+		return fmt.Sprintf("the text %q", x)
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprintf("%v", val)
+}
+
+// exampleLine is a corrected '- key: value' line for f.
+func exampleLine(f node.Field) string {
+	t := value.CanonicalType(strings.Split(f.Type, "|")[0])
+	if f.Default != nil {
+		if b, err := json.Marshal(f.Default); err == nil && t != "dict" && t != "list" {
+			return fmt.Sprintf("- %s: %s", f.Key, b)
+		}
+	}
+	switch t {
+	case "int":
+		return fmt.Sprintf("- %s: 30", f.Key)
+	case "float":
+		return fmt.Sprintf("- %s: 0.5", f.Key)
+	case "dict":
+		return fmt.Sprintf("- %s:\n    NAME: value", f.Key)
+	case "list":
+		return fmt.Sprintf("- %s: [first, second]", f.Key)
+	case "bool":
+		return fmt.Sprintf("- %s: true", f.Key)
+	}
+	return fmt.Sprintf("- %s: \"text\"", f.Key)
+}
