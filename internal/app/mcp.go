@@ -377,7 +377,7 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 // reported (server a-b tool c and server a tool b-c both make mcp-a-b-c).
 func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.Tool) MCPSyncResult {
 	r := MCPSyncResult{Server: name, Nodes: []string{}, Discovered: len(tools)}
-	entries, warnings := BuildMCPEntries(name, tools)
+	entries, warnings := client.RegistryEntries(name, tools)
 	r.Warnings = append(r.Warnings, warnings...)
 	// Patch: the other entries are written back as stored, only this
 	// server's are encoded (a registry can hold thousands of tools).
@@ -430,86 +430,6 @@ func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.To
 		fmt.Fprintf(a.Log, "Warning: %s\n", w)
 	}
 	return r
-}
-
-// BuildMCPEntries turns discovered tools into registry entries (D4), keyed
-// by node type. Tools whose sanitised names collide get a numeric suffix
-// and a warning.
-func BuildMCPEntries(server string, tools []*mcp.Tool) (map[string]*registry.Entry, []string) {
-	out := map[string]*registry.Entry{}
-	var warnings []string
-	sorted := append([]*mcp.Tool(nil), tools...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	for _, t := range sorted {
-		if t == nil || t.Name == "" {
-			continue
-		}
-		base := client.NodeType(server, t.Name)
-		if client.SanitizeToolName(t.Name) == "" {
-			warnings = append(warnings, fmt.Sprintf("tool %q of server '%s' has no usable characters in its name; skipped", t.Name, server))
-			continue
-		}
-		key := base
-		for i := 2; out[key] != nil; i++ {
-			key = fmt.Sprintf("%s-%d", base, i)
-		}
-		if key != base {
-			warnings = append(warnings, fmt.Sprintf("tools %q and %q of server '%s' both become %s; the second is registered as %s", out[base].MCP.Tool, t.Name, server, base, key))
-		}
-		desc := t.Description
-		if strings.TrimSpace(desc) == "" {
-			desc = "MCP tool from " + server
-		}
-		in := schemaMap(t.InputSchema)
-		if in == nil {
-			in = map[string]any{"type": "object", "properties": map[string]any{}}
-		}
-		params := client.SchemaFields(in)
-		if params == nil {
-			params = []node.Field{}
-		}
-		out[key] = &registry.Entry{
-			ClassName: "MCPNode",
-			FilePath:  "virtual://mcp",
-			Type:      registry.TypeMCP,
-			Kind:      "mcp",
-			Group:     "mcp-" + server,
-			Interface: node.Interface{
-				Description: desc,
-				Params:      params,
-				Outputs:     client.OutputFields(t.OutputSchema),
-				// The seed's entry shape; the error classes an MCP step may
-				// also take are allowed by validation for every mcp- type.
-				Actions:     []string{"default", "error"},
-				ExtraParams: in["additionalProperties"] == true || asObject(in["additionalProperties"]),
-			},
-			MCP: &registry.MCPInfo{Server: server, Tool: t.Name, InputSchema: in, OutputSchema: schemaMap(t.OutputSchema), SchemaHash: client.SchemaHash(t.InputSchema)},
-		}
-		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint || a.DestructiveHint != nil || a.OpenWorldHint != nil) {
-			out[key].MCP.Hints = &registry.MCPHints{ReadOnly: a.ReadOnlyHint, Idempotent: a.IdempotentHint,
-				Destructive: a.DestructiveHint, OpenWorld: a.OpenWorldHint}
-		}
-	}
-	return out, warnings
-}
-
-func schemaMap(s any) map[string]any {
-	if s == nil {
-		return nil
-	}
-	if m, ok := s.(map[string]any); ok {
-		return value.Normalize(m).(map[string]any)
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil
-	}
-	v, err := value.DecodeJSON(b)
-	if err != nil {
-		return nil
-	}
-	m, _ := v.(map[string]any)
-	return m
 }
 
 // ---- auto re-sync before runs ----
@@ -719,11 +639,6 @@ func (a *App) MCPToolInfo(nodeType string) (*MCPTool, error) {
 	return nil, e
 }
 
-func asObject(v any) bool {
-	_, ok := v.(map[string]any)
-	return ok
-}
-
 // MCPTestResult is what `pflow mcp test` found for one server.
 type MCPTestResult struct {
 	Server    string  `json:"server"`
@@ -790,7 +705,7 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 				s.Close()
 				if err == nil {
 					r.OK, r.Tools = true, len(tools)
-					entries, _ := BuildMCPEntries(name, tools)
+					entries, _ := client.RegistryEntries(name, tools)
 					if reg != nil {
 						for k := range entries {
 							if reg.Nodes[k] == nil {
