@@ -4,17 +4,15 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 )
 
 var longFlag = flag.Bool("reliability.long", false, "run the long variants (many more kill points)")
@@ -39,43 +37,13 @@ func TestMain(m *testing.M) {
 		os.Exit(runWriter(kind))
 	}
 	flag.Parse()
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
-
-// pflowBin builds cmd/pflow once per test run and returns its path.
+// pflowBin returns the real binary, built once for every test package.
 func pflowBin(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "pflow-reliability-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "pflow")
-		_, file, _, _ := runtime.Caller(0)
-		repo := filepath.Join(filepath.Dir(file), "..", "..")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/pflow")
-		cmd.Dir = repo
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			binErr = fmt.Errorf("go build ./cmd/pflow: %v\n%s", err, out.String())
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return pflowbin.Path(t)
 }
 
 // env is a clean environment for pflow processes: PATH, a temporary

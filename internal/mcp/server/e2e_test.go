@@ -4,14 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 )
 
 // End-to-end tests: the real pflow binary (built into a temp dir) driven by
@@ -34,40 +33,16 @@ func peers(t testing.TB) (dir, node string) {
 	return dir, filepath.Join(dir, node)
 }
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// TestMain removes the binary the end-to-end tests build.
+// TestMain lets the test binary double as a fake MCP server.
 func TestMain(m *testing.M) {
-	faketest.MaybeRun() // the test binary doubles as a fake MCP server
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
+	faketest.MaybeRun()
+	os.Exit(m.Run())
 }
 
-// buildPflow builds cmd/pflow once per test run into a temp dir.
+// buildPflow returns the real binary, built once for every test package.
 func buildPflow(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "pflow-e2e-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, "pflow"), "./cmd/pflow")
-		cmd.Dir = faketest.RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(buildDir, "pflow")
+	return pflowbin.Path(t)
 }
 
 func testEnv(home string, extra ...string) []string {

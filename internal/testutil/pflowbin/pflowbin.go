@@ -1,0 +1,140 @@
+// Package pflowbin builds the real pflow binary for tests that run it as a
+// process, once per version of the source: every test package of a
+// `go test ./...` run (they are separate processes, run in parallel) shares
+// one build instead of linking its own (issue #10 item 6). The binary lives
+// in the system's temporary directory, keyed by a digest of the module's Go
+// sources, go.mod and go.sum; builds of older sources are removed after a
+// day. Nothing is written into the checkout.
+package pflowbin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
+)
+
+var (
+	once sync.Once
+	path string
+	err  error
+)
+
+// Path returns the path of a pflow binary built from the current sources,
+// building it if no test process has yet.
+func Path(t testing.TB) string {
+	t.Helper()
+	once.Do(func() { path, err = build() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func build() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	sum, err := digest(root)
+	if err != nil {
+		return "", fmt.Errorf("pflowbin: %v", err)
+	}
+	base := filepath.Join(os.TempDir(), "pflow-test-bin")
+	dir := filepath.Join(base, sum)
+	bin := filepath.Join(dir, "pflow")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("pflowbin: %v", err)
+	}
+	// One builder per version: the others wait for it and reuse its binary.
+	lock, err := fsutil.LockFile(context.Background(), dir, 10*time.Minute)
+	if err != nil {
+		return "", fmt.Errorf("pflowbin: %v", err)
+	}
+	defer lock.Unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	tmp := bin + ".tmp"
+	cmd := exec.Command("go", "build", "-o", tmp, "./cmd/pflow")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/pflow: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", fmt.Errorf("pflowbin: %v", err)
+	}
+	prune(base, sum)
+	return bin, nil
+}
+
+// digest identifies the sources a build depends on: every file under cmd/
+// and internal/ except tests and test data (embedded files such as the
+// agent guides and the Python driver count), plus go.mod and go.sum.
+func digest(root string) (string, error) {
+	h := sha256.New()
+	add := func(p string) error {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rel, _ := filepath.Rel(root, p)
+		fmt.Fprintf(h, "%s\x00", rel)
+		_, err = io.Copy(h, f)
+		return err
+	}
+	for _, name := range []string{"go.mod", "go.sum"} {
+		if err := add(filepath.Join(root, name)); err != nil {
+			return "", err
+		}
+	}
+	for _, top := range []string{"cmd", "internal"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if name := d.Name(); name == "testdata" || strings.HasPrefix(name, ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(d.Name(), "_test.go") || !d.Type().IsRegular() {
+				return nil
+			}
+			return add(p)
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20], nil
+}
+
+// prune removes builds of other versions older than a day.
+func prune(base, keep string) {
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		if e.Name() == keep || strings.HasSuffix(e.Name(), ".lock") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
+			os.RemoveAll(filepath.Join(base, e.Name()))
+			os.Remove(filepath.Join(base, e.Name()+".lock"))
+		}
+	}
+}
