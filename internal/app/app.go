@@ -5,11 +5,13 @@ package app
 
 import (
 	"errors"
-	"github.com/pflow-go/pflow/internal/mcp/client"
 	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/durable/wire"
+	"github.com/pflow-go/pflow/internal/mcp/client"
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/pferr"
@@ -39,6 +41,10 @@ type App struct {
 	// sessions open across runs (issue #15); nil in the one-shot CLI, whose
 	// runs start and stop their servers (D5).
 	MCPPool *client.Pool
+	// Temporal runs workflows on Temporal (issue #17); set by the
+	// pflow-temporal binary, nil in pflow (whose start-up must not pay for
+	// the Temporal SDK).
+	Temporal wire.Engine
 }
 
 // New builds an App from a process environment.

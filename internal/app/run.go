@@ -110,6 +110,9 @@ type RunRequest struct {
 	TrustReadOnly bool
 	// Origin names the face that asked ("cli", "mcp"), for the run record.
 	Origin string
+	// Temporal, when set, runs the workflow on a Temporal service instead
+	// of in this process (issue #17).
+	Temporal *TemporalRequest
 }
 
 // RunOutcome is what a run produced. A failure is explained by InputErrors
@@ -127,6 +130,11 @@ type RunOutcome struct {
 	// not start, or could not be recorded); ResumedFrom the run it resumed.
 	RunID       string
 	ResumedFrom string
+	// TemporalID is the Temporal workflow ID of a run submitted to Temporal;
+	// Detached is set when the run was submitted and not followed (Result
+	// is then nil).
+	TemporalID string
+	Detached   bool
 }
 
 // Failed reports whether the outcome is a failure.
@@ -159,6 +167,10 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// Secret-named inputs (and URL credentials in any input) are secrets
 	// from here on, even in the messages that reject them.
 	red.AddSecretsIn(req.Params)
+	if req.Temporal != nil && req.Resume != "" {
+		return nil, &pferr.Error{Kind: pferr.Usage, Message: "--resume cannot be combined with --temporal: a Temporal run keeps its own history",
+			Hint: "Resume a local run without --temporal, or start the workflow again on Temporal"}
+	}
 	var resume *resumeState
 	if req.Resume != "" && !req.ValidateOnly {
 		if resume, err = a.openResume(ctx, req); err != nil {
@@ -169,6 +181,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		red.AddSecretsIn(req.Params)
 	}
 
+	given := req.Params // what the caller gave, before defaults and env
 	// Inputs are prepared first; when some are missing or malformed the static
 	// checks still run (as in --validate-only) so every problem is reported at once.
 	var provided map[string]any
@@ -189,7 +202,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	var record *runs.Run
 	var recordErr error
 	recordStarted := false
-	if !req.ValidateOnly && len(out.InputErrors) == 0 && (!req.NoRecord || resume != nil) {
+	if !req.ValidateOnly && len(out.InputErrors) == 0 && (!req.NoRecord || resume != nil) && req.Temporal == nil {
 		record, recordErr = a.prepareRecord(req, w, prepared, red, resume)
 		defer func() {
 			if record != nil && !recordStarted {
@@ -243,7 +256,14 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		opts.Journal = record
 		out.RunID = record.ID
 	}
-	res := runtime.Run(ctx, w, req.Params, opts)
+	var res *runtime.Result
+	if req.Temporal != nil {
+		if res, err = a.runOnTemporal(ctx, req, given, opts, out); err != nil || res == nil {
+			return out, err
+		}
+	} else {
+		res = runtime.Run(ctx, w, req.Params, opts)
+	}
 	tracker.Close()
 	out.Result = res
 	if !req.NoTrace {

@@ -23,6 +23,8 @@ import (
 type Factory struct {
 	IO  *IOStreams
 	App *app.App
+	// Args is the command line (without the program name).
+	Args []string
 }
 
 // signalCause is the context cancellation cause when a signal arrives.
@@ -54,7 +56,8 @@ func Main(ctx context.Context, args []string, ios *IOStreams, environ []string) 
 	masked.ErrOut = a.Secrets.Writer(ios.ErrOut)
 	ios = &masked
 	a.Log = ios.ErrOut
-	f := &Factory{IO: ios, App: a}
+	a.Temporal = temporalEngine
+	f := &Factory{IO: ios, App: a, Args: args}
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(ios.In)
@@ -171,7 +174,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newMCPCmd(f),
 	)
 	root.AddCommand(newInstructionsCmd(f))
-	root.AddCommand(newRunSubCmd(f), newRunsCmd(f), newCacheCmd(f))
+	root.AddCommand(newRunSubCmd(f), newRunsCmd(f), newCacheCmd(f), newWorkerCmd(f))
 	addCompletions(root, f)
 	rejectUnknownSubcommands(root)
 	return root

@@ -32,6 +32,11 @@ type runOptions struct {
 	rerunUnsafe   bool
 	noCache       bool
 	trustReadOnly bool
+	// Temporal (issue #17)
+	temporal  string
+	namespace string
+	taskQueue string
+	detach    bool
 }
 
 // runnerFlags may only appear before the workflow argument.
@@ -39,6 +44,7 @@ var runnerFlags = map[string]bool{
 	"--output-format": true, "-o": true, "--output-key": true, "-p": true, "--print": true,
 	"--validate-only": true, "--no-trace": true, "-v": true, "--verbose": true,
 	"--resume": true, "--rerun-unsafe": true, "--no-cache": true, "--no-record": true, "--no-color": true, "--trust-readonly": true,
+	"--temporal": true, "--namespace": true, "--task-queue": true, "--detach": true,
 }
 
 // newRunCmd is the root command: pflow [flags] <workflow> [key=value...].
@@ -82,6 +88,8 @@ func addRunFlags(cmd *cobra.Command, opts *runOptions) {
 	fl.BoolVar(&opts.rerunUnsafe, "rerun-unsafe", false, "with --resume: run again steps that may have side effects and may have partly run (running when the run stopped)")
 	fl.BoolVar(&opts.noCache, "no-cache", false, "neither read nor write the step cache")
 	fl.BoolVar(&opts.trustReadOnly, "trust-readonly", false, "trust every MCP server's read-only annotations for this run: its read-only tools are cached (as with \"trust_readonly\": true in its config)")
+	addTemporalFlags(fl, &opts.temporal, &opts.namespace, &opts.taskQueue)
+	fl.BoolVar(&opts.detach, "detach", false, "with --temporal: submit the run, print its id and return without waiting")
 }
 
 // newRunSubCmd is `pflow run`, the explicit form of `pflow <workflow>`.
@@ -132,6 +140,15 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		target, rest = args[0], args[1:]
 	} else {
 		rest = args
+	}
+	if opts.temporal == "" && (opts.detach || opts.namespace != "" || opts.taskQueue != "") {
+		return fail(&pferr.Error{Kind: pferr.Usage, Message: "--detach, --namespace and --task-queue only apply with --temporal",
+			Hint: "Run on Temporal with: pflow --temporal 127.0.0.1:7233 [--detach] <workflow> ..."})
+	}
+	if opts.temporal != "" {
+		if err := needTemporal(f); err != nil {
+			return fail(err)
+		}
 	}
 	if opts.rerunUnsafe && opts.resume == "" {
 		return fail(&pferr.Error{Kind: pferr.Usage, Message: "--rerun-unsafe only applies with --resume",
@@ -192,10 +209,21 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 	if opts.verbose && !jsonMode {
 		fmt.Fprintf(ios.ErrOut, "Running %s with %d parameter(s)\n", t.Name, len(params))
 	}
-	out, err := f.App.Run(ctx, app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, CheckLive: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs,
-		Resume: opts.resume, RerunUnsafe: opts.rerunUnsafe, NoCache: opts.noCache, NoRecord: opts.noRecord, TrustReadOnly: opts.trustReadOnly, Origin: "cli"})
+	req := app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, CheckLive: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs,
+		Resume: opts.resume, RerunUnsafe: opts.rerunUnsafe, NoCache: opts.noCache, NoRecord: opts.noRecord, TrustReadOnly: opts.trustReadOnly, Origin: "cli"}
+	if opts.temporal != "" {
+		req.Temporal = &app.TemporalRequest{HostPort: opts.temporal, Namespace: opts.namespace, TaskQueue: opts.taskQueue, Detach: opts.detach}
+	}
+	out, err := f.App.Run(ctx, req)
 	if err != nil {
 		return fail(err)
+	}
+	if out.Detached {
+		if jsonMode {
+			return writeJSON(ios.Out, map[string]any{"success": true, "status": "submitted", "temporal_run_id": out.TemporalID})
+		}
+		fmt.Fprintf(ios.Out, "Submitted run %s to Temporal at %s.\nFollow it: temporal workflow show --workflow-id %s --address %s\n", out.TemporalID, req.Temporal, out.TemporalID, opts.temporal)
+		return nil
 	}
 	if jsonMode {
 		env := app.Envelope(out, t)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,7 +69,7 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 			if fail == nil || fail.Category != CategoryException || a >= attempts || ctx.Err() != nil {
 				break
 			}
-			if !sleepCtx(ctx, wait) {
+			if !e.opts.Scheduler.Sleep(ctx, wait) {
 				break
 			}
 		}
@@ -92,25 +91,18 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 
 	if b.Parallel && total > 1 {
 		ictx, cancel := context.WithCancel(ctx)
-		var wg sync.WaitGroup
 		next := atomic.Int64{}
-		workers := min(limit, total)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= total || ictx.Err() != nil {
-						return
-					}
-					if !runItem(ictx, i) && !continueOnError {
-						cancel() // fail_fast: start no new items
-					}
+		e.opts.Scheduler.Parallel(ictx, min(limit, total), func(ictx context.Context) {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= total || ictx.Err() != nil {
+					return
 				}
-			}()
-		}
-		wg.Wait()
+				if !runItem(ictx, i) && !continueOnError {
+					cancel() // fail_fast: start no new items
+				}
+			}
+		})
 		cancel()
 	} else {
 		for i := 0; i < total; i++ {

@@ -216,7 +216,7 @@ func (e *executor) loadChild(f *frame, params map[string]any) (*workflow.Workflo
 		if err != nil {
 			return nil, "", err
 		}
-		w, err := workflow.ParseFile(path)
+		w, err := e.opts.ParseFile(path)
 		if err != nil {
 			return nil, "", fmt.Errorf("cannot load workflow_ref '%s' (%s): %w", ref, path, err)
 		}

@@ -74,7 +74,40 @@ type Options struct {
 	// Journal is the step boundary (may be nil): the run record, resume and
 	// the step cache (see Journal).
 	Journal Journal
+	// Scheduler runs parallel batch items and the pauses between retries
+	// (nil: goroutines and timers). A durable engine supplies its own, so a
+	// run can be replayed (internal/durable).
+	Scheduler Scheduler
+	// ParseFile reads the workflow_ref of a nested workflow step (nil:
+	// workflow.ParseFile).
+	ParseFile func(path string) (*workflow.Workflow, error)
 }
+
+// Scheduler runs the engine's concurrency and waiting.
+type Scheduler interface {
+	// Parallel runs n copies of fn concurrently, each with a context derived
+	// from ctx, and returns when all have returned.
+	Parallel(ctx context.Context, n int, fn func(ctx context.Context))
+	// Sleep pauses for d; it returns false when ctx ended first.
+	Sleep(ctx context.Context, d time.Duration) bool
+}
+
+// goScheduler is the default Scheduler: goroutines and timers.
+type goScheduler struct{}
+
+func (goScheduler) Parallel(ctx context.Context, n int, fn func(ctx context.Context)) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+func (goScheduler) Sleep(ctx context.Context, d time.Duration) bool { return sleepCtx(ctx, d) }
 
 // Observer receives progress events. Calls may come from several goroutines.
 type Observer interface {
@@ -185,6 +218,12 @@ func Run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, opts 
 	}
 	if e.opts.MaxDepth == 0 {
 		e.opts.MaxDepth = 10
+	}
+	if e.opts.Scheduler == nil {
+		e.opts.Scheduler = goScheduler{}
+	}
+	if e.opts.ParseFile == nil {
+		e.opts.ParseFile = workflow.ParseFile
 	}
 	dir := ""
 	if w.Source != nil && w.Source.Path != "" {
@@ -516,7 +555,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 			// The service said when to come back (HTTP Retry-After).
 			pause = min(res.RetryAfter, maxRetryAfter)
 		}
-		if !sleepCtx(ctx, pause) {
+		if !e.opts.Scheduler.Sleep(ctx, pause) {
 			break
 		}
 	}

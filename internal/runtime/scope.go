@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/pflow-go/pflow/internal/node"
 )
 
 // scope holds resources shared by every node of one run (D5: one MCP
@@ -76,4 +78,14 @@ func (s *scope) Close() error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// NewScope returns a Scope that outlives single runs (a Temporal worker's:
+// its MCP sessions serve every node execution it is given); its owner
+// closes it.
+func NewScope() interface {
+	node.Scope
+	Close() error
+} {
+	return newScope()
 }

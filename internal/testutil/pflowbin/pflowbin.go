@@ -33,7 +33,7 @@ var (
 )
 
 // Path returns the path of a pflow binary built from the current sources,
-// building it if no test process has yet.
+// building it if no test process has yet. pflow-temporal is beside it.
 func Path(t testing.TB) string {
 	t.Helper()
 	once.Do(func() { path, err = build() })
@@ -68,15 +68,21 @@ func build() (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	tmp := bin + ".tmp"
-	cmd := exec.Command("go", "build", "-o", tmp, "./cmd/pflow")
+	// pflow-temporal (pflow with its Temporal engine) is built beside it:
+	// pflow hands Temporal commands to the binary next to it.
+	tmp := filepath.Join(dir, "tmp")
+	os.RemoveAll(tmp)
+	cmd := exec.Command("go", "build", "-o", tmp+string(filepath.Separator), "./cmd/pflow", "./cmd/pflow-temporal")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/pflow: %v\n%s", err, out)
+		return "", fmt.Errorf("go build ./cmd/pflow ./cmd/pflow-temporal: %v\n%s", err, out)
 	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", fmt.Errorf("pflowbin: %v", err)
+	for _, name := range []string{"pflow-temporal", "pflow"} { // pflow last: it marks a complete build
+		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
+			return "", fmt.Errorf("pflowbin: %v", err)
+		}
 	}
+	os.RemoveAll(tmp)
 	prune(base, sum)
 	return bin, nil
 }

@@ -1,0 +1,235 @@
+package durable
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/pflow-go/pflow/internal/durable/wire"
+	"github.com/pflow-go/pflow/internal/runtime"
+)
+
+func dial(ctx context.Context, c wire.Conn) (client.Client, error) {
+	if c.Key == nil {
+		return nil, errors.New("durable: no payload key")
+	}
+	log := c.Log
+	if log == nil {
+		log = io.Discard
+	}
+	dc := dataConverter(c.Key)
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	cl, err := client.DialContext(dctx, client.Options{
+		HostPort:         c.HostPort,
+		Namespace:        c.NS(),
+		DataConverter:    dc,
+		FailureConverter: failureConverter(dc),
+		Logger:           tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+	})
+	if err != nil {
+		return nil, &wire.Error{Message: fmt.Sprintf("cannot reach Temporal at %s (namespace '%s'): %s", c.HostPort, c.NS(), innermost(err)),
+			Hint: "Check --temporal host:port and --namespace; for a local server run: temporal server start-dev", Err: err}
+	}
+	return cl, nil
+}
+
+func innermost(err error) string {
+	msg := err.Error()
+	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(u) {
+		msg = u.Error()
+	}
+	return msg
+}
+
+var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Engine is the Temporal engine (wire.Engine).
+type Engine struct{}
+
+var _ wire.Engine = Engine{}
+
+// Submit starts the run and, unless Detach, follows it to its end. When ctx
+// ends first (Ctrl-C) the run is cancelled on Temporal, its running steps
+// stopped on their workers, and the interrupted outcome returned.
+func (Engine) Submit(ctx context.Context, s wire.Submission) (*wire.Outcome, error) {
+	c, err := dial(ctx, s.Conn)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	name := unsafeID.ReplaceAllString(strings.TrimSuffix(s.Input.Name, ".pflow.md"), "-")
+	if name == "" {
+		name = "workflow"
+	}
+	id := fmt.Sprintf("pflow-%s-%s", strings.Trim(name, "-."), hex.EncodeToString(suffix))
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.Conn.Queue()}, wire.WorkflowName, s.Input)
+	if err != nil {
+		return nil, &wire.Error{Message: fmt.Sprintf("Temporal refused the run: %s", innermost(err)), Err: err,
+			Hint: "Check --namespace and that the server accepts new workflows"}
+	}
+	out := &wire.Outcome{ID: id}
+	if s.Detach {
+		return out, nil
+	}
+	out.Report, err = follow(ctx, c, s, id, run)
+	return out, err
+}
+
+// follow streams progress until the run ends.
+func follow(ctx context.Context, c client.Client, s wire.Submission, id string, run client.WorkflowRun) (*wire.Report, error) {
+	type result struct {
+		r   *wire.Report
+		err error
+	}
+	done := make(chan result, 1)
+	// The result is awaited without the caller's context: a Ctrl-C cancels
+	// the run, and its (interrupted) outcome still arrives.
+	go func() {
+		var r wire.Report
+		err := run.Get(context.WithoutCancel(ctx), &r)
+		done <- result{&r, err}
+	}()
+	poll := s.Poll
+	if poll <= 0 {
+		poll = 250 * time.Millisecond
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	seen := 0
+	cancelled := false
+	replay := func() {
+		if s.Observer == nil {
+			return
+		}
+		v, err := c.QueryWorkflow(context.WithoutCancel(ctx), id, "", wire.QueryProgress, seen)
+		if err != nil {
+			return // not started yet, or already closed
+		}
+		var evs []wire.Event
+		if v.Get(&evs) != nil {
+			return
+		}
+		seen += len(evs)
+		for _, e := range evs {
+			ev := runtime.StepEvent{Depth: e.Depth, NodeID: e.NodeID, Type: e.Type}
+			switch e.Kind {
+			case "started":
+				s.Observer.StepStarted(ev)
+			case "finished":
+				s.Observer.StepFinished(ev, &runtime.Step{NodeID: e.NodeID, Type: e.Type, Status: e.Status, Action: e.Action, Error: e.Error, Source: e.Source, Duration: e.Duration})
+			case "batch":
+				s.Observer.BatchProgress(ev, e.Done, e.Total)
+			}
+		}
+	}
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				var canceled *temporal.CanceledError
+				if errors.As(r.err, &canceled) {
+					return interruptedReport(), nil
+				}
+				return nil, &wire.Error{Message: fmt.Sprintf("Temporal run %s failed: %s", id, innermost(r.err)), Err: r.err,
+					Hint: fmt.Sprintf("See its history: temporal workflow show --workflow-id %s", id)}
+			}
+			replay()
+			return r.r, nil
+		case <-ctxDone:
+			ctxDone = nil
+			if !cancelled {
+				cancelled = true
+				_ = c.CancelWorkflow(context.WithoutCancel(ctx), id, "")
+			}
+		case <-t.C:
+			replay()
+		}
+	}
+}
+
+func interruptedReport() *wire.Report {
+	return &wire.Report{Status: runtime.RunFailed, Interrupted: true, Failure: &wire.FailureReport{Category: runtime.CategoryInterrupted,
+		Message: "Workflow interrupted: the run was cancelled on Temporal; the running steps were stopped on their workers."}}
+}
+
+// List returns the newest pflow runs of the namespace.
+func (Engine) List(ctx context.Context, conn wire.Conn, limit int) ([]wire.RunInfo, error) {
+	c, err := dial(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	var out []wire.RunInfo
+	var token []byte
+	for len(out) < limit {
+		resp, err := c.ListWorkflow(ctx, listRequest(conn.NS(), token))
+		if err != nil {
+			var unimpl *serviceerror.Unimplemented
+			if errors.As(err, &unimpl) {
+				return nil, &wire.Error{Message: "this Temporal server cannot list workflows", Err: err}
+			}
+			return nil, &wire.Error{Message: fmt.Sprintf("cannot list runs on Temporal at %s: %s", conn.HostPort, innermost(err)), Err: err}
+		}
+		for _, e := range resp.Executions {
+			ri := wire.RunInfo{ID: e.GetExecution().GetWorkflowId(), Status: statusName(e.GetStatus())}
+			if t := e.GetStartTime(); t != nil {
+				ri.Started = t.AsTime()
+			}
+			if t := e.GetCloseTime(); t != nil {
+				ri.Closed = t.AsTime()
+			}
+			out = append(out, ri)
+			if len(out) == limit {
+				break
+			}
+		}
+		token = resp.NextPageToken
+		if len(token) == 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
+func statusName(s enumspb.WorkflowExecutionStatus) string {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return "running"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return "completed"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return "failed"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return "cancelled"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return "terminated"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return "timed_out"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return "continued"
+	}
+	return "unknown"
+}
+
+func listRequest(ns string, token []byte) *workflowservice.ListWorkflowExecutionsRequest {
+	return &workflowservice.ListWorkflowExecutionsRequest{Namespace: ns, PageSize: 100, NextPageToken: token,
+		Query: fmt.Sprintf("WorkflowType = '%s'", wire.WorkflowName)}
+}

@@ -1,0 +1,212 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/pflow-go/pflow/internal/durable/wire"
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/runtime"
+	pwf "github.com/pflow-go/pflow/internal/workflow"
+)
+
+// Activity settings. A node execution has no overall limit of its own (its
+// node applies the step's timeout); a worker that dies is noticed by its
+// missing heartbeat, and the execution is then given to another worker.
+const (
+	heartbeatTimeout = 5 * time.Second
+	nodeStartToClose = 24 * time.Hour
+	// infraAttempts bounds how often an execution is handed to another
+	// worker after the one running it was lost.
+	infraAttempts = 10
+)
+
+// Run is the Temporal workflow: it walks the pflow graph with the engine
+// of a local run, each node execution an activity.
+func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, error) {
+	root, err := in.Bundle.Root.Parse()
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the workflow sent with the run does not parse: %v", err), "pflow.parse", nil)
+	}
+	actx := workflow.WithActivityOptions(wctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
+	})
+	var prep wire.PrepareOutput
+	if err := workflow.ExecuteActivity(actx, wire.ActivityPrepare, in.Bundle.Root, in.Params).Get(actx, &prep); err != nil {
+		return nil, err
+	}
+	if len(prep.InputErrors) > 0 {
+		return &wire.Report{InputErrors: prep.InputErrors, Missing: prep.Missing, Status: runtime.RunFailed}, nil
+	}
+
+	prog := &progress{}
+	if err := workflow.SetQueryHandler(wctx, wire.QueryProgress, func(from int) ([]wire.Event, error) {
+		if from < 0 || from > len(prog.events) {
+			from = len(prog.events)
+		}
+		return prog.events[from:], nil
+	}); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = withWorkflowContext(ctx, wctx, cancel)
+	opts := runtime.Options{
+		Catalog:    proxyCatalog{wk.catalog},
+		Permissive: in.Permissive,
+		Observer:   prog,
+		Scheduler:  scheduler{},
+		LoadWorkflow: func(name string) (*pwf.Workflow, error) {
+			d, ok := in.Bundle.Saved[name]
+			if !ok {
+				return nil, fmt.Errorf("saved workflow '%s' was not sent with the run (it is looked up on the submitting machine before the run starts; a name made by a template cannot be): write the name literally or use workflow_ref", name)
+			}
+			return d.Parse()
+		},
+		ParseFile: func(path string) (*pwf.Workflow, error) {
+			d, ok := in.Bundle.Files[filepath.Clean(path)]
+			if !ok {
+				return nil, fmt.Errorf("workflow file %s was not sent with the run (files are read on the submitting machine before the run starts; a path made by a template cannot be): write the workflow_ref literally", path)
+			}
+			return d.Parse()
+		},
+	}
+	res := runtime.Run(ctx, root, prep.Values.V.(map[string]any), opts)
+	return wire.ReportOf(res), nil
+}
+
+// progress records the engine's events for the submitter's queries.
+type progress struct{ events []wire.Event }
+
+func (p *progress) StepStarted(ev runtime.StepEvent) {
+	p.events = append(p.events, wire.Event{Kind: "started", Depth: ev.Depth, NodeID: ev.NodeID, Type: ev.Type})
+}
+
+func (p *progress) StepFinished(ev runtime.StepEvent, s *runtime.Step) {
+	p.events = append(p.events, wire.Event{Kind: "finished", Depth: ev.Depth, NodeID: ev.NodeID, Type: ev.Type,
+		Status: s.Status, Action: s.Action, Error: s.Error, Source: s.Source, Duration: s.Duration})
+}
+
+func (p *progress) BatchProgress(ev runtime.StepEvent, done, total int) {
+	// One event per item would flood the history of a big batch: keep the
+	// latest count of each batch step.
+	if n := len(p.events); n > 0 {
+		last := &p.events[n-1]
+		if last.Kind == "batch" && last.NodeID == ev.NodeID && last.Depth == ev.Depth {
+			last.Done, last.Total = done, total
+			return
+		}
+	}
+	p.events = append(p.events, wire.Event{Kind: "batch", Depth: ev.Depth, NodeID: ev.NodeID, Type: ev.Type, Done: done, Total: total})
+}
+
+// The engine's context carries the workflow context of the coroutine it
+// runs in: an activity must be scheduled, and waited for, from its own.
+type wctxKey struct{}
+
+type wctxValue struct {
+	wctx   workflow.Context
+	cancel context.CancelFunc
+}
+
+func withWorkflowContext(ctx context.Context, wctx workflow.Context, cancel context.CancelFunc) context.Context {
+	return context.WithValue(ctx, wctxKey{}, wctxValue{wctx: wctx, cancel: cancel})
+}
+
+func workflowContext(ctx context.Context) (wctxValue, bool) {
+	v, ok := ctx.Value(wctxKey{}).(wctxValue)
+	return v, ok
+}
+
+// scheduler runs parallel batch items as workflow coroutines and retry
+// pauses as durable timers.
+type scheduler struct{}
+
+func (scheduler) Parallel(ctx context.Context, n int, fn func(ctx context.Context)) {
+	v, _ := workflowContext(ctx)
+	wg := workflow.NewWaitGroup(v.wctx)
+	for range n {
+		wg.Add(1)
+		workflow.Go(v.wctx, func(c workflow.Context) {
+			defer wg.Done()
+			fn(withWorkflowContext(ctx, c, v.cancel))
+		})
+	}
+	wg.Wait(v.wctx)
+}
+
+func (scheduler) Sleep(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if d <= 0 {
+		return true
+	}
+	v, _ := workflowContext(ctx)
+	if err := workflow.Sleep(v.wctx, d); err != nil {
+		v.cancel()
+		return false
+	}
+	return ctx.Err() == nil
+}
+
+// proxyCatalog is the worker's catalog whose nodes run as activities.
+type proxyCatalog struct{ node.Catalog }
+
+func (c proxyCatalog) Lookup(t string) (*node.Spec, bool) {
+	spec, ok := c.Catalog.Lookup(t)
+	if !ok {
+		return nil, false
+	}
+	proxy := *spec
+	proxy.Node = activityNode{}
+	return &proxy, true
+}
+
+// activityNode runs a node execution as an activity on some worker.
+type activityNode struct{}
+
+func (activityNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
+	v, ok := workflowContext(ctx)
+	if !ok {
+		return nil, errors.New("durable: a node ran outside a Temporal workflow")
+	}
+	actx := workflow.WithActivityOptions(v.wctx, workflow.ActivityOptions{
+		StartToCloseTimeout: nodeStartToClose,
+		HeartbeatTimeout:    heartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
+	})
+	in := wire.NodeInput{NodeID: req.NodeID, Type: req.Type, Params: wire.Value{V: req.Params}, TemplateEnv: req.TemplateEnv,
+		WorkflowDir: req.WorkflowDir, WorkflowFile: req.WorkflowFile, SourceLines: req.SourceLines, Attempt: req.Attempt}
+	var out wire.NodeOutput
+	if err := workflow.ExecuteActivity(actx, wire.ActivityNode, in).Get(actx, &out); err != nil {
+		if temporal.IsCanceledError(err) {
+			v.cancel() // the engine reports the run as interrupted
+			return nil, errors.New("interrupted")
+		}
+		return nil, fmt.Errorf("step '%s' could not be run on a Temporal worker: %s", req.NodeID, activityError(err))
+	}
+	if out.Err != "" {
+		return nil, errors.New(out.Err)
+	}
+	return &node.Result{Outputs: wire.MapOf(out.Outputs), Action: out.Action, Retryable: out.Retryable, Permanent: out.Permanent,
+		Class: out.Class, RetryAfter: out.RetryAfter, Warnings: out.Warnings, Logs: out.Logs}, nil
+}
+
+// activityError is the innermost message of an activity failure.
+func activityError(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}

@@ -1,0 +1,210 @@
+// Package temporaldev runs a real Temporal dev server (`temporal server
+// start-dev`, in memory, on loopback) for tests. The temporal CLI is built
+// from source once per machine and shared by every test process; each Start
+// gets its own server on free ports, stopped when the test ends.
+package temporaldev
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/proc"
+)
+
+const (
+	// cliPackage and cliVersion name the temporal CLI that is built.
+	cliPackage = "github.com/temporalio/cli/cmd/temporal"
+	cliVersion = "v1.5.1"
+
+	// readyTimeout bounds the wait for a new server's frontend to answer.
+	readyTimeout = 2 * time.Minute
+	// buildLockTimeout bounds the wait for another process's build, which
+	// can take several minutes on a cold module and build cache.
+	buildLockTimeout = 20 * time.Minute
+)
+
+// Server is a running Temporal dev server.
+type Server struct {
+	// HostPort is the frontend's gRPC address, 127.0.0.1:<port>.
+	HostPort string
+	// Namespace is the namespace the server creates at launch, "default".
+	Namespace string
+}
+
+var (
+	once    sync.Once
+	binPath string
+	binErr  error
+)
+
+// Binary returns the path of the temporal CLI binary (version v1.5.1),
+// building it if no test process on this machine has yet.
+func Binary(t testing.TB) string {
+	t.Helper()
+	once.Do(func() { binPath, binErr = build() })
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func build() (string, error) {
+	dir := filepath.Join(os.TempDir(), "pflow-test-bin", "temporal-"+cliVersion)
+	bin := filepath.Join(dir, "temporal")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("temporaldev: %v", err)
+	}
+	// One builder per machine: the others wait for it and reuse its binary.
+	lock, err := fsutil.LockFile(context.Background(), dir, buildLockTimeout)
+	if err != nil {
+		return "", fmt.Errorf("temporaldev: %v", err)
+	}
+	defer lock.Unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	// Install into a scratch GOBIN and rename, so that a reader never sees a
+	// half-written binary.
+	tmp, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", fmt.Errorf("temporaldev: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("go", "install", cliPackage+"@"+cliVersion)
+	cmd.Dir = os.TempDir() // outside any module
+	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("temporaldev: go install %s@%s: %v\n%s\nfix: the build needs the Go module proxy (GOPROXY) to be reachable; run the command by hand to see why it fails", cliPackage, cliVersion, err, out)
+	}
+	if err := os.Rename(filepath.Join(tmp, "temporal"), bin); err != nil {
+		return "", fmt.Errorf("temporaldev: %v", err)
+	}
+	return bin, nil
+}
+
+// Start builds the temporal CLI if needed, starts `temporal server
+// start-dev` on free loopback ports with an in-memory store, and waits until
+// its frontend serves the default namespace. The server and its whole
+// process group are stopped when the test ends. Start fails the test if the
+// server cannot be started.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin := Binary(t)
+	ports := freePorts(t, 4)
+	hostPort := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	args := []string{
+		"server", "start-dev",
+		"--ip", "127.0.0.1",
+		"--port", strconv.Itoa(ports[0]),
+		"--ui-port", strconv.Itoa(ports[1]),
+		"--http-port", strconv.Itoa(ports[2]),
+		"--metrics-port", strconv.Itoa(ports[3]),
+		"--headless",
+		"--log-level", "error",
+		"--disable-config-file", "--disable-config-env",
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir()
+	out := &syncBuffer{}
+	cmd.Stdout = out
+	cmd.Stderr = out
+	proc.SetProcessGroup(cmd)
+	setPdeathsig(cmd)
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("temporaldev: starting %s: %v", bin, err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		proc.Terminate(cmd, 5*time.Second)
+		<-exited
+	})
+
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		probe := exec.Command(bin, "operator", "namespace", "describe",
+			"--namespace", "default", "--address", hostPort,
+			"--command-timeout", "5s",
+			"--disable-config-file", "--disable-config-env")
+		probe.Dir = cmd.Dir
+		probeOut, err := probe.CombinedOutput()
+		if err == nil {
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("temporaldev: temporal server exited before it was ready (%v)\n  command: %s %s\n  server output (last lines):\n%s",
+				waitErr, bin, strings.Join(args, " "), lastLines(out.String()))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("temporaldev: temporal server on %s did not serve namespace default within %s\n  command: %s %s\n  last probe: %v\n%s\n  server output (last lines):\n%s",
+				hostPort, readyTimeout, bin, strings.Join(args, " "), err, lastLines(string(probeOut)), lastLines(out.String()))
+		}
+		select {
+		case <-exited:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return &Server{HostPort: hostPort, Namespace: "default"}
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago.
+// All listeners are held until every port is chosen, so none repeats.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("temporaldev: finding a free port on 127.0.0.1: %v", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// syncBuffer collects a child's output; the exec package writes to it from
+// its own goroutines while Start may read it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// lastLines returns the last 40 lines of s, indented.
+func lastLines(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
+}
