@@ -217,6 +217,8 @@ func executionFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 		sugg = append(sugg, "Fix the failed step (or its inputs) and run workflow_execute again; earlier steps are listed in checkpoint.completed_nodes.")
 	case o.RunID != "":
 		sugg = append(sugg, "Fix the failed step (or its inputs), then resume the run; its completed steps do not run again: pflow --resume "+o.RunID)
+	case o.TemporalID != "":
+		sugg = append(sugg, "Fix the failed step (or its inputs) and run the workflow again. The run's history on Temporal: temporal workflow show --workflow-id "+o.TemporalID)
 	default:
 		sugg = append(sugg, "Fix the failed step (or its inputs) and run the workflow again.")
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/library"
@@ -186,12 +187,21 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// checks still run (as in --validate-only) so every problem is reported at once.
 	var provided map[string]any
 	var prepared *runtime.Prepared
+	workerInputs := false // some inputs can only come from the Temporal worker
 	if !req.ValidateOnly {
 		var ierrs []runtime.InputError
 		prepared, ierrs = runtime.PrepareInputs(w, req.Params, env)
+		if req.Temporal != nil {
+			// A required input missing here may come from the worker's
+			// environment or settings (that is where secrets live): the
+			// worker prepares the inputs again and says what is missing.
+			n := len(ierrs)
+			ierrs = slices.DeleteFunc(ierrs, func(e runtime.InputError) bool { return e.Missing })
+			workerInputs = len(ierrs) < n
+		}
 		ierrs = append(ierrs, unknownInputs(w, req.Params)...)
 		out.InputErrors = ierrs
-		if len(ierrs) == 0 {
+		if len(ierrs) == 0 && !workerInputs {
 			provided = prepared.Values
 			req.Params = prepared.Values
 			red.AddSecretsIn(prepared.Values) // defaults and values from env or settings

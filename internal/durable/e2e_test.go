@@ -1,0 +1,388 @@
+package durable_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
+	"github.com/pflow-go/pflow/internal/testutil/temporaldev"
+)
+
+// These tests run the real pflow binaries against a real Temporal dev
+// server on 127.0.0.1 (internal/testutil/temporaldev): workers are `pflow
+// worker` processes, runs are submitted with `pflow --temporal`, which
+// hands them to pflow-temporal beside it.
+
+const passphrase = "durable-e2e-test-key"
+
+type cluster struct {
+	srv  *temporaldev.Server
+	bin  string
+	home string
+	dir  string
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	srv := temporaldev.Start(t)
+	return &cluster{srv: srv, bin: pflowbin.Path(t), home: t.TempDir(), dir: t.TempDir()}
+}
+
+func (c *cluster) env(extra ...string) []string {
+	env := []string{"PFLOW_HOME=" + c.home, "HOME=" + c.home, "PATH=" + os.Getenv("PATH"), "LANG=C", "PFLOW_TEMPORAL_KEY=" + passphrase}
+	return append(env, extra...)
+}
+
+// worker starts `pflow worker` and returns once it polls its task queue.
+func (c *cluster) worker(t *testing.T, extraEnv ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(c.bin, "worker", "--temporal", c.srv.HostPort)
+	cmd.Env = c.env(extraEnv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
+	ready := make(chan struct{})
+	var log bytes.Buffer
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "pflow worker ready") {
+				close(ready)
+			}
+			log.WriteString(sc.Text() + "\n")
+		}
+		io.Copy(io.Discard, stderr)
+		cmd.Wait()
+		close(exited)
+	}()
+	select {
+	case <-ready:
+	case <-exited:
+		t.Fatalf("pflow worker exited before it was ready:\n%s", log.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("pflow worker did not say it was ready within 2 minutes:\n%s", log.String())
+	}
+	return cmd
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (c *cluster) pflow(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = c.env()
+	cmd.Dir = c.dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func repoPath(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// envelope is the part of a run's JSON that must not depend on where it ran.
+func envelope(t *testing.T, r result) map[string]any {
+	t.Helper()
+	var env map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &env); err != nil {
+		t.Fatalf("not JSON (%v):\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+	}
+	keep := map[string]any{"exit": r.code}
+	for _, k := range []string{"success", "status", "result", "error"} {
+		keep[k] = env[k]
+	}
+	var steps []string
+	if ex, ok := env["execution"].(map[string]any); ok {
+		for _, s := range ex["steps"].([]any) {
+			m := s.(map[string]any)
+			steps = append(steps, fmt.Sprintf("%s:%s:%v:%v", m["node_id"], m["status"], m["action"], m["batch_success"]))
+		}
+	}
+	keep["steps"] = steps
+	if e, ok := keep["error"].(map[string]any); ok {
+		delete(e, "details")     // holds the trace path and run id
+		delete(e, "suggestions") // how to resume (local) or see the history (Temporal)
+	}
+	return keep
+}
+
+// TestExamplesRunTheSameOnTemporal runs every example that needs no
+// network locally and on Temporal: the outcomes are the same.
+func TestExamplesRunTheSameOnTemporal(t *testing.T) {
+	c := newCluster(t)
+	c.worker(t)
+	cases := [][]string{
+		{"examples/hello.pflow.md", "name=World"},
+		{"examples/batch-parallel.pflow.md"},
+		{"examples/code-stats.pflow.md", "text=the cat and the hat"},
+		{"examples/error-handling.pflow.md"},
+		{"examples/files.pflow.md", "dir=" + filepath.Join(c.dir, "files")},
+		{"examples/mappings.pflow.md"},
+		{"examples/nested/publish.pflow.md", "title=Hello World"},
+	}
+	for _, tc := range cases {
+		t.Run(filepath.Base(tc[0]), func(t *testing.T) {
+			args := append([]string{"--output-format", "json", repoPath(t, tc[0])}, tc[1:]...)
+			local := envelope(t, c.pflow(t, args...))
+			remote := envelope(t, c.pflow(t, append([]string{"--temporal", c.srv.HostPort}, args...)...))
+			lj, _ := json.MarshalIndent(local, "", "  ")
+			rj, _ := json.MarshalIndent(remote, "", "  ")
+			if string(lj) != string(rj) {
+				t.Errorf("on Temporal:\n%s\nlocally:\n%s", rj, lj)
+			}
+			if local["result"] == nil {
+				t.Errorf("the example produced no result: %s", lj)
+			}
+		})
+	}
+	// A failing step fails the Temporal run the same way: same message,
+	// same exit code.
+	fail := filepath.Join(c.dir, "fail.pflow.md")
+	writeFile(t, fail, "# Fails\n\n## Steps\n\n### boom\nFails.\n- type: shell\n- command: echo broken >&2; exit 3\n")
+	local := envelope(t, c.pflow(t, "--output-format", "json", fail))
+	r := c.pflow(t, "--temporal", c.srv.HostPort, "--output-format", "json", fail)
+	remote := envelope(t, r)
+	if fmt.Sprint(local) != fmt.Sprint(remote) || local["exit"] != 1 {
+		t.Errorf("failing run differs:\non Temporal: %v\nlocally:     %v", remote, local)
+	}
+	if !strings.Contains(r.stdout, "temporal workflow show --workflow-id pflow-fail-") {
+		t.Errorf("a failed Temporal run does not say where its history is:\n%s", r.stdout)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds (the events here are files other
+// processes write); the deadline only stops a broken test from hanging.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func lines(path string) []string {
+	b, _ := os.ReadFile(path)
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// TestTwoWorkersShareABatchAndOneIsKilled: two worker processes share a
+// 2,000-item batch; one is killed with SIGKILL mid-batch; the run still
+// completes, every item ran, and no item that completed ran again (only
+// those the killed worker was running may have run twice).
+func TestTwoWorkersShareABatchAndOneIsKilled(t *testing.T) {
+	c := newCluster(t)
+	counter := filepath.Join(c.dir, "counter.log")
+	wf := filepath.Join(c.dir, "batch.pflow.md")
+	writeFile(t, wf, "# Shared batch\n\n## Steps\n\n### items\nTwo thousand numbers.\n- type: shell\n- command: seq -s, 0 1999 | sed 's/.*/[&]/'\n\n"+
+		"### mark\nEach item leaves a mark: its number and the worker that ran it.\n- type: shell\n- command: echo \"${n} $WORKER_NAME\" >> "+counter+"\n\n"+
+		"```yaml batch\nitems: ${items.stdout}\nas: n\nparallel: true\nmax_concurrent: 50\n```\n\n## Outputs\n\n### done\nHow many items succeeded.\n- source: ${mark.success_count}\n")
+	a := c.worker(t, "WORKER_NAME=a")
+	c.worker(t, "WORKER_NAME=b")
+
+	run := exec.Command(c.bin, "--temporal", c.srv.HostPort, "--output-format", "json", wf)
+	run.Env = c.env()
+	var out, errb bytes.Buffer
+	run.Stdout, run.Stderr = &out, &errb
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "worker a to run 200 items", 5*time.Minute, func() bool {
+		n := 0
+		for _, l := range lines(counter) {
+			if strings.HasSuffix(l, " a") {
+				n++
+			}
+		}
+		return n >= 200
+	})
+	if err := syscall.Kill(a.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	atKill := len(lines(counter))
+	if err := run.Wait(); err != nil {
+		t.Fatalf("run failed (%v):\n%s\n%s", err, out.String(), errb.String())
+	}
+	var env map[string]any
+	if err := json.Unmarshal(out.Bytes(), &env); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if res, _ := env["result"].(map[string]any); res == nil || fmt.Sprint(res["done"]) != "2000" {
+		t.Fatalf("run result = %v, want done=2000\n%s", env["result"], errb.String())
+	}
+	seen := map[int]int{}
+	byWorker := map[string]int{}
+	for _, l := range lines(counter) {
+		num, w, _ := strings.Cut(l, " ")
+		i, err := strconv.Atoi(num)
+		if err != nil {
+			t.Fatalf("bad mark %q", l)
+		}
+		seen[i]++
+		byWorker[w]++
+	}
+	twice := 0
+	for i := range 2000 {
+		switch n := seen[i]; {
+		case n == 0:
+			t.Errorf("item %d never ran", i)
+		case n > 2:
+			t.Errorf("item %d ran %d times", i, n)
+		case n == 2:
+			twice++
+		}
+	}
+	// Only executions running on the killed worker may be repeated: at most
+	// the batch's concurrency.
+	if twice > 50 {
+		t.Errorf("%d items ran twice; only those in flight on the killed worker (at most 50) may", twice)
+	}
+	if byWorker["a"] < 200 || byWorker["b"] == 0 {
+		t.Errorf("the workers did not share the batch: %v", byWorker)
+	}
+	if len(lines(counter)) <= atKill {
+		t.Errorf("nothing ran after worker a was killed")
+	}
+	t.Logf("marks: %v, repeated items: %d", byWorker, twice)
+}
+
+// TestCancellingARunStopsItsStepOnTheWorker: Ctrl-C on the submitting
+// pflow cancels the run on Temporal; the step's process, running on the
+// worker, is stopped; pflow exits 130.
+func TestCancellingARunStopsItsStepOnTheWorker(t *testing.T) {
+	c := newCluster(t)
+	c.worker(t)
+	pidFile := filepath.Join(c.dir, "step.pid")
+	wf := filepath.Join(c.dir, "slow.pflow.md")
+	writeFile(t, wf, "# Slow\n\n## Steps\n\n### wait\nWaits a long time.\n- type: shell\n- timeout: 600\n- command: echo $$ > "+pidFile+"; exec sleep 600\n")
+	run := exec.Command(c.bin, "--temporal", c.srv.HostPort, wf)
+	run.Env = c.env()
+	var out, errb bytes.Buffer
+	run.Stdout, run.Stderr = &out, &errb
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	waitFor(t, "the step to start on the worker", 2*time.Minute, func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	if err := run.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := run.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("pflow exited with %v, want 130\n%s\n%s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String()+errb.String(), "interrupted") {
+		t.Errorf("no word of the interruption:\n%s\n%s", out.String(), errb.String())
+	}
+	waitFor(t, "the step's process to be stopped", 2*time.Minute, func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
+}
+
+// TestHistoryHoldsNoValueInClear: a secret that the worker reads from its
+// environment, the params and the outputs of a run are sealed in Temporal's
+// history: the server sees none of them.
+func TestHistoryHoldsNoValueInClear(t *testing.T) {
+	c := newCluster(t)
+	const secret = "sk-live-4f9a0c2e77b1"
+	c.worker(t, "PAYMENT_API_TOKEN="+secret)
+	wf := filepath.Join(c.dir, "secret.pflow.md")
+	writeFile(t, wf, "# Secret\n\n## Inputs\n\n### token\nThe API token.\n- type: string\n- env: PAYMENT_API_TOKEN\n\n### note\nA note.\n- type: string\n\n"+
+		"## Steps\n\n### use\nUses the token.\n- type: shell\n- command: printf 'token-length=%s note=%s' \"$(printf %s '${token}' | wc -c | tr -d ' ')\" '${note}'\n\n"+
+		"## Outputs\n\n### said\nWhat the step said.\n- source: ${use.stdout}\n")
+	r := c.pflow(t, "--temporal", c.srv.HostPort, "--output-format", "json", "--detach", wf, "note=plainly-visible-marker")
+	if r.code != 0 {
+		t.Fatalf("submit failed: %s %s", r.stdout, r.stderr)
+	}
+	var sub map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &sub); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := sub["temporal_run_id"].(string)
+	if sub["status"] != "submitted" || !strings.HasPrefix(id, "pflow-secret-") {
+		t.Fatalf("detached submit said %v", sub)
+	}
+	tbin := temporaldev.Binary(t)
+	var hist []byte
+	waitFor(t, "the run to complete", 2*time.Minute, func() bool {
+		out, err := exec.Command(tbin, "workflow", "describe", "--workflow-id", id, "--address", c.srv.HostPort, "--output", "json",
+			"--disable-config-file", "--disable-config-env").Output()
+		return err == nil && strings.Contains(string(out), "WORKFLOW_EXECUTION_STATUS_COMPLETED")
+	})
+	hist, err := exec.Command(tbin, "workflow", "show", "--workflow-id", id, "--address", c.srv.HostPort, "--output", "json",
+		"--disable-config-file", "--disable-config-env").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(hist), "ActivityTaskCompleted") && !strings.Contains(string(hist), "ACTIVITY_TASK_COMPLETED") {
+		t.Fatalf("history has no completed activity:\n%s", hist)
+	}
+	for _, clear := range []string{secret, "plainly-visible-marker", "token-length", "printf"} {
+		if strings.Contains(string(hist), clear) {
+			t.Errorf("Temporal history holds %q in clear", clear)
+		}
+	}
+}
