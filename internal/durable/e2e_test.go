@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,7 @@ type cluster struct {
 	dir  string
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	srv := temporaldev.Start(t)
 	return &cluster{srv: srv, bin: pflowbin.Path(t), home: t.TempDir(), dir: t.TempDir()}
@@ -46,7 +47,7 @@ func (c *cluster) env(extra ...string) []string {
 }
 
 // worker starts `pflow worker` and returns once it polls its task queue.
-func (c *cluster) worker(t *testing.T, extraEnv ...string) *exec.Cmd {
+func (c *cluster) worker(t testing.TB, extraEnv ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(c.bin, "worker", "--temporal", c.srv.HostPort)
 	cmd.Env = c.env(extraEnv...)
@@ -92,7 +93,7 @@ type result struct {
 	code           int
 }
 
-func (c *cluster) pflow(t *testing.T, args ...string) result {
+func (c *cluster) pflow(t testing.TB, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(c.bin, args...)
 	cmd.Env = c.env()
@@ -189,7 +190,7 @@ func TestExamplesRunTheSameOnTemporal(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, text string) {
+func writeFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -384,5 +385,60 @@ func TestHistoryHoldsNoValueInClear(t *testing.T) {
 		if strings.Contains(string(hist), clear) {
 			t.Errorf("Temporal history holds %q in clear", clear)
 		}
+	}
+}
+
+// TestTemporalCommandsWithoutTheEngineOrTheServer: pflow hands Temporal
+// commands to pflow-temporal beside it; without it, and without a server,
+// the user is told what to do.
+func TestTemporalCommandsWithoutTheEngineOrTheServer(t *testing.T) {
+	bin := pflowbin.Path(t)
+	home := t.TempDir()
+	hello := repoPath(t, "examples/hello.pflow.md")
+	run := func(bin string, args ...string) result {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"PFLOW_HOME=" + home, "HOME=" + home, "PATH=/usr/bin:/bin", "LANG=C"}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return result{out.String(), errb.String(), code}
+	}
+	alone := filepath.Join(t.TempDir(), "pflow")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--temporal", "127.0.0.1:1", hello, "name=x"}, {"worker", "--temporal", "127.0.0.1:1"}} {
+		r := run(alone, args...)
+		if r.code == 0 || !strings.Contains(r.stderr, "needs pflow-temporal") || !strings.Contains(r.stderr, "go install github.com/pflow-go/pflow/cmd/pflow-temporal") {
+			t.Errorf("pflow %v without pflow-temporal: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+	// Still a plain local run without --temporal.
+	if r := run(alone, hello, "name=x"); r.code != 0 || !strings.Contains(r.stdout, "HELLO X") {
+		t.Errorf("local run: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// No server there: said, with how to start one.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	r := run(bin, "--temporal", addr, hello, "name=x")
+	if r.code == 0 || !strings.Contains(r.stderr, "cannot reach Temporal at "+addr) || !strings.Contains(r.stderr, "temporal server start-dev") {
+		t.Errorf("no server: exit %d\n%s", r.code, r.stderr)
+	}
+	r = run(bin, "--detach", hello, "name=x")
+	if r.code != 2 || !strings.Contains(r.stderr, "only apply with --temporal") {
+		t.Errorf("--detach without --temporal: exit %d\n%s", r.code, r.stderr)
 	}
 }
