@@ -10,17 +10,22 @@ BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG := github.com/pflow-go/pflow/internal/cli
 LDFLAGS := -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).BuildDate=$(BUILD_DATE)
 
-.PHONY: build install demo test peers vet fmt-check bench fuzz clean
+.PHONY: build temporal install demo test peers vet fmt-check bench fuzz clean
 
 # A single static binary (DESIGN.md §3): no cgo, no libc to match.
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pflow
 
-# Installs pflow into $(go env GOBIN), or $(go env GOPATH)/bin when GOBIN is unset.
+# pflow-temporal, pflow's Temporal engine, beside bin/pflow (docs/scale-out.md):
+# pflow hands `--temporal` and `pflow worker` to it.
+temporal: build
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/pflow-temporal ./cmd/pflow-temporal
+
+# Installs pflow and pflow-temporal into $(go env GOBIN), or $(go env GOPATH)/bin when GOBIN is unset.
 install:
-	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/pflow
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/pflow ./cmd/pflow-temporal
 	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
-	echo "Installed $$dir/pflow"; \
+	echo "Installed $$dir/pflow and $$dir/pflow-temporal"; \
 	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "Add it to your PATH: export PATH=\"$$dir:\$$PATH\"";; esac
 
 # Runs a real example workflow with a throwaway PFLOW_HOME, removed afterwards.

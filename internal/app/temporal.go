@@ -222,3 +222,20 @@ func or(s, def string) string {
 	}
 	return s
 }
+
+// TemporalRuns lists the newest pflow runs on a Temporal service, with
+// pflow's status of each finished one.
+func (a *App) TemporalRuns(ctx context.Context, t TemporalRequest, limit int) ([]wire.RunInfo, error) {
+	conn, err := a.temporalConn(&t)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 1000
+	}
+	list, err := a.Temporal.List(ctx, conn, limit)
+	if err != nil {
+		return nil, temporalError(err)
+	}
+	return list, nil
+}

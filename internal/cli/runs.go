@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/value"
@@ -19,6 +20,7 @@ import (
 func newRunsCmd(f *Factory) *cobra.Command {
 	var asJSON bool
 	var limit int
+	var t app.TemporalRequest
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List recorded runs; show one as a timeline; resume one with pflow --resume",
@@ -31,9 +33,24 @@ Old records are removed by the retention setting (settings.json "retention":
 keep the newest 100 runs, none older than 30 days, by default).`,
 		Example: `  pflow runs
   pflow runs show last
-  pflow --resume last`,
+  pflow --resume last
+  pflow runs --temporal 127.0.0.1:7233     # runs submitted to Temporal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if t.HostPort != "" {
+				if err := needTemporal(f); err != nil {
+					return err
+				}
+				list, err := f.App.TemporalRuns(cmd.Context(), t, limit)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(f.IO.Out, map[string]any{"runs": list, "count": len(list), "temporal": t.HostPort})
+				}
+				renderTemporalRuns(f.IO.Out, list, &t)
+				return nil
+			}
 			list, err := f.App.ListRuns(limit)
 			if err != nil {
 				return err
@@ -47,8 +64,29 @@ keep the newest 100 runs, none older than 30 days, by default).`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many runs to list, newest first (0: all)")
+	addTemporalFlags(cmd.Flags(), &t.HostPort, &t.Namespace, &t.TaskQueue)
 	cmd.AddCommand(newRunsShowCmd(f), newRunsPruneCmd(f))
 	return cmd
+}
+
+func renderTemporalRuns(w io.Writer, list []wire.RunInfo, t *app.TemporalRequest) {
+	if len(list) == 0 {
+		fmt.Fprintf(w, "No pflow runs on Temporal at %s yet. Submit one with: pflow --temporal %s <workflow>\n", t, t.HostPort)
+		return
+	}
+	fmt.Fprintf(w, "%-36s  %-11s  %-19s  %9s  %s\n", "TEMPORAL RUN", "STATUS", "STARTED", "DURATION", "WORKFLOW")
+	for _, r := range list {
+		dur := "-"
+		if !r.Closed.IsZero() {
+			dur = fmtDur(r.Closed.Sub(r.Started))
+		}
+		line := fmt.Sprintf("%-36s  %-11s  %-19s  %9s  %s", r.ID, r.Status, r.Started.Local().Format("2006-01-02 15:04:05"), dur, r.Workflow)
+		if r.FailedStep != "" {
+			line += "  (failed at '" + r.FailedStep + "')"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "\nA run's history: temporal workflow show --workflow-id <run> --address %s\n", t.HostPort)
 }
 
 func renderRuns(w io.Writer, list []runs.Summary) {

@@ -79,7 +79,8 @@ func (Engine) Submit(ctx context.Context, s wire.Submission) (*wire.Outcome, err
 		name = "workflow"
 	}
 	id := fmt.Sprintf("pflow-%s-%s", strings.Trim(name, "-."), hex.EncodeToString(suffix))
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.Conn.Queue()}, wire.WorkflowName, s.Input)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.Conn.Queue(),
+		Memo: map[string]any{memoWorkflow: s.Input.Name}}, wire.WorkflowName, s.Input)
 	if err != nil {
 		return nil, &wire.Error{Message: fmt.Sprintf("Temporal refused the run: %s", innermost(err)), Err: err,
 			Hint: "Check --namespace and that the server accepts new workflows"}
@@ -177,6 +178,7 @@ func (Engine) List(ctx context.Context, conn wire.Conn, limit int) ([]wire.RunIn
 		return nil, err
 	}
 	defer c.Close()
+	dc := dataConverter(conn.Key)
 	var out []wire.RunInfo
 	var token []byte
 	for len(out) < limit {
@@ -190,6 +192,19 @@ func (Engine) List(ctx context.Context, conn wire.Conn, limit int) ([]wire.RunIn
 		}
 		for _, e := range resp.Executions {
 			ri := wire.RunInfo{ID: e.GetExecution().GetWorkflowId(), Status: statusName(e.GetStatus())}
+			// pflow's status and the workflow's name are in the (sealed) memo.
+			fields := e.GetMemo().GetFields()
+			memo := func(k string) string {
+				var v string
+				if p, ok := fields[k]; ok {
+					_ = dc.FromPayload(p, &v)
+				}
+				return v
+			}
+			if st := memo(memoStatus); st != "" && ri.Status == "completed" {
+				ri.Status = st
+			}
+			ri.Workflow, ri.FailedStep = memo(memoWorkflow), memo(memoFailedStep)
 			if t := e.GetStartTime(); t != nil {
 				ri.Started = t.AsTime()
 			}

@@ -188,6 +188,31 @@ func TestExamplesRunTheSameOnTemporal(t *testing.T) {
 	if !strings.Contains(r.stdout, "temporal workflow show --workflow-id pflow-fail-") {
 		t.Errorf("a failed Temporal run does not say where its history is:\n%s", r.stdout)
 	}
+
+	// pflow runs --temporal lists them with pflow's status (the server's
+	// list is eventually consistent: wait until it has them all).
+	type listed struct {
+		Runs []struct {
+			ID, Status, Workflow string
+			FailedStep           string `json:"failed_step"`
+		}
+	}
+	var l listed
+	waitFor(t, "pflow runs --temporal to list every run", time.Minute, func() bool {
+		r := c.pflow(t, "runs", "--temporal", c.srv.HostPort, "--json")
+		l = listed{}
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &l) == nil && len(l.Runs) == len(cases)+1
+	})
+	byName := map[string]string{}
+	for _, r := range l.Runs {
+		byName[r.Workflow] = r.Status + "/" + r.FailedStep
+	}
+	if byName["hello"] != "success/" || byName["error-handling"] != "degraded/" || byName["fail"] != "failed/boom" {
+		t.Errorf("pflow runs --temporal: %+v", l.Runs)
+	}
+	if r := c.pflow(t, "runs", "--temporal", c.srv.HostPort); r.code != 0 || !strings.Contains(r.stdout, "TEMPORAL RUN") || !strings.Contains(r.stdout, "(failed at 'boom')") {
+		t.Errorf("pflow runs --temporal (text): %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 func writeFile(t testing.TB, path, text string) {

@@ -27,6 +27,13 @@ const (
 	infraAttempts = 10
 )
 
+// Memo fields of a run, readable by pflow runs --temporal.
+const (
+	memoStatus     = "pflow_status"
+	memoFailedStep = "pflow_failed_step"
+	memoWorkflow   = "pflow_workflow"
+)
+
 // Run is the Temporal workflow: it walks the pflow graph with the engine
 // of a local run, each node execution an activity.
 func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, error) {
@@ -43,6 +50,7 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 		return nil, err
 	}
 	if len(prep.InputErrors) > 0 {
+		_ = workflow.UpsertMemo(wctx, map[string]any{memoStatus: runtime.RunFailed})
 		return &wire.Report{InputErrors: prep.InputErrors, Missing: prep.Missing, Status: runtime.RunFailed}, nil
 	}
 
@@ -79,6 +87,18 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 		},
 	}
 	res := runtime.Run(ctx, root, prep.Values.V.(map[string]any), opts)
+	// pflow's own status (a run that completed on Temporal may have failed
+	// in pflow's terms), for pflow runs --temporal.
+	memo := map[string]any{memoStatus: res.Status}
+	if res.Interrupted {
+		memo[memoStatus] = "interrupted"
+	}
+	if res.Failure != nil && res.Failure.NodeID != "" {
+		memo[memoFailedStep] = res.Failure.NodeID
+	}
+	if err := workflow.UpsertMemo(wctx, memo); err != nil {
+		workflow.GetLogger(wctx).Warn("could not record the run's status", "error", err)
+	}
 	return wire.ReportOf(res), nil
 }
 

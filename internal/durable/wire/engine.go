@@ -89,10 +89,15 @@ type WorkerConfig struct {
 
 // RunInfo is one Temporal run, as listed.
 type RunInfo struct {
-	ID      string
-	Status  string
-	Started time.Time
-	Closed  time.Time
+	ID string `json:"id"`
+	// Status is pflow's status of a finished run (success, degraded,
+	// failed, interrupted), else Temporal's (running, cancelled, terminated,
+	// timed_out, failed).
+	Status     string    `json:"status"`
+	Workflow   string    `json:"workflow,omitempty"`
+	FailedStep string    `json:"failed_step,omitempty"`
+	Started    time.Time `json:"started"`
+	Closed     time.Time `json:"closed,omitzero"`
 }
 
 // Error is a failure to reach or use Temporal, worded for the user.
