@@ -88,6 +88,9 @@ func Envelope(o *RunOutcome, t *Target) map[string]any {
 	if o.RunID != "" {
 		env["run_id"] = o.RunID
 	}
+	if o.TemporalID != "" {
+		env["temporal_run_id"] = o.TemporalID
+	}
 	if o.ResumedFrom != "" {
 		env["resumed_from"] = o.ResumedFrom
 	}

@@ -218,7 +218,8 @@ func executionFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 	case o.RunID != "":
 		sugg = append(sugg, "Fix the failed step (or its inputs), then resume the run; its completed steps do not run again: pflow --resume "+o.RunID)
 	case o.TemporalID != "":
-		sugg = append(sugg, "Fix the failed step (or its inputs) and run the workflow again. The run's history on Temporal: temporal workflow show --workflow-id "+o.TemporalID)
+		sugg = append(sugg, fmt.Sprintf("Fix the failed step (or its inputs), then resume the run on Temporal; its completed steps do not run again: %s. "+
+			"Its history: temporal workflow show --workflow-id %s", o.temporalResume(), o.TemporalID))
 	default:
 		sugg = append(sugg, "Fix the failed step (or its inputs) and run the workflow again.")
 	}
@@ -230,6 +231,11 @@ func executionFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 		}
 	}
 	return newReport(ErrExecution, msg, details, sugg)
+}
+
+// temporalResume is the command that resumes a failed Temporal run.
+func (o *RunOutcome) temporalResume() string {
+	return fmt.Sprintf("pflow --temporal %s --resume %s", o.TemporalAddr, o.TemporalID)
 }
 
 // Checkpoint is where a failed run stopped: the steps that completed, the
@@ -249,7 +255,11 @@ func Checkpoint(o *RunOutcome, aud Audience) map[string]any {
 	if r.Failure != nil {
 		failed = r.Failure.NodeID
 	}
-	cp := map[string]any{"completed_nodes": completed, "failed_node": failed, "resumable": o.RunID != ""}
+	cp := map[string]any{"completed_nodes": completed, "failed_node": failed, "resumable": o.RunID != "" || o.TemporalID != ""}
+	if o.TemporalID != "" {
+		cp["temporal_run_id"] = o.TemporalID
+		cp["resume_command"] = o.temporalResume()
+	}
 	if o.RunID != "" {
 		// The failure is a checkpoint: fix the workflow and resume the run;
 		// its completed steps that are unchanged do not run again (D17).

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/mcp/client"
 	"github.com/pflow-go/pflow/internal/pferr"
@@ -136,6 +138,8 @@ type RunOutcome struct {
 	// is then nil).
 	TemporalID string
 	Detached   bool
+	// TemporalAddr is the Temporal service the run ran on.
+	TemporalAddr string
 }
 
 // Failed reports whether the outcome is a failure.
@@ -168,12 +172,22 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// Secret-named inputs (and URL credentials in any input) are secrets
 	// from here on, even in the messages that reject them.
 	red.AddSecretsIn(req.Params)
-	if req.Temporal != nil && req.Resume != "" {
-		return nil, &pferr.Error{Kind: pferr.Usage, Message: "--resume cannot be combined with --temporal: a Temporal run keeps its own history",
-			Hint: "Resume a local run without --temporal, or start the workflow again on Temporal"}
+	var prior *wire.PriorRun // the Temporal run being resumed
+	if req.Temporal != nil && req.Resume != "" && !req.ValidateOnly {
+		if prior, err = a.TemporalPrior(ctx, *req.Temporal, req.Resume); err != nil {
+			return nil, err
+		}
+		// The inputs it ran with, overridden by those given now.
+		params := maps.Clone(wire.MapOf(prior.Input.Params))
+		if params == nil {
+			params = map[string]any{}
+		}
+		maps.Copy(params, req.Params)
+		req.Params = params
+		red.AddSecretsIn(req.Params)
 	}
 	var resume *resumeState
-	if req.Resume != "" && !req.ValidateOnly {
+	if req.Resume != "" && !req.ValidateOnly && req.Temporal == nil {
 		if resume, err = a.openResume(ctx, req); err != nil {
 			return nil, err
 		}
@@ -268,7 +282,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	}
 	var res *runtime.Result
 	if req.Temporal != nil {
-		if res, err = a.runOnTemporal(ctx, req, given, opts, out); err != nil || res == nil {
+		if res, err = a.runOnTemporal(ctx, req, given, prior, opts, out); err != nil || res == nil {
 			return out, err
 		}
 	} else {

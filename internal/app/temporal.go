@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -45,7 +46,7 @@ func (a *App) temporalConn(t *TemporalRequest) (wire.Conn, error) {
 // outcome is the engine's Result, so both faces render it as a local run.
 // It returns a nil Result when the run was detached or the worker refused
 // its inputs (out says which).
-func (a *App) runOnTemporal(ctx context.Context, req RunRequest, given map[string]any, opts runtime.Options, out *RunOutcome) (*runtime.Result, error) {
+func (a *App) runOnTemporal(ctx context.Context, req RunRequest, given map[string]any, prior *wire.PriorRun, opts runtime.Options, out *RunOutcome) (*runtime.Result, error) {
 	conn, err := a.temporalConn(req.Temporal)
 	if err != nil {
 		return nil, err
@@ -58,12 +59,19 @@ func (a *App) runOnTemporal(ctx context.Context, req RunRequest, given map[strin
 	if !req.Target.Saved {
 		name = traceName(req.Target)
 	}
-	o, err := a.Temporal.Submit(ctx, wire.Submission{Conn: conn, Detach: req.Temporal.Detach, Observer: req.Observer,
-		Input: wire.RunInput{Bundle: bundle, Params: wire.Value{V: given}, Permissive: opts.Permissive, Name: name}})
+	in := wire.RunInput{Bundle: bundle, Params: wire.Value{V: given}, Permissive: opts.Permissive, Name: name}
+	if prior != nil {
+		in.ResumedFrom = prior.ID
+		if prior.Report != nil {
+			in.Resume = prior.Report.Records
+		}
+		out.ResumedFrom = prior.ID
+	}
+	o, err := a.Temporal.Submit(ctx, wire.Submission{Conn: conn, Detach: req.Temporal.Detach, Observer: req.Observer, Input: in})
 	if err != nil {
 		return nil, temporalError(err)
 	}
-	out.TemporalID = o.ID
+	out.TemporalID, out.TemporalAddr = o.ID, req.Temporal.HostPort
 	if req.Temporal.Detach {
 		out.Detached = true
 		return nil, nil
@@ -221,6 +229,40 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// TemporalPrior reads a finished Temporal run back ("last": the newest).
+func (a *App) TemporalPrior(ctx context.Context, t TemporalRequest, id string) (*wire.PriorRun, error) {
+	conn, err := a.temporalConn(&t)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.Temporal.Prior(ctx, conn, id)
+	if err != nil {
+		return nil, temporalError(err)
+	}
+	return p, nil
+}
+
+// TemporalResumeTarget is the workflow a Temporal run ran, for a resume
+// that does not name one: its file as it is now when it still exists (so a
+// fix is picked up), else the text the run was sent with.
+func (a *App) TemporalResumeTarget(ctx context.Context, t TemporalRequest, id string) (*Target, error) {
+	p, err := a.TemporalPrior(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	root := p.Input.Bundle.Root
+	if root.Path != "" {
+		if _, err := os.Stat(root.Path); err == nil {
+			return a.ResolveTarget(root.Path)
+		}
+	}
+	w, err := root.Parse()
+	if err != nil {
+		return nil, parseError(p.Input.Name, err)
+	}
+	return &Target{Workflow: w, Name: p.Input.Name, Path: root.Path}, nil
 }
 
 // TemporalRuns lists the newest pflow runs on a Temporal service, with

@@ -170,9 +170,12 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 	}
 	var t *app.Target
 	var err error
-	if target == "" {
+	switch {
+	case target == "" && opts.temporal != "":
+		t, err = f.App.TemporalResumeTarget(ctx, app.TemporalRequest{HostPort: opts.temporal, Namespace: opts.namespace, TaskQueue: opts.taskQueue}, opts.resume)
+	case target == "":
 		t, err = f.App.ResumeTarget(opts.resume)
-	} else {
+	default:
 		t, err = f.App.ResolveTarget(target)
 	}
 	if err != nil {

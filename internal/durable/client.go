@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -221,6 +222,7 @@ func (Engine) List(ctx context.Context, conn wire.Conn, limit int) ([]wire.RunIn
 			break
 		}
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) }) // newest first
 	return out, nil
 }
 
@@ -247,4 +249,59 @@ func statusName(s enumspb.WorkflowExecutionStatus) string {
 func listRequest(ns string, token []byte) *workflowservice.ListWorkflowExecutionsRequest {
 	return &workflowservice.ListWorkflowExecutionsRequest{Namespace: ns, PageSize: 100, NextPageToken: token,
 		Query: fmt.Sprintf("WorkflowType = '%s'", wire.WorkflowName)}
+}
+
+// Prior reads a finished run back for a resume: the input it was started
+// with and its report (with its completed node executions).
+func (e Engine) Prior(ctx context.Context, conn wire.Conn, id string) (*wire.PriorRun, error) {
+	if id == "last" {
+		list, err := e.List(ctx, conn, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(list) == 0 {
+			return nil, &wire.Error{Message: fmt.Sprintf("there is no pflow run on Temporal at %s to resume", conn.HostPort),
+				Hint: "List them with: pflow runs --temporal " + conn.HostPort}
+		}
+		id = list[0].ID
+	}
+	c, err := dial(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, &wire.Error{Message: fmt.Sprintf("there is no run '%s' on Temporal at %s (namespace '%s')", id, conn.HostPort, conn.NS()), Err: err,
+				Hint: "List the runs with: pflow runs --temporal " + conn.HostPort}
+		}
+		return nil, &wire.Error{Message: fmt.Sprintf("cannot read run '%s' on Temporal: %s", id, innermost(err)), Err: err}
+	}
+	if desc.GetWorkflowExecutionInfo().GetType().GetName() != wire.WorkflowName {
+		return nil, &wire.Error{Message: fmt.Sprintf("Temporal run '%s' is not a pflow run", id)}
+	}
+	if desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil, &wire.Error{Message: fmt.Sprintf("Temporal run '%s' is still running: only a finished run can be resumed", id),
+			Hint: "Wait for it, or cancel it: temporal workflow cancel --workflow-id " + id}
+	}
+	dc := dataConverter(conn.Key)
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return nil, &wire.Error{Message: fmt.Sprintf("Temporal run '%s' has no history", id)}
+	}
+	first, err := it.Next()
+	if err != nil {
+		return nil, &wire.Error{Message: fmt.Sprintf("cannot read the history of run '%s': %s", id, innermost(err)), Err: err}
+	}
+	prior := &wire.PriorRun{ID: id}
+	if err := dc.FromPayloads(first.GetWorkflowExecutionStartedEventAttributes().GetInput(), &prior.Input); err != nil {
+		return nil, &wire.Error{Message: fmt.Sprintf("cannot open the input of run '%s': %s", id, innermost(err)), Err: err}
+	}
+	var rep wire.Report
+	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &rep); err == nil {
+		prior.Report = &rep
+	}
+	return prior, nil
 }

@@ -467,3 +467,72 @@ func TestTemporalCommandsWithoutTheEngineOrTheServer(t *testing.T) {
 		t.Errorf("--detach without --temporal: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestResumeAFailedTemporalRun: a run that failed at its last step is
+// resumed from Temporal's history: its completed steps (and batch items)
+// are not run again, its inputs are the ones it ran with, and the fixed
+// step runs.
+func TestResumeAFailedTemporalRun(t *testing.T) {
+	c := newCluster(t)
+	c.worker(t)
+	counter := filepath.Join(c.dir, "ran.log")
+	flag := filepath.Join(c.dir, "fixed")
+	wf := filepath.Join(c.dir, "release.pflow.md")
+	writeFile(t, wf, "# Release\n\n## Inputs\n\n### version\nThe version.\n- type: string\n\n## Steps\n\n"+
+		"### build\nBuilds each part (a side effect per item).\n- type: shell\n- command: echo \"build ${part} ${version}\" >> "+counter+"; echo built-${part}\n\n"+
+		"```yaml batch\nitems: [\"api\", \"web\", \"cli\"]\nas: part\n```\n\n"+
+		"### publish\nPublishes once the fix is in.\n- type: shell\n- command: test -f "+flag+" && echo \"publish ${version}\" >> "+counter+" && echo published-${version}\n\n"+
+		"## Outputs\n\n### said\nWhat publish said.\n- source: ${publish.stdout}\n")
+	r := c.pflow(t, "--temporal", c.srv.HostPort, "--output-format", "json", wf, "version=1.2")
+	if r.code != 1 {
+		t.Fatalf("first run: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var first struct {
+		ID         string `json:"temporal_run_id"`
+		Checkpoint struct {
+			Resumable bool   `json:"resumable"`
+			Command   string `json:"resume_command"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &first); err != nil || !strings.HasPrefix(first.ID, "pflow-release-") ||
+		!first.Checkpoint.Resumable || first.Checkpoint.Command != "pflow --temporal "+c.srv.HostPort+" --resume "+first.ID {
+		t.Fatalf("the failed run does not say how to resume it (%v):\n%s", err, r.stdout)
+	}
+	writeFile(t, flag, "")
+	// "last" is the newest run the server lists (its list is eventually
+	// consistent: wait until it has the run).
+	waitFor(t, "the run to be listed", time.Minute, func() bool {
+		return strings.Contains(c.pflow(t, "runs", "--temporal", c.srv.HostPort).stdout, first.ID)
+	})
+	// No workflow and no inputs: both come from the run being resumed.
+	r = c.pflow(t, "--temporal", c.srv.HostPort, "--output-format", "json", "--resume", "last")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var env map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &env); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := env["result"].(map[string]any); res["said"] != "published-1.2" {
+		t.Errorf("result = %v", env["result"])
+	}
+	got := lines(counter)
+	want := []string{"build api 1.2", "build web 1.2", "build cli 1.2", "publish 1.2"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("side effects = %q, want each once: %q", got, want)
+	}
+	if env["resumed_from"] != first.ID {
+		t.Errorf("resumed_from = %v, want %s", env["resumed_from"], first.ID)
+	}
+	second, _ := env["temporal_run_id"].(string)
+	// Resuming that run re-uses everything: nothing runs.
+	r = c.pflow(t, "--temporal", c.srv.HostPort, "--resume", second, wf)
+	if r.code != 0 || len(lines(counter)) != 4 {
+		t.Errorf("second resume: exit %d, marks %q\n%s%s", r.code, lines(counter), r.stdout, r.stderr)
+	}
+	// A changed input runs the steps that read it again.
+	r = c.pflow(t, "--temporal", c.srv.HostPort, "--resume", second, wf, "version=1.3")
+	if r.code != 0 || len(lines(counter)) != 8 {
+		t.Errorf("resume with a new input: exit %d, marks %q\n%s%s", r.code, lines(counter), r.stdout, r.stderr)
+	}
+}

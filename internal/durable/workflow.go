@@ -66,7 +66,9 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctx = withWorkflowContext(ctx, wctx, cancel)
+	jr := newJournal(in)
 	opts := runtime.Options{
+		Journal:    jr,
 		Catalog:    proxyCatalog{wk.catalog},
 		Permissive: in.Permissive,
 		Observer:   prog,
@@ -99,7 +101,13 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 	if err := workflow.UpsertMemo(wctx, memo); err != nil {
 		workflow.GetLogger(wctx).Warn("could not record the run's status", "error", err)
 	}
-	return wire.ReportOf(res), nil
+	rep := wire.ReportOf(res)
+	var why string
+	rep.Records, why = jr.report()
+	if why != "" {
+		rep.Warnings = append(rep.Warnings, runtime.Warning{Type: "not_resumable", Message: why})
+	}
+	return rep, nil
 }
 
 // progress records the engine's events for the submitter's queries.
@@ -187,6 +195,9 @@ func (c proxyCatalog) Lookup(t string) (*node.Spec, bool) {
 	}
 	proxy := *spec
 	proxy.Node = activityNode{}
+	// A fingerprint reads the world (a file's size and time): not in
+	// workflow code, whose every replay must decide the same.
+	proxy.Fingerprint = nil
 	return &proxy, true
 }
 

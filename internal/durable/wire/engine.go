@@ -19,6 +19,9 @@ type Engine interface {
 	Serve(ctx context.Context, cfg WorkerConfig) error
 	// List returns the newest pflow runs of the namespace.
 	List(ctx context.Context, conn Conn, limit int) ([]RunInfo, error)
+	// Prior reads a finished run back (its input and report) for a resume;
+	// id "last" is the newest pflow run.
+	Prior(ctx context.Context, conn Conn, id string) (*PriorRun, error)
 }
 
 // Conn says which Temporal service, namespace and task queue to use.

@@ -8,6 +8,7 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/runtime"
@@ -112,6 +113,33 @@ type RunInput struct {
 	Permissive bool  `json:"permissive,omitempty"`
 	// Name is the workflow's name as the submitter called it.
 	Name string `json:"name,omitempty"`
+	// Resume holds the completed node executions of the run being resumed
+	// (ResumedFrom): those that are unchanged are re-used, not run again.
+	Resume      []Record `json:"resume,omitempty"`
+	ResumedFrom string   `json:"resumed_from,omitempty"`
+}
+
+// Record is one completed node execution of a Temporal run: where it is in
+// the run, a digest of what it received, and what it produced. A resume
+// re-uses it when the same execution receives the same params and none of
+// the steps it reads from ran again.
+type Record struct {
+	Path       string `json:"path"`
+	Occurrence int    `json:"occurrence"`
+	Item       int    `json:"item"`
+	Digest     string `json:"digest"`
+	Action     string `json:"action,omitempty"`
+	Outputs    Value  `json:"outputs"`
+}
+
+// Key identifies the execution a record is of.
+func (r Record) Key() string { return fmt.Sprintf("%s#%d[%d]", r.Path, r.Occurrence, r.Item) }
+
+// PriorRun is a finished Temporal run, read back for a resume.
+type PriorRun struct {
+	ID     string
+	Input  RunInput
+	Report *Report
 }
 
 // PrepareOutput is what the worker's input preparation produced.
@@ -161,8 +189,10 @@ type Report struct {
 	Failure     *FailureReport       `json:"failure,omitempty"`
 	Warnings    []runtime.Warning    `json:"warnings,omitempty"`
 	LLMCalls    Value                `json:"llm_calls"`
-	Started     time.Time            `json:"started"`
-	Duration    time.Duration        `json:"duration"`
+	// Records are the run's completed node executions (for a resume).
+	Records  []Record      `json:"records,omitempty"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
 }
 
 // FailureReport is runtime.Failure with typed details.
