@@ -378,7 +378,7 @@ func TestHistoryHoldsNoValueInClear(t *testing.T) {
 	wf := filepath.Join(c.dir, "secret.pflow.md")
 	writeFile(t, wf, "# Secret\n\n## Inputs\n\n### token\nThe API token.\n- type: string\n- env: PAYMENT_API_TOKEN\n\n### note\nA note.\n- type: string\n\n"+
 		"## Steps\n\n### use\nUses the token.\n- type: shell\n- command: printf 'token-length=%s note=%s' \"$(printf %s '${token}' | wc -c | tr -d ' ')\" '${note}'\n\n"+
-		"## Outputs\n\n### said\nWhat the step said.\n- source: ${use.stdout}\n")
+		"## Outputs\n\n### said\nWhat the step said.\n- source: ${use.stdout}\n\n### leaked\nThe token itself (must be masked).\n- source: ${token}\n")
 	r := c.pflow(t, "--temporal", c.srv.HostPort, "--output-format", "json", "--detach", wf, "note=plainly-visible-marker")
 	if r.code != 0 {
 		t.Fatalf("submit failed: %s %s", r.stdout, r.stderr)
@@ -410,6 +410,12 @@ func TestHistoryHoldsNoValueInClear(t *testing.T) {
 		if strings.Contains(string(hist), clear) {
 			t.Errorf("Temporal history holds %q in clear", clear)
 		}
+	}
+	// The submitter never had the secret, and does not show it: the worker
+	// masks the values it took from its environment in what it reports.
+	r = c.pflow(t, "--temporal", c.srv.HostPort, "--output-format", "json", wf, "note=x")
+	if r.code != 0 || strings.Contains(r.stdout+r.stderr, secret) || !strings.Contains(r.stdout, "token-length=20") {
+		t.Errorf("followed run: exit %d, secret shown or step output missing:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 

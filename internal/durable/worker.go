@@ -15,6 +15,7 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/proc"
 	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Worker runs pflow workflows for a Temporal task queue.
@@ -71,6 +72,11 @@ func (wk *Worker) Prepare(ctx context.Context, root wire.Doc, params wire.Value)
 	}
 	if len(errs) == 0 {
 		out.Values = wire.Value{V: p.Values}
+		for _, name := range value.SortedKeys(p.Sources) {
+			if src := p.Sources[name]; src == runtime.FromEnv || src == runtime.FromSettings {
+				out.FromWorker = append(out.FromWorker, name)
+			}
+		}
 		if wk.onParams != nil {
 			wk.onParams(p.Values)
 		}

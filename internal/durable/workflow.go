@@ -13,6 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/trace"
 	pwf "github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -88,7 +89,11 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 			return d.Parse()
 		},
 	}
-	res := runtime.Run(ctx, root, prep.Values.V.(map[string]any), opts)
+	inputs := wire.MapOf(prep.Values)
+	if inputs == nil {
+		inputs = map[string]any{}
+	}
+	res := runtime.Run(ctx, root, inputs, opts)
 	// pflow's own status (a run that completed on Temporal may have failed
 	// in pflow's terms), for pflow runs --temporal.
 	memo := map[string]any{memoStatus: res.Status}
@@ -102,6 +107,7 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 		workflow.GetLogger(wctx).Warn("could not record the run's status", "error", err)
 	}
 	rep := wire.ReportOf(res)
+	maskReport(rep, secretsOf(inputs, prep.FromWorker))
 	var why string
 	rep.Records, why = jr.report()
 	if why != "" {
@@ -240,4 +246,46 @@ func activityError(err error) string {
 		}
 		err = u
 	}
+}
+
+// secretsOf is what the run's report must not show: the inputs that came
+// from the worker's environment or settings (API keys live there), and
+// secret-named inputs. The submitter masks what it knows; these only the
+// worker knew.
+func secretsOf(inputs map[string]any, fromWorker []string) *trace.Redactor {
+	red := trace.NewRedactor()
+	red.AddSecretsIn(inputs)
+	for _, name := range fromWorker {
+		if s, ok := inputs[name].(string); ok {
+			red.AddSecret(name, s)
+		}
+	}
+	return red
+}
+
+// maskReport masks secrets in everything the report shows (its records for a
+// resume stay as they are: they are sealed and never shown).
+func maskReport(rep *wire.Report, red *trace.Redactor) {
+	rep.Outputs = wire.Value{V: red.Value(rep.Outputs.V)}
+	if f := rep.Failure; f != nil {
+		f.Message = red.String(f.Message)
+		f.Details = wire.Value{V: red.Value(f.Details.V)}
+	}
+	for i := range rep.Warnings {
+		rep.Warnings[i].Message = red.String(rep.Warnings[i].Message)
+	}
+	var steps func([]wire.StepReport)
+	steps = func(ss []wire.StepReport) {
+		for i := range ss {
+			s := &ss[i]
+			s.Params = wire.Value{V: red.Value(s.Params.V)}
+			s.Outputs = wire.Value{V: red.Value(s.Outputs.V)}
+			s.Error = red.String(s.Error)
+			for j, l := range s.Logs {
+				s.Logs[j] = red.String(l)
+			}
+			steps(s.Children)
+		}
+	}
+	steps(rep.Steps)
 }

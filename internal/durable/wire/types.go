@@ -148,6 +148,9 @@ type PrepareOutput struct {
 	InputErrors []runtime.InputError `json:"input_errors,omitempty"`
 	// Missing marks which of InputErrors are missing required inputs.
 	Missing []bool `json:"missing,omitempty"`
+	// FromWorker names the inputs whose values came from the worker's
+	// environment or settings: secrets, masked in what the run reports.
+	FromWorker []string `json:"from_worker,omitempty"`
 }
 
 // NodeInput is one node execution.
