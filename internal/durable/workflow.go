@@ -216,7 +216,7 @@ func (activityNode) Run(ctx context.Context, req *node.Request) (*node.Result, e
 		return nil, errors.New("durable: a node ran outside a Temporal workflow")
 	}
 	actx := workflow.WithActivityOptions(v.wctx, workflow.ActivityOptions{
-		StartToCloseTimeout: nodeStartToClose,
+		StartToCloseTimeout: startToClose(req.Params),
 		HeartbeatTimeout:    heartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 	})
@@ -235,6 +235,17 @@ func (activityNode) Run(ctx context.Context, req *node.Request) (*node.Result, e
 	}
 	return &node.Result{Outputs: wire.MapOf(out.Outputs), Action: out.Action, Retryable: out.Retryable, Permanent: out.Permanent,
 		Class: out.Class, RetryAfter: out.RetryAfter, Warnings: out.Warnings, Logs: out.Logs}, nil
+}
+
+// startToClose bounds one node execution on Temporal: the step's own
+// timeout with a minute's grace for its node to stop and report,
+// or a day for a step without one (a lost worker is noticed sooner, by its
+// heartbeat).
+func startToClose(params map[string]any) time.Duration {
+	if d, err := node.Duration(params, "timeout", 0); err == nil && d > 0 {
+		return d + time.Minute
+	}
+	return nodeStartToClose
 }
 
 // activityError is the innermost message of an activity failure.
