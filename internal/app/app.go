@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/durable/wire"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/pferr"
@@ -40,7 +40,7 @@ type App struct {
 	// MCPPool, set by a long-lived process (pflow mcp serve), keeps MCP
 	// sessions open across runs (issue #15); nil in the one-shot CLI, whose
 	// runs start and stop their servers (D5).
-	MCPPool *client.Pool
+	MCPPool *mcpclient.Pool
 	// Temporal runs workflows on Temporal (issue #17); set by the
 	// pflow-temporal binary, nil in pflow (whose start-up must not pay for
 	// the Temporal SDK).

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/validate"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -29,21 +29,21 @@ func (a *App) liveDrift(ctx context.Context, w *workflow.Workflow, st *settings.
 	}
 	var out []validate.Diagnostic
 	for server, nodes := range byServer {
-		srv, err := client.LoadServer(a.Paths.MCPServers, server, a.EnvLookup(st), a.Log)
+		srv, err := mcpclient.LoadServer(a.Paths.MCPServers, server, a.EnvLookup(st), a.Log)
 		if err != nil {
 			continue // the static checks already say what is wrong with it
 		}
 		a.withSignIn(srv)
-		tools, err := client.Discover(ctx, srv, a.Log)
+		tools, err := mcpclient.Discover(ctx, srv, a.Log)
 		if err != nil {
 			out = append(out, validate.Diagnostic{Severity: validate.SeverityWarning, NodeID: nodes[0].ID, Param: "type", Line: nodes[0].Line,
-				Message: fmt.Sprintf("Could not check the tools of MCP server %s against the registry: %s", server, strings.SplitN(client.ErrorText(err), "\n", 2)[0]),
+				Message: fmt.Sprintf("Could not check the tools of MCP server %s against the registry: %s", server, strings.SplitN(mcpclient.ErrorText(err), "\n", 2)[0]),
 				Hint:    fmt.Sprintf("pflow mcp test %s shows what is wrong with it.", server)})
 			continue
 		}
 		live := map[string]string{}
 		for _, t := range tools {
-			live[t.Name] = client.SchemaHash(t.InputSchema)
+			live[t.Name] = mcpclient.SchemaHash(t.InputSchema)
 		}
 		for _, n := range nodes {
 			e := f.Nodes[n.Type]

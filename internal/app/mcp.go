@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
@@ -58,21 +58,21 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 		return nil, pferr.New(pferr.Usage, "Give at least one config file or JSON string").
 			WithHint(`Example: pflow mcp add '{"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}}'`)
 	}
-	var parsed []*client.Source
+	var parsed []*mcpclient.Source
 	for _, src := range sources {
-		s, err := client.ParseSource(src)
+		s, err := mcpclient.ParseSource(src)
 		if err != nil {
 			return nil, err
 		}
 		parsed = append(parsed, s)
 		for _, srv := range s.Servers {
-			client.AddConfigSecrets(a.Secrets, srv.Name, srv.Config, a.LookupProcessEnv)
+			mcpclient.AddConfigSecrets(a.Secrets, srv.Name, srv.Config, a.LookupProcessEnv)
 		}
 	}
-	err := client.Update(ctx, a.Paths.MCPServers, func(f *client.File) error {
+	err := mcpclient.Update(ctx, a.Paths.MCPServers, func(f *mcpclient.File) error {
 		for _, s := range parsed {
 			for _, srv := range s.Servers {
-				if o.Insecure && client.Transport(srv.Config) != "stdio" {
+				if o.Insecure && mcpclient.Transport(srv.Config) != "stdio" {
 					srv.Config["insecure"] = true
 				}
 				f.Servers[srv.Name] = srv.Config
@@ -101,7 +101,7 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 // argument after --token — is replaced by trace.Redacted. ${VAR} references
 // are shown as written: they hold no secret.
 func (a *App) MCPServers() (map[string]map[string]any, error) {
-	f, err := client.LoadFile(a.Paths.MCPServers)
+	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func maskEntry(cfg map[string]any) map[string]any {
 // from the registry (not those of a server whose name extends it). It
 // returns the number of tools removed.
 func (a *App) RemoveMCPServer(ctx context.Context, name string) (int, error) {
-	err := client.Update(ctx, a.Paths.MCPServers, func(f *client.File) error {
+	err := mcpclient.Update(ctx, a.Paths.MCPServers, func(f *mcpclient.File) error {
 		if _, ok := f.Servers[name]; !ok {
 			avail := strings.Join(f.Names(), ", ")
 			if avail == "" {
@@ -265,7 +265,7 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 	// are stopped when the sync ends, even a descendant that left its group.
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
-	f, err := client.LoadFile(a.Paths.MCPServers)
+	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 	tools := map[string][]string{}
 	skipped := 0
 	for i, name := range names {
-		if client.Disabled(f.Servers[name]) {
+		if mcpclient.Disabled(f.Servers[name]) {
 			if !all {
 				return results, pferr.Newf(pferr.Usage, "Server '%s' is disabled (\"disabled\": true in mcp-servers.json)", name).
 					WithHint("Remove \"disabled\": true from its entry to use it (pflow mcp add with the entry without it), then sync again.")
@@ -355,15 +355,15 @@ func (a *App) mcpLookup() (func(string) (string, bool), error) {
 
 func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, lookup func(string) (string, bool)) MCPSyncResult {
 	r := MCPSyncResult{Server: name, Nodes: []string{}}
-	srv, err := client.Resolve(name, raw, lookup, a.Log)
+	srv, err := mcpclient.Resolve(name, raw, lookup, a.Log)
 	if err != nil {
-		r.Error = client.ErrorText(err)
+		r.Error = mcpclient.ErrorText(err)
 		return r
 	}
 	a.withSignIn(srv)
-	tools, err := client.Discover(ctx, srv, a.Log)
+	tools, err := mcpclient.Discover(ctx, srv, a.Log)
 	if err != nil {
-		r.Error = client.ErrorText(err)
+		r.Error = mcpclient.ErrorText(err)
 		return r
 	}
 	reg := a.RegisterMCPTools(ctx, name, tools)
@@ -377,7 +377,7 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 // reported (server a-b tool c and server a tool b-c both make mcp-a-b-c).
 func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.Tool) MCPSyncResult {
 	r := MCPSyncResult{Server: name, Nodes: []string{}, Discovered: len(tools)}
-	entries, warnings := client.RegistryEntries(name, tools)
+	entries, warnings := mcpclient.RegistryEntries(name, tools)
 	r.Warnings = append(r.Warnings, warnings...)
 	// Patch: the other entries are written back as stored, only this
 	// server's are encoded (a registry can hold thousands of tools).
@@ -421,7 +421,7 @@ func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.To
 		return nil
 	})
 	if err != nil {
-		r.Error = client.ErrorText(err)
+		r.Error = mcpclient.ErrorText(err)
 		return r
 	}
 	r.Registered = len(entries)
@@ -515,7 +515,7 @@ func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 	if len(mcpTypes) == 0 {
 		return nil
 	}
-	f, err := client.LoadFile(a.Paths.MCPServers)
+	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -529,7 +529,7 @@ func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 	need := map[string]bool{}
 	var missing, restored []string
 	for _, t := range mcpTypes {
-		server, _, err := client.ParseNodeType(t, f.Names())
+		server, _, err := mcpclient.ParseNodeType(t, f.Names())
 		if err != nil {
 			continue
 		}
@@ -662,7 +662,7 @@ type MCPTestResult struct {
 func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]MCPTestResult, error) {
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
-	f, err := client.LoadFile(a.Paths.MCPServers)
+	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
 	if err != nil {
 		return nil, err
 	}
@@ -687,25 +687,25 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 		if !ok {
 			return nil, pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + strings.Join(f.Names(), ", "))
 		}
-		r := MCPTestResult{Server: name, Transport: client.Transport(raw)}
-		if client.Disabled(raw) {
+		r := MCPTestResult{Server: name, Transport: mcpclient.Transport(raw)}
+		if mcpclient.Disabled(raw) {
 			r.Skipped = "disabled"
 			out = append(out, r)
 			continue
 		}
 		start := time.Now()
-		srv, err := client.Resolve(name, raw, lookup, io.Discard)
+		srv, err := mcpclient.Resolve(name, raw, lookup, io.Discard)
 		if err == nil {
 			a.withSignIn(srv)
-			var s *client.Session
-			if s, err = client.Connect(ctx, srv, io.Discard); err == nil {
+			var s *mcpclient.Session
+			if s, err = mcpclient.Connect(ctx, srv, io.Discard); err == nil {
 				var tools []*mcp.Tool
 				tools, err = s.ListTools(ctx)
 				r.Protocol = s.ProtocolVersion()
 				s.Close()
 				if err == nil {
 					r.OK, r.Tools = true, len(tools)
-					entries, _ := client.RegistryEntries(name, tools)
+					entries, _ := mcpclient.RegistryEntries(name, tools)
 					if reg != nil {
 						for k := range entries {
 							if reg.Nodes[k] == nil {
@@ -725,7 +725,7 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 		}
 		r.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
-			r.Error = client.ErrorText(err)
+			r.Error = mcpclient.ErrorText(err)
 		}
 		out = append(out, r)
 	}

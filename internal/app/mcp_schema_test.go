@@ -2,7 +2,7 @@ package app
 
 import (
 	"context"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +33,7 @@ func TestLiteralParamsOfRefSchemasAreChecked(t *testing.T) {
 			"clip":    map[string]any{"$ref": "#/$defs/Box"},
 		},
 	}
-	entries, _ := client.RegistryEntries("browser", []*mcp.Tool{{Name: "screenshot", InputSchema: schema}})
+	entries, _ := mcpclient.RegistryEntries("browser", []*mcp.Tool{{Name: "screenshot", InputSchema: schema}})
 	if err := a.RegistryStore().Update(ctx, func(f *registry.File) error {
 		for k, e := range entries {
 			f.Nodes[k] = e
@@ -81,7 +81,7 @@ func TestExtraParamsOnlyWhereTheSchemaAllowsThem(t *testing.T) {
 	ctx := context.Background()
 	strict := map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}, "additionalProperties": false}
 	open := map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}, "additionalProperties": true}
-	entries, _ := client.RegistryEntries("api", []*mcp.Tool{{Name: "strict", InputSchema: strict}, {Name: "open", InputSchema: open}})
+	entries, _ := mcpclient.RegistryEntries("api", []*mcp.Tool{{Name: "strict", InputSchema: strict}, {Name: "open", InputSchema: open}})
 	if !entries["mcp-api-open"].Interface.ExtraParams || entries["mcp-api-strict"].Interface.ExtraParams {
 		t.Fatalf("extra params: open %v strict %v", entries["mcp-api-open"].Interface.ExtraParams, entries["mcp-api-strict"].Interface.ExtraParams)
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/settings"
 )
@@ -21,9 +21,9 @@ type LoginReport struct {
 
 // MCPLogin signs in to a remote server interactively (issue #13) and
 // stores the token under $PFLOW_HOME/oauth.
-func (a *App) MCPLogin(ctx context.Context, name string, o client.LoginOptions) (*LoginReport, error) {
+func (a *App) MCPLogin(ctx context.Context, name string, o mcpclient.LoginOptions) (*LoginReport, error) {
 	st, _ := settings.Load(a.Paths.Settings, io.Discard)
-	srv, err := client.LoadServer(a.Paths.MCPServers, name, a.EnvLookup(st), a.Log)
+	srv, err := mcpclient.LoadServer(a.Paths.MCPServers, name, a.EnvLookup(st), a.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (a *App) MCPLogin(ctx context.Context, name string, o client.LoginOptions) 
 		return nil, pferr.Newf(pferr.Validation, "Server %s is a local (%s) server: there is nothing to sign in to", name, srv.Transport).
 			WithHint("Sign-in is for remote servers (\"type\": \"http\"); a local server gets its credentials from \"env\".")
 	}
-	tok, err := client.Login(ctx, srv, srv.TokenFile, o)
+	tok, err := mcpclient.Login(ctx, srv, srv.TokenFile, o)
 	if err != nil {
 		return nil, err
 	}
@@ -45,23 +45,23 @@ func (a *App) MCPLogout(name string) (bool, error) {
 	if _, err := a.MCPServers(); err != nil {
 		return false, err
 	}
-	return client.DeleteToken(client.TokenPath(a.Paths.MCPServers, name))
+	return mcpclient.DeleteToken(mcpclient.TokenPath(a.Paths.MCPServers, name))
 }
 
 // MCPAuthState says whether a remote server has a stored sign-in ("" when
 // it has none).
 func (a *App) MCPAuthState(name string) string {
-	st, err := client.LoadToken(client.TokenPath(a.Paths.MCPServers, name))
+	st, err := mcpclient.LoadToken(mcpclient.TokenPath(a.Paths.MCPServers, name))
 	if err != nil {
 		return "stored sign-in unreadable: run pflow mcp login " + name
 	}
-	return client.AuthState(st, a.Now())
+	return mcpclient.AuthState(st, a.Now())
 }
 
 // withSignIn lets a remote server's connection use its stored sign-in (as
-// client.LoadServer does for runs).
-func (a *App) withSignIn(srv *client.Server) {
+// mcpclient.LoadServer does for runs).
+func (a *App) withSignIn(srv *mcpclient.Server) {
 	if srv.Transport == "http" || srv.Transport == "sse" {
-		srv.TokenFile = client.TokenPath(a.Paths.MCPServers, srv.Name)
+		srv.TokenFile = mcpclient.TokenPath(a.Paths.MCPServers, srv.Name)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/library"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
 	"github.com/pflow-go/pflow/internal/runs"
@@ -391,7 +391,7 @@ func (a *App) ensureMCP(ctx context.Context, t *Target) error {
 // environment: every settings.json env value (the place for API keys;
 // a value stored there is masked wherever it shows up), the values of
 // secret-looking process variables (GITHUB_TOKEN, OPENAI_API_KEY, ...) and
-// every MCP server's credentials (client.AddConfigSecrets). st may be nil
+// every MCP server's credentials (mcpclient.AddConfigSecrets). st may be nil
 // (settings unreadable). A run adds its secret inputs and params as it goes.
 func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 	r := a.Secrets
@@ -409,13 +409,13 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 			r.AddSecret(k, v)
 		}
 	}
-	if f, err := client.LoadFile(a.Paths.MCPServers); err == nil {
+	if f, err := mcpclient.LoadFile(a.Paths.MCPServers); err == nil {
 		lookup := a.LookupProcessEnv
 		if st != nil {
 			lookup = a.EnvLookup(st)
 		}
 		for name, raw := range f.Servers {
-			client.AddConfigSecrets(r, name, raw, lookup)
+			mcpclient.AddConfigSecrets(r, name, raw, lookup)
 		}
 	}
 	return r

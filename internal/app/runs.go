@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
@@ -61,7 +61,7 @@ func (a *App) applyTrust(cat *registry.Catalog, all bool) {
 		}
 		if !all && trusted == nil {
 			trusted = map[string]bool{}
-			if f, err := client.LoadFile(a.Paths.MCPServers); err == nil {
+			if f, err := mcpclient.LoadFile(a.Paths.MCPServers); err == nil {
 				for name, cfg := range f.Servers {
 					if b, _ := cfg[TrustReadOnlyKey].(bool); b {
 						trusted[name] = true

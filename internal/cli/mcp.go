@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pflow-go/pflow/internal/app"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
@@ -118,7 +118,7 @@ func newMCPListCmd(f *Factory) *cobra.Command {
 			fmt.Fprintln(out, "Configured MCP servers:")
 			for _, name := range value.SortedKeys(servers) {
 				c := servers[name]
-				if client.Disabled(c) {
+				if mcpclient.Disabled(c) {
 					fmt.Fprintf(out, "\n  %s: (disabled: not synced or started)\n", name)
 				} else {
 					fmt.Fprintf(out, "\n  %s:\n", name)
@@ -191,7 +191,7 @@ pflow does not have fails at once, naming this command.`,
   pflow mcp login linear --no-browser   # only print the URL`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := client.LoginOptions{Out: f.IO.ErrOut}
+			o := mcpclient.LoginOptions{Out: f.IO.ErrOut}
 			if !noBrowser {
 				o.Open = openBrowser
 			}

@@ -4,14 +4,14 @@ import (
 	"time"
 
 	"fmt"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"net"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pflow-go/pflow/internal/mcp/server"
+	"github.com/pflow-go/pflow/internal/mcpserver"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -72,7 +72,7 @@ clients get notifications/tools/list_changed. Saved workflows are also resources
 				}
 				dirs = append(dirs, abs)
 			}
-			srv := server.New(server.Options{
+			srv := mcpserver.New(mcpserver.Options{
 				App:        f.App,
 				Version:    Version,
 				HTTP:       cmd.Flags().Changed("http"),
@@ -90,8 +90,8 @@ clients get notifications/tools/list_changed. Saved workflows are also resources
 				}
 				return srv.ServeStdio(ctx, f.IO.In, unmasked(f.IO.Out))
 			}
-			addr := server.ListenAddr(httpAddr)
-			if err := server.CheckHTTPSecurity(addr, token); err != nil {
+			addr := mcpserver.ListenAddr(httpAddr)
+			if err := mcpserver.CheckHTTPSecurity(addr, token); err != nil {
 				return err
 			}
 			ln, err := net.Listen("tcp", addr)
@@ -99,7 +99,7 @@ clients get notifications/tools/list_changed. Saved workflows are also resources
 				return pferr.Newf(pferr.Usage, "cannot listen on %s: %v", addr, err).
 					WithHint("Pick a free port (e.g. --http 127.0.0.1:8765), or port 0 for any free port.")
 			}
-			return srv.ServeHTTP(ctx, ln, server.HTTPOptions{Token: token}, func(url string) {
+			return srv.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{Token: token}, func(url string) {
 				fmt.Fprintf(f.IO.ErrOut, "pflow MCP server listening on %s\n", url)
 			})
 		},
@@ -109,7 +109,7 @@ clients get notifications/tools/list_changed. Saved workflows are also resources
 	cmd.Flags().BoolVar(&wfTools, "workflow-tools", false, "publish every saved workflow as a tool of its own (input schema from its inputs, output schema from its outputs), kept in step with the library")
 	cmd.Flags().StringSliceVar(&workflows, "workflows", nil, "publish only these saved workflows as tools (comma-separated names; implies --workflow-tools)")
 	cmd.Flags().BoolVar(&noBuilder, "no-builder-tools", false, "leave out the 14 tools that discover, build, run and save workflows (with --workflows: a server of just those workflows)")
-	cmd.Flags().DurationVar(&idle, "server-idle", client.DefaultIdleTimeout, "how long an MCP server a workflow used stays running, unused, for the next run (servers with \"keep_alive\": false are never kept)")
+	cmd.Flags().DurationVar(&idle, "server-idle", mcpclient.DefaultIdleTimeout, "how long an MCP server a workflow used stays running, unused, for the next run (servers with \"keep_alive\": false are never kept)")
 	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path (repeatable)")
 	mcpCmd.AddCommand(cmd)
 }

@@ -11,10 +11,10 @@ import (
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/library"
-	"github.com/pflow-go/pflow/internal/mcp/client"
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 const writers = 20
@@ -69,7 +69,7 @@ func TestConcurrentWriters(t *testing.T) {
 		parallel(writers, func(i int) {
 			run("mcp", "add", fmt.Sprintf(`{"mcpServers": {"srv-%d": {"command": "true", "args": ["%d"]}}}`, i, i))
 		})
-		f, err := client.LoadFile(p.MCPServers)
+		f, err := mcpclient.LoadFile(p.MCPServers)
 		if err != nil {
 			t.Fatalf("mcp-servers.json after %d concurrent adds: %v", writers, err)
 		}
@@ -123,15 +123,15 @@ func TestConcurrentWriters(t *testing.T) {
 	})
 
 	t.Run("mcp sync", func(t *testing.T) {
-		id := faketest.NewID()
+		id := fakemcp.NewID()
 		t.Cleanup(func() {
-			if left := faketest.Leftovers(id); len(left) > 0 {
+			if left := fakemcp.Leftovers(id); len(left) > 0 {
 				t.Errorf("fake MCP servers still running after the syncs: %v", left)
 			}
 		})
 		servers := map[string]any{}
 		for i := 0; i < writers; i++ {
-			servers[fmt.Sprintf("fake-%d", i)] = faketest.Entry(id, "", "tools=3")
+			servers[fmt.Sprintf("fake-%d", i)] = fakemcp.Entry(id, "", "tools=3")
 		}
 		cfg, _ := json.Marshal(map[string]any{"mcpServers": servers})
 		run("mcp", "add", string(cfg))
@@ -153,7 +153,7 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 		}
 		// The servers added earlier are all still configured.
-		if f, err := client.LoadFile(p.MCPServers); err != nil || len(f.Servers) != 2*writers {
+		if f, err := mcpclient.LoadFile(p.MCPServers); err != nil || len(f.Servers) != 2*writers {
 			t.Errorf("mcp-servers.json: %v, %d servers, want %d", err, len(f.Servers), 2*writers)
 		}
 	})
@@ -174,7 +174,7 @@ func TestConcurrentWriters(t *testing.T) {
 				run("settings", "set-env", fmt.Sprintf("MIXED_%d=v", i))
 			}
 		})
-		f, err := client.LoadFile(p.MCPServers)
+		f, err := mcpclient.LoadFile(p.MCPServers)
 		if err != nil {
 			t.Fatal(err)
 		}

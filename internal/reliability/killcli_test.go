@@ -13,7 +13,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/library"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/settings"
 )
 
@@ -47,7 +47,7 @@ var cliKills = []cliKill{
 			return []string{"mcp", "add", fmt.Sprintf(`{"mcpServers": {"v-%d": {"command": "true"}}}`, n)}
 		},
 		func(t *testing.T, p home.Paths) int {
-			f, err := client.LoadFile(p.MCPServers)
+			f, err := mcpclient.LoadFile(p.MCPServers)
 			if err != nil {
 				t.Errorf("mcp-servers.json after the kill: %v", err)
 				return -1

@@ -18,7 +18,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/library"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
 )
@@ -208,8 +208,8 @@ func checkServers(t *testing.T, p home.Paths, prev int) int {
 	if n < prev {
 		t.Errorf("mcp-servers.json lost servers: %d before the kill, %d after", prev, n)
 	}
-	if _, err := client.LoadFile(p.MCPServers); err != nil {
-		t.Errorf("client.LoadFile: %v", err)
+	if _, err := mcpclient.LoadFile(p.MCPServers); err != nil {
+		t.Errorf("mcpclient.LoadFile: %v", err)
 	}
 	return n
 }

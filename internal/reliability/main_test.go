@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 )
 
@@ -32,7 +32,7 @@ func budget(short, longer time.Duration) time.Duration {
 const writerVar = "PFLOW_RELIABILITY_WRITER"
 
 func TestMain(m *testing.M) {
-	faketest.MaybeRun()
+	fakemcp.MaybeRun()
 	if kind, ok := os.LookupEnv(writerVar); ok {
 		os.Exit(runWriter(kind))
 	}

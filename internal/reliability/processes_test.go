@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/trace"
 )
 
@@ -44,7 +44,7 @@ const mcpWorkflow = "# Server\nCalls a server whose descendants escape.\n\n## St
 // process behind after a run that succeeds, fails, times out or is
 // interrupted with Ctrl-C, nor after `pflow mcp sync`. Every process pflow
 // starts here carries PFLOW_FAKE_ID=id (pflow's own environment, or the fake
-// server's config), so faketest.Leftovers finds any survivor.
+// server's config), so fakemcp.Leftovers finds any survivor.
 func TestNothingOutlivesTheRun(t *testing.T) {
 	bin := pflowBin(t)
 	type tc struct {
@@ -72,9 +72,9 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			home, dir := t.TempDir(), t.TempDir()
-			id := faketest.NewID()
+			id := fakemcp.NewID()
 			t.Cleanup(func() {
-				for _, pid := range faketest.Leftovers(id) {
+				for _, pid := range fakemcp.Leftovers(id) {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			})
@@ -88,11 +88,11 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 				// The server starts both kinds of escaping grandchild
 				// before it answers initialize.
 				cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-					"fake": faketest.Entry(id, "", "spawn-escaped", "spawn-double-fork", "ignore-term"),
+					"fake": fakemcp.Entry(id, "", "spawn-escaped", "spawn-double-fork", "ignore-term"),
 				}})
 				mustPflow(t, home, nil, "mcp", "add", string(cfg))
 				mustPflow(t, home, nil, "mcp", "sync", "fake")
-				if left := faketest.Leftovers(id); len(left) > 0 {
+				if left := fakemcp.Leftovers(id); len(left) > 0 {
 					t.Fatalf("processes left after `pflow mcp sync`: %v", left)
 				}
 				params := "- message: hi\n"
@@ -106,7 +106,7 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 				args = append(args, wf)
 			}
 			cmd := exec.Command(bin, args...)
-			cmd.Env = env(home, faketest.IDVar+"="+id)
+			cmd.Env = env(home, fakemcp.IDVar+"="+id)
 			cmd.Dir = dir
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -140,7 +140,7 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 					t.Fatal("the double-forked descendant never started: the test proves nothing")
 				}
 			}
-			if left := faketest.Leftovers(id); len(left) > 0 {
+			if left := fakemcp.Leftovers(id); len(left) > 0 {
 				t.Fatalf("processes outlived the run: %v\n%s", left, describe(left))
 			}
 			if c.interrupt > 0 {
@@ -158,7 +158,7 @@ func TestNothingOutlivesTheRun(t *testing.T) {
 func waitForLeftovers(t *testing.T, id string, n int, cmd *exec.Cmd, stderr *bytes.Buffer) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for len(faketest.Leftovers(id)) < n {
+	for len(fakemcp.Leftovers(id)) < n {
 		if time.Now().After(deadline) {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			cmd.Wait()

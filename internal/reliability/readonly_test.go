@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/home"
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 // nobody is the user the read-only home test runs pflow as when the suite
@@ -83,13 +83,13 @@ func TestReadOnlyHome(t *testing.T) {
 
 	// A home that was used before (a configured server, settings, a saved
 	// workflow), then made read-only.
-	id := faketest.NewID()
+	id := fakemcp.NewID()
 	t.Cleanup(func() {
-		if left := faketest.Leftovers(id); len(left) > 0 {
+		if left := fakemcp.Leftovers(id); len(left) > 0 {
 			t.Errorf("fake MCP servers still running: %v", left)
 		}
 	})
-	entry := faketest.Entry(id, "", "tools=2")
+	entry := fakemcp.Entry(id, "", "tools=2")
 	entry["command"] = fake
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fake": entry}})
 	writeFile(t, p.MCPServers, string(cfg))

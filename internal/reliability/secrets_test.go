@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/llmtest"
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 // The secrets, one per source pflow must treat as secret (DESIGN D16,
@@ -517,10 +517,10 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// Credentials go in the usual ways.
 	run(0, "settings", "set-env", "MY_SERVICE_KEY="+secretSettings)
-	id := faketest.NewID()
-	local := faketest.Entry(id, "")
+	id := fakemcp.NewID()
+	local := fakemcp.Entry(id, "")
 	local["env"].(map[string]any)["TOKEN"] = "${GITHUB_TOKEN}"
-	crashy := faketest.Entry(id, "", "print-env=SERVICE_TOKEN", "print-args", "crash-mid-call")
+	crashy := fakemcp.Entry(id, "", "print-env=SERVICE_TOKEN", "print-args", "crash-mid-call")
 	crashy["env"].(map[string]any)["SERVICE_TOKEN"] = secretMCPEnv
 	crashy["args"] = append(crashy["args"].([]any), "--api-key="+secretMCPArgEq, "--token", secretMCPArgNext)
 	downURL, _ := url.Parse(down.URL)
@@ -663,7 +663,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Errorf("only %d files under $PFLOW_HOME to scan", n)
 	}
 	scan.check()
-	if left := faketest.Leftovers(id); len(left) > 0 {
+	if left := fakemcp.Leftovers(id); len(left) > 0 {
 		t.Errorf("MCP server processes left running: %v", left)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/library"
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
@@ -92,7 +92,7 @@ func writeSettingsLoop(ctx context.Context, a *app.App) error {
 func serverName(i int) string { return "s-" + strconv.Itoa(i) }
 
 func writeServersLoop(ctx context.Context, a *app.App) error {
-	f, err := client.LoadFile(a.Paths.MCPServers)
+	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
 	if err != nil {
 		return err
 	}

@@ -8,16 +8,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 // BenchmarkTwentyCallsNode: one run's scope, 20 node executions against the
 // fake server, then the run's end (session close). Compare with
-// BenchmarkTwentyCallsBareSDK in internal/mcp/apptest.
+// BenchmarkTwentyCallsBareSDK in internal/app/mcptest.
 func BenchmarkTwentyCallsNode(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "mcp-servers.json")
-	entry := faketest.Entry(faketest.NewID(), "")
+	entry := fakemcp.Entry(fakemcp.NewID(), "")
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fake": entry}})
 	os.WriteFile(path, data, 0o600)
 	n := New(Config{ServersPath: path, Env: os.LookupEnv, Log: io.Discard})

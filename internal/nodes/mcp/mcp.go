@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pflow-go/pflow/internal/mcp/client"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
 )
 
@@ -26,7 +26,7 @@ type Config struct {
 	Log io.Writer
 	// Pool keeps sessions open across runs in a long-lived process (nil:
 	// each run starts and stops its servers, D5).
-	Pool *client.Pool
+	Pool *mcpclient.Pool
 	// SchemaHash returns the input-schema hash a node type was synced with
 	// ("" when unknown): a live tool whose schema differs gets a warning.
 	SchemaHash func(nodeType string) string
@@ -90,20 +90,20 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		return map[string]any{"error_details": map[string]any{"server": server, "tool": tool}}
 	}
 	if server == "" || tool == "" {
-		f, err := client.LoadFile(n.cfg.ServersPath)
+		f, err := mcpclient.LoadFile(n.cfg.ServersPath)
 		if err != nil {
-			return node.Fail(client.ErrorText(err), details()), nil
+			return node.Fail(mcpclient.ErrorText(err), details()), nil
 		}
-		server, tool, err = client.ParseNodeType(req.Type, f.Names())
+		server, tool, err = mcpclient.ParseNodeType(req.Type, f.Names())
 		if err != nil {
-			return node.Fail(client.ErrorText(err), details()), nil
+			return node.Fail(mcpclient.ErrorText(err), details()), nil
 		}
 	}
 	timeout, err := node.Duration(req.Params, "timeout", 0)
 	if err != nil || (req.Params["timeout"] != nil && timeout <= 0) {
 		return node.Fail("Invalid 'timeout' parameter: "+node.String(req.Params, "timeout", "")+". Must be a positive number of seconds (e.g. 60) or a duration (e.g. 2m).", details()), nil
 	}
-	if timeout > client.MaxTimeoutSeconds*time.Second {
+	if timeout > mcpclient.MaxTimeoutSeconds*time.Second {
 		return node.Fail("Invalid 'timeout' parameter: it cannot exceed 600 seconds (10 minutes).", details()), nil
 	}
 
@@ -117,37 +117,37 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		r.Class = class
 		return r
 	}
-	var conn *client.Conn
+	var conn *mcpclient.Conn
 	if req.Scope != nil {
 		r, err := req.Scope.Resource("mcp:"+server, func() (io.Closer, error) {
-			c := client.NewConn(n.cfg.ServersPath, server, env, log)
+			c := mcpclient.NewConn(n.cfg.ServersPath, server, env, log)
 			c.Pool, c.Sample = n.cfg.Pool, n.cfg.Sample
 			return c, nil
 		})
 		if err != nil {
-			return failed(client.ErrorText(err), client.ErrorClass(err)), nil
+			return failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err)), nil
 		}
-		c, ok := r.(*client.Conn)
+		c, ok := r.(*mcpclient.Conn)
 		if !ok {
 			return nil, errors.New("mcp: scope resource for server " + server + " has an unexpected type")
 		}
 		conn = c
 	} else {
-		conn = client.NewConn(n.cfg.ServersPath, server, env, log)
+		conn = mcpclient.NewConn(n.cfg.ServersPath, server, env, log)
 		conn.Sample = n.cfg.Sample
 		defer conn.Close()
 	}
 	sess, err := conn.Session(ctx)
 	if err != nil {
-		return failed(client.ErrorText(err), client.ErrorClass(err)), nil
+		return failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err)), nil
 	}
 	t, err := sess.Tool(ctx, tool)
 	if err != nil {
-		return failed(client.ErrorText(err), client.ErrorClass(err)), nil
+		return failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err)), nil
 	}
 	var drift []string
 	if n.cfg.SchemaHash != nil {
-		if want := n.cfg.SchemaHash(req.Type); want != "" && want != client.SchemaHash(t.InputSchema) {
+		if want := n.cfg.SchemaHash(req.Type); want != "" && want != mcpclient.SchemaHash(t.InputSchema) {
 			drift = append(drift, fmt.Sprintf("MCP tool %s of server %s changed since it was synced (its parameters differ from the registry's): run 'pflow mcp sync %s', then check the workflows that use it with 'pflow registry validate --all'", t.Name, server, server))
 		}
 	}
@@ -158,14 +158,14 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	res, err := sess.CallTool(ctx, t.Name, args, timeout)
 	logs := sess.DrainLogs()
 	if err != nil {
-		r := failed(client.ErrorText(err), client.ErrorClass(err))
+		r := failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err))
 		r.Logs = logs
 		return r, nil
 	}
 	if err := sess.ValidateStructured(t, res); err != nil {
 		return failed(err.Error()+" (server '"+server+"')", node.ClassServerError), nil
 	}
-	ex := client.ExtractResult(res)
+	ex := mcpclient.ExtractResult(res)
 	if ex.IsError {
 		r := failed(ex.Message, node.ClassToolError)
 		r.Outputs["error_details"].(map[string]any)["is_tool_error"] = true

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/mcp/client"
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 func TestMain(m *testing.M) {
-	faketest.MaybeRun()
-	client.StopGrace = 500 * time.Millisecond
+	fakemcp.MaybeRun()
+	mcpclient.StopGrace = 500 * time.Millisecond
 	os.Exit(m.Run())
 }
 
@@ -67,8 +67,8 @@ type fake struct {
 func newFake(t *testing.T, extra map[string]any, modes ...string) *fake {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fake{t: t, path: filepath.Join(dir, "mcp-servers.json"), id: faketest.NewID(), mark: filepath.Join(dir, "signals"), scope: &scope{}, log: &strings.Builder{}}
-	entry := faketest.Entry(f.id, f.mark, modes...)
+	f := &fake{t: t, path: filepath.Join(dir, "mcp-servers.json"), id: fakemcp.NewID(), mark: filepath.Join(dir, "signals"), scope: &scope{}, log: &strings.Builder{}}
+	entry := fakemcp.Entry(f.id, f.mark, modes...)
 	for k, v := range extra {
 		entry[k] = v
 	}
@@ -95,7 +95,7 @@ func (f *fake) run(tool string, params map[string]any) *node.Result {
 	for k, v := range params {
 		p[k] = v
 	}
-	res, err := f.node.Run(context.Background(), &node.Request{NodeID: "step", Type: "mcp-fake-" + client.SanitizeToolName(tool), Params: p, Scope: f.scope, Log: f.log})
+	res, err := f.node.Run(context.Background(), &node.Request{NodeID: "step", Type: "mcp-fake-" + mcpclient.SanitizeToolName(tool), Params: p, Scope: f.scope, Log: f.log})
 	if err != nil {
 		f.t.Fatalf("Run returned a Go error: %v", err)
 	}
@@ -108,7 +108,7 @@ func (f *fake) assertNoProcesses() {
 	f.t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		left := faketest.Leftovers(f.id)
+		left := fakemcp.Leftovers(f.id)
 		if len(left) == 0 {
 			return
 		}
@@ -321,12 +321,12 @@ func TestSessionSharedAcrossParallelCalls(t *testing.T) {
 	for e := range errs {
 		t.Fatal(e)
 	}
-	c := f.scope.res["mcp:fake"].(*client.Conn)
+	c := f.scope.res["mcp:fake"].(*mcpclient.Conn)
 	s1, _ := c.Session(context.Background())
 	if s1.Pid() == 0 {
 		t.Fatal("no pid")
 	}
-	if n := len(faketest.Leftovers(f.id)); n != 1 {
+	if n := len(fakemcp.Leftovers(f.id)); n != 1 {
 		t.Fatalf("%d server processes for one run, want 1", n)
 	}
 }
@@ -537,12 +537,12 @@ func TestWorkingDirectory(t *testing.T) {
 // once with the message docs/troubleshooting.md quotes (a run's next step
 // reconnects; this is what a call already holding the session sees).
 func TestCallAfterTheConnectionWasLost(t *testing.T) {
-	s, err := client.Resolve("fake", faketest.Entry(faketest.NewID(), "", "crash-mid-call"), func(string) (string, bool) { return "", false }, io.Discard)
+	s, err := mcpclient.Resolve("fake", fakemcp.Entry(fakemcp.NewID(), "", "crash-mid-call"), func(string) (string, bool) { return "", false }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	sess, err := client.Connect(ctx, s, io.Discard)
+	sess, err := mcpclient.Connect(ctx, s, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

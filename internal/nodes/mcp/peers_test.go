@@ -13,14 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/mcp/faketest"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 // peersDir returns <repo>/testdata/peers with the reference servers and node.
 func peersDir(t testing.TB) string {
 	t.Helper()
-	return faketest.PeersDir(t, []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js"}, "node")
+	return fakemcp.PeersDir(t, []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js"}, "node")
 }
 
 type peer struct {
@@ -35,13 +35,13 @@ type peer struct {
 // leftover processes can be found.
 func newPeer(t *testing.T, servers map[string]map[string]any) *peer {
 	t.Helper()
-	p := &peer{t: t, id: faketest.NewID(), path: filepath.Join(t.TempDir(), "mcp-servers.json"), scope: &scope{}}
+	p := &peer{t: t, id: fakemcp.NewID(), path: filepath.Join(t.TempDir(), "mcp-servers.json"), scope: &scope{}}
 	for _, s := range servers {
 		env, _ := s["env"].(map[string]any)
 		if env == nil {
 			env = map[string]any{}
 		}
-		env[faketest.IDVar] = p.id
+		env[fakemcp.IDVar] = p.id
 		s["env"] = env
 	}
 	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
@@ -50,9 +50,9 @@ func newPeer(t *testing.T, servers map[string]map[string]any) *peer {
 	t.Cleanup(func() {
 		p.scope.Close()
 		deadline := time.Now().Add(5 * time.Second)
-		for len(faketest.Leftovers(p.id)) > 0 {
+		for len(fakemcp.Leftovers(p.id)) > 0 {
 			if time.Now().After(deadline) {
-				t.Errorf("server processes left behind: %v", faketest.Leftovers(p.id))
+				t.Errorf("server processes left behind: %v", fakemcp.Leftovers(p.id))
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -110,7 +110,7 @@ func startHTTPPeer(t *testing.T, peers, mode, id string) string {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cmd := exec.Command("node", "--require", filepath.Join(peers, "loopback.cjs"), filepath.Join(peers, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), mode)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), faketest.IDVar+"="+id)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), fakemcp.IDVar+"="+id)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func startHTTPPeer(t *testing.T, peers, mode, id string) string {
 
 func TestPeerEverythingStreamableHTTP(t *testing.T) {
 	peers := peersDir(t)
-	id := faketest.NewID()
+	id := fakemcp.NewID()
 	base := startHTTPPeer(t, peers, "streamableHttp", id)
 	p := newPeer(t, map[string]map[string]any{"everything": {"type": "http", "url": base + "/mcp", "headers": map[string]any{"X-Test": "1"}}})
 	everythingChecks(t, p, "everything")
@@ -145,7 +145,7 @@ func TestPeerEverythingStreamableHTTP(t *testing.T) {
 
 func TestPeerEverythingSSE(t *testing.T) {
 	peers := peersDir(t)
-	id := faketest.NewID()
+	id := fakemcp.NewID()
 	base := startHTTPPeer(t, peers, "sse", id)
 	p := newPeer(t, map[string]map[string]any{"everything": {"type": "sse", "url": base + "/sse"}})
 	everythingChecks(t, p, "everything")

@@ -277,7 +277,7 @@ func (s *suite) prepareHomes(ctx context.Context) (*homes, error) {
 	h.wfFastOne = filepath.Join(s.tmp, "one-gosrv.pflow.md")
 	os.WriteFile(h.wfFastOne, []byte(twentySteps("gosrv", "echo", 1)), 0o644)
 	// 1,000 saved workflows, written by the MCP server's own benchmark helper.
-	if err := s.goCmd(ctx, []string{"PFLOW_BENCH_HOME=" + h.libLarge}, "test", "-count=1", "-run", "^TestBenchPrepareHome$", "./internal/mcp/server"); err != nil {
+	if err := s.goCmd(ctx, []string{"PFLOW_BENCH_HOME=" + h.libLarge}, "test", "-count=1", "-run", "^TestBenchPrepareHome$", "./internal/mcpserver"); err != nil {
 		return nil, err
 	}
 	entries, err := os.ReadDir(filepath.Join(h.libLarge, "workflows"))
@@ -469,7 +469,7 @@ func (s *suite) goBenchmarks(ctx context.Context, h *homes) (bench.GoBench, []st
 		{pkg: "./internal/validate", pattern: "^BenchmarkValidateTemplates$"},
 		{pkg: "./internal/cli", pattern: "^BenchmarkRegistryListCommand$", env: []string{"PFLOW_BENCH_HOME=" + h.registry}},
 		{pkg: "./internal/discovery", pattern: "^(BenchmarkWorkflowDiscover1000|BenchmarkWorkflowDiscoverFromDisk1000)$"},
-		{pkg: "./internal/mcp/server", pattern: "^(BenchmarkRegistryList|BenchmarkWorkflowList10|BenchmarkWorkflowDiscover1000)$", prefix: "mcp/server (in-memory go-sdk client) "},
+		{pkg: "./internal/mcpserver", pattern: "^(BenchmarkRegistryList|BenchmarkWorkflowList10|BenchmarkWorkflowDiscover1000)$", prefix: "mcpserver (in-memory go-sdk client) "},
 	}
 	all := bench.GoBench{}
 	var commands []string

@@ -1,0 +1,61 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/mcpclient"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
+)
+
+// BenchmarkPooledRun is App.Run of a workflow of 3 calls to a warm pooled
+// MCP server (the fake), with and without the run record and the trace:
+// what a workflow_execute costs besides the calls.
+func BenchmarkPooledRun(b *testing.B) {
+	for _, c := range []struct {
+		name              string
+		noTrace, noRecord bool
+	}{{"record+trace", false, false}, {"record", true, false}, {"trace", false, true}, {"bare", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			home := b.TempDir()
+			a := app.New([]string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH"), "HOME=" + home}, nil)
+			addFakeB(b, a)
+			a.MCPPool = mcpclient.NewPool(time.Hour, nil)
+			defer a.MCPPool.Close()
+			md := "# Three\nThree calls.\n\n## Steps\n"
+			for i := 1; i <= 3; i++ {
+				md += fmt.Sprintf("\n### s%d\nEcho.\n- type: mcp-fake-echo\n- message: m%d\n", i, i)
+			}
+			wf := filepath.Join(b.TempDir(), "three.pflow.md")
+			os.WriteFile(wf, []byte(md), 0o644)
+			target, err := a.ResolveTarget(wf)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				out, err := a.Run(context.Background(), app.RunRequest{Target: target, NoTrace: c.noTrace, NoRecord: c.noRecord})
+				if err != nil || out.Result == nil || !out.Result.Success() {
+					b.Fatalf("%v %+v", err, out)
+				}
+			}
+		})
+	}
+}
+
+func addFakeB(b *testing.B, a *app.App) {
+	b.Helper()
+	entry := fakemcp.Entry(fakemcp.NewID(), "")
+	raw, _ := json.Marshal(map[string]any{"fake": entry})
+	if _, err := a.AddMCPServers(context.Background(), []string{string(raw)}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := a.SyncMCP(context.Background(), []string{"fake"}, false, nil); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -1,0 +1,117 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestBuildHeaders(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  map[string]any
+		want map[string]string
+		warn string
+	}{
+		{"bearer", map[string]any{"auth": map[string]any{"type": "bearer", "token": "tok"}}, map[string]string{"Authorization": "Bearer tok"}, ""},
+		{"api_key default header", map[string]any{"auth": map[string]any{"type": "api_key", "key": "k1"}}, map[string]string{"X-Api-Key": "k1"}, ""},
+		{"api_key custom header", map[string]any{"auth": map[string]any{"type": "api_key", "key": "k1", "header": "X-Custom"}}, map[string]string{"X-Custom": "k1"}, ""},
+		{"basic", map[string]any{"auth": map[string]any{"type": "basic", "username": "u", "password": "p"}}, map[string]string{"Authorization": "Basic dTpw"}, ""},
+		{"basic username with colon", map[string]any{"auth": map[string]any{"type": "basic", "username": "u:x", "password": "p"}}, map[string]string{"Authorization": "Basic dTp4OnA="}, "contains ':'"},
+		{"custom + bearer", map[string]any{"headers": map[string]any{"X-Client": "pflow", "Authorization": "old"}, "auth": map[string]any{"type": "bearer", "token": "t"}}, map[string]string{"X-Client": "pflow", "Authorization": "Bearer t"}, ""},
+		{"bearer with newline", map[string]any{"auth": map[string]any{"type": "bearer", "token": "a\nb"}}, map[string]string{}, "control characters"},
+		{"empty token (undefined variable)", map[string]any{"auth": map[string]any{"type": "bearer", "token": ""}}, map[string]string{}, "is empty"},
+		{"basic password with control char", map[string]any{"auth": map[string]any{"type": "basic", "username": "u", "password": "p\x01"}}, map[string]string{}, "control characters"},
+		{"unknown type", map[string]any{"auth": map[string]any{"type": "unknown_type"}}, map[string]string{}, "Unknown auth type: unknown_type"},
+		{"auth not dict", map[string]any{"auth": "string"}, map[string]string{}, "Auth config is not a dictionary"},
+		{"empty auth", map[string]any{}, map[string]string{}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var log bytes.Buffer
+			got := BuildHeaders("srv", c.cfg, &log)
+			if len(got) != len(c.want) {
+				t.Fatalf("headers %v want %v", got, c.want)
+			}
+			for k, v := range c.want {
+				if got[k] != v {
+					t.Fatalf("header %s = %q want %q (all %v)", k, got[k], v, got)
+				}
+			}
+			if c.warn == "" && log.Len() > 0 || c.warn != "" && !strings.Contains(log.String(), c.warn) {
+				t.Fatalf("log %q, want %q", log.String(), c.warn)
+			}
+		})
+	}
+}
+
+// An HTTP server that needs a bearer token: the configured auth reaches it,
+// and each HTTP failure maps to its documented message.
+func TestHTTPAuthAndStatusErrors(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	type in struct {
+		Msg string `json:"msg"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(ctx context.Context, r *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo " + a.Msg}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	status := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status != 0 {
+			w.WriteHeader(status)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer s3cret-token" {
+			w.WriteHeader(401)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	lookup := func(k string) (string, bool) {
+		if k == "API_TOKEN" {
+			return "s3cret-token", true
+		}
+		return "", false
+	}
+	raw := map[string]any{"type": "http", "url": ts.URL, "auth": map[string]any{"type": "bearer", "token": "${API_TOKEN}"}, "startup_timeout": int64(5)}
+	s, err := Resolve("api", raw, lookup, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := Connect(ctx, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.CallTool(ctx, "echo", map[string]any{"msg": "hi"}, time.Second*5)
+	if err != nil || ExtractResult(res).Result != "echo hi" {
+		t.Fatalf("%v %v", res, err)
+	}
+	sess.Close()
+
+	for code, want := range map[int]string{
+		401: "Authentication failed. Check your API credentials.",
+		403: "Access forbidden. Check your permissions.",
+		404: "Session expired or endpoint not found.",
+		429: "Rate limited. Too many requests. Please wait and try again.",
+		502: "Server error (HTTP 502). The server encountered an error.",
+	} {
+		status = code
+		s, _ := Resolve("api", raw, lookup, nil)
+		_, err := Connect(ctx, s, nil)
+		if err == nil || !strings.HasPrefix(ErrorText(err), want) {
+			t.Errorf("HTTP %d: %v, want %q", code, err, want)
+		}
+		if err != nil && strings.Contains(ErrorText(err), "s3cret-token") {
+			t.Errorf("secret in error: %v", err)
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package mcpclient
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/trace"
+	"github.com/pflow-go/pflow/internal/value"
+)
+
+// Server is one configured server with every ${VAR} expanded, ready to
+// connect to. It lives only in memory: secrets are never written back.
+type Server struct {
+	Name      string
+	Transport string // stdio | http | sse
+	// stdio
+	Command string
+	Args    []string
+	Env     map[string]string
+	Dir     string // working directory ("" = pflow's)
+	// ProcessEnv looks up variables of pflow's own environment that a stdio
+	// server inherits (PATH, HOME, ...; see inheritedEnv).
+	ProcessEnv func(string) (string, bool)
+	// uds: the Unix socket of a server that is already running
+	SocketPath string
+	// http / sse
+	URL     string
+	Headers map[string]string
+	// TLS is the TLS configuration of a server with a "ca_file" (nil: Go's
+	// defaults and the system's CAs).
+	TLS *tls.Config
+	// Timeouts and limits (D6).
+	CallTimeout time.Duration
+	// MaxCallTimeout caps a call that keeps reporting progress past its
+	// (idle) CallTimeout ("max_timeout", default 10 minutes).
+	MaxCallTimeout time.Duration
+	StartupTimeout time.Duration
+	MaxMemoryMB    int
+	// MaxResponseMB bounds one message from a stdio server ("max_response_mb").
+	MaxResponseMB int
+	// OAuth sign-in (issue #13): TokenFile is where the server's stored
+	// sign-in lives ("" : no sign-in is used); OAuthScopes are scopes the
+	// config requires; OAuthClientID/Secret a pre-registered client.
+	TokenFile                        string
+	OAuthScopes                      []string
+	OAuthClientID, OAuthClientSecret string
+	// oauth, when set, replaces the run's non-interactive OAuth handler (an
+	// interactive sign-in: Login, ConnectSignIn).
+	oauth auth.OAuthHandler
+	// Sampling is "sampling": true: the server may ask pflow's configured
+	// LLM for completions (sampling/createMessage), answered by Sample.
+	// Without it pflow does not advertise sampling and refuses such requests.
+	Sampling bool
+	Sample   func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	// KeepAlive lets a long-lived pflow (pflow mcp serve) keep the session
+	// open across runs ("keep_alive", default true; see Pool).
+	KeepAlive bool
+	// ConfigHash identifies the expanded config: a pooled session whose
+	// server's config changed is replaced.
+	ConfigHash string
+	// Secrets masks, in every message built from server output (errors, the
+	// server's stderr tail), the config's secrets (AddConfigSecrets) and
+	// every value a ${VAR} reference expanded to.
+	Secrets *trace.Redactor
+}
+
+// Resolve expands a raw config entry (D2) and builds the Server. Undefined
+// variables expand to "" with one warning each on log; an auth header whose
+// credential expanded to empty is not sent, with a warning.
+func Resolve(name string, raw map[string]any, lookup func(string) (string, bool), log io.Writer) (*Server, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	raw, _ = NormalizeEntry(name, raw)
+	if err := ValidateEntry(name, raw); err != nil {
+		return nil, err
+	}
+	if Disabled(raw) {
+		return nil, pferr.Newf(pferr.Config, "MCP server '%s' is disabled (\"disabled\": true in mcp-servers.json)", name).
+			WithHint("Remove \"disabled\": true from its entry to use it (pflow mcp add with the entry without it), then pflow mcp sync " + name + ".")
+	}
+	secrets := trace.NewRedactor()
+	track := func(k string) (string, bool) {
+		if lookup == nil {
+			return "", false
+		}
+		v, ok := lookup(k)
+		if ok {
+			secrets.AddSecret(k, v)
+		}
+		return v, ok
+	}
+	e := &Expander{Lookup: track}
+	cfg := e.Expand(raw).(map[string]any)
+	s := &Server{
+		Name:           name,
+		Transport:      Transport(cfg),
+		CallTimeout:    seconds(cfg["timeout"], DefaultCallTimeout),
+		StartupTimeout: seconds(cfg["startup_timeout"], DefaultStartupTimeout),
+		MaxCallTimeout: seconds(cfg["max_timeout"], MaxTimeoutSeconds*time.Second),
+		MaxMemoryMB:    DefaultMaxMemoryMB,
+		MaxResponseMB:  DefaultMaxResponseMB,
+		ProcessEnv:     lookup,
+		KeepAlive:      cfg["keep_alive"] != false,
+		Sampling:       cfg["sampling"] == true,
+		ConfigHash:     configHash(name, cfg),
+	}
+	if f, ok := number(cfg["max_memory_mb"]); ok && f > 0 {
+		s.MaxMemoryMB = int(f)
+	}
+	if f, ok := number(cfg["max_response_mb"]); ok && f > 0 {
+		s.MaxResponseMB = int(min(f, MaxResponseMB))
+	}
+	if s.Transport == "stdio" {
+		s.Command, _ = cfg["command"].(string)
+		s.Dir, _ = cfg["cwd"].(string)
+		if list, ok := cfg["args"].([]any); ok {
+			for _, a := range list {
+				s.Args = append(s.Args, value.Stringify(a))
+			}
+		}
+		s.Env = map[string]string{}
+		if m, ok := cfg["env"].(map[string]any); ok {
+			for k, v := range m {
+				s.Env[k] = value.Stringify(v)
+			}
+		}
+	} else if s.Transport == "uds" {
+		s.SocketPath, _ = cfg["path"].(string)
+	} else {
+		s.URL, _ = cfg["url"].(string)
+		if err := remoteRules(s, cfg, track); err != nil {
+			return nil, err
+		}
+		s.Headers = BuildHeaders(name, cfg, log)
+		if o, ok := cfg["oauth"].(map[string]any); ok {
+			s.OAuthClientID, _ = o["client_id"].(string)
+			s.OAuthClientSecret, _ = o["client_secret"].(string)
+			if l, ok := o["scopes"].([]any); ok {
+				for _, sc := range l {
+					s.OAuthScopes = append(s.OAuthScopes, value.Stringify(sc))
+				}
+			}
+		}
+	}
+	e.WarnMissing(log, name)
+	// Literal secrets written into the config are redacted too.
+	AddConfigSecrets(secrets, name, raw, lookup)
+	s.Secrets = secrets
+	return s, nil
+}
+
+// configHash digests an expanded config (its secrets included, never
+// stored in clear).
+func configHash(name string, cfg map[string]any) string {
+	b, _ := json.Marshal(cfg) // maps marshal with sorted keys
+	sum := sha256.Sum256(append([]byte(name+"\x00"), b...))
+	return hex.EncodeToString(sum[:16])
+}
+
+func seconds(v any, def time.Duration) time.Duration {
+	if f, ok := number(v); ok && f > 0 {
+		return time.Duration(f * float64(time.Second))
+	}
+	return def
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// BuildHeaders returns the custom headers plus the auth header of an
+// (expanded) http/sse entry. Values with control characters and empty
+// credentials are not sent, with a warning on log.
+func BuildHeaders(server string, cfg map[string]any, log io.Writer) map[string]string {
+	out := map[string]string{}
+	if h, ok := cfg["headers"].(map[string]any); ok {
+		for _, k := range value.SortedKeys(h) {
+			v := value.Stringify(h[k])
+			if hasControl(v) || hasControl(k) {
+				fmt.Fprintf(log, "Warning: MCP server '%s': header %s contains invalid control characters; not sent\n", server, k)
+				continue
+			}
+			out[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	a, present := cfg["auth"]
+	if !present || a == nil {
+		return out
+	}
+	m, ok := a.(map[string]any)
+	if !ok {
+		fmt.Fprintf(log, "Warning: MCP server '%s': Auth config is not a dictionary\n", server)
+		return out
+	}
+	get := func(k string) string { return value.Stringify(m[k]) }
+	field := func(label, v string) bool {
+		if strings.TrimSpace(v) == "" {
+			fmt.Fprintf(log, "Warning: MCP server '%s': %s is empty (check the variable it comes from); the auth header is not sent\n", server, label)
+			return false
+		}
+		if hasControl(v) {
+			fmt.Fprintf(log, "Warning: MCP server '%s': %s contains invalid control characters; the auth header is not sent\n", server, label)
+			return false
+		}
+		return true
+	}
+	switch t := get("type"); t {
+	case "bearer":
+		if tok := get("token"); field("bearer token", tok) {
+			out["Authorization"] = "Bearer " + tok
+		}
+	case "api_key":
+		header := get("header")
+		if header == "" {
+			header = "X-API-Key"
+		}
+		if key := get("key"); field("API key", key) {
+			out[http.CanonicalHeaderKey(header)] = key
+		}
+	case "basic":
+		u, p := get("username"), get("password")
+		if field("basic auth username", u) && field("basic auth password", p) {
+			if strings.Contains(u, ":") {
+				fmt.Fprintf(log, "Warning: MCP server '%s': basic auth username contains ':' which servers may misread\n", server)
+			}
+			out["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p))
+		}
+	default:
+		fmt.Fprintf(log, "Warning: MCP server '%s': Unknown auth type: %s\n", server, t)
+	}
+	return out
+}
+
+// Redact masks the server's secrets in text (see Secrets) with
+// trace.Redacted, the marker every pflow output uses.
+func (s *Server) Redact(text string) string {
+	if s.Secrets == nil {
+		return text
+	}
+	return s.Secrets.String(text)
+}
+
+// notConfigured is the D7 error for an unknown server.
+func notConfigured(name string, f *File) error {
+	avail := strings.Join(f.Names(), ", ")
+	if avail == "" {
+		avail = "none"
+	}
+	return pferr.Newf(pferr.NotFound, "Server %s not configured", name).
+		WithHint(fmt.Sprintf("Configured MCP servers: %s. Add it with: pflow mcp add '{\"%s\": {\"command\": \"...\"}}', then run: pflow mcp sync %s", avail, name, name))
+}
+
+// LoadServer loads mcp-servers.json and resolves one server.
+func LoadServer(path, name string, lookup func(string) (string, bool), log io.Writer) (*Server, error) {
+	f, err := LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := f.Servers[name]
+	if !ok {
+		return nil, notConfigured(name, f)
+	}
+	s, err := Resolve(name, raw, lookup, log)
+	if err == nil && (s.Transport == "http" || s.Transport == "sse") {
+		s.TokenFile = TokenPath(path, name)
+	}
+	return s, err
+}

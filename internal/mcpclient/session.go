@@ -1,0 +1,739 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+// ProtocolVersion is the version pflow asks for (D8). Servers may negotiate
+// any of AcceptedVersions.
+const ProtocolVersion = "2025-11-25"
+
+// AcceptedVersions are the protocol versions pflow's client speaks.
+var AcceptedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// ClientVersion is sent as clientInfo.version.
+var ClientVersion = "0.1.0"
+
+// Session is one connection to one server. It is safe for concurrent use:
+// parallel batch items share it (D5).
+type Session struct {
+	Server *Server
+	cs     *mcp.ClientSession
+	proc   *process
+	rt     *recordingTransport
+	sock   net.Conn // the uds transport's connection
+
+	// progress maps the token of each call in flight to the func that
+	// restarts its idle timeout; logs are the server's log messages not
+	// yet handed to a step.
+	progressMu  sync.Mutex
+	progress    map[string]func()
+	progressSeq atomic.Int64
+	logs        []string
+	log         io.Writer
+
+	toolsMu sync.Mutex
+	tools   map[string]*mcp.Tool
+	schemas map[*mcp.Tool]*toolSchemas // compiled once per tool and session
+
+	mu   sync.Mutex
+	dead error
+
+	closeOnce sync.Once
+	cancel    context.CancelFunc
+}
+
+// sessionTransport connects its inner transport with a session-long context.
+type sessionTransport struct {
+	inner mcp.Transport
+	ctx   context.Context
+}
+
+func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(t.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return refuseRoots{c}, nil
+}
+
+// refuseRoots answers a server's roots/list with "method not found": pflow
+// does not advertise roots, so it offers none (issue #12 item 4; go-sdk's
+// client would answer with an empty list). The request never waits.
+type refuseRoots struct{ mcp.Connection }
+
+func (c refuseRoots) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		m, err := c.Connection.Read(ctx)
+		if err != nil {
+			return m, err
+		}
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == "roots/list" && r.ID.IsValid() {
+			resp := &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "roots/list: pflow does not offer roots (it does not advertise the roots capability)"}}
+			if werr := c.Connection.Write(ctx, resp); werr != nil {
+				return nil, werr
+			}
+			continue
+		}
+		return m, nil
+	}
+}
+
+// Connect starts (stdio) or reaches (http, sse) the server and runs the
+// initialize handshake, bounded by srv.StartupTimeout.
+func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	s := &Session{Server: srv, log: log}
+	var transport mcp.Transport
+	switch srv.Transport {
+	case "stdio":
+		p, err := startProcess(ctx, srv, log)
+		if err != nil {
+			return nil, err
+		}
+		s.proc = p
+		transport = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: maxMessage(srv) + 1<<20}
+	case "uds":
+		conn, err := (&net.Dialer{Timeout: srv.StartupTimeout}).DialContext(ctx, "unix", srv.SocketPath)
+		if err != nil {
+			return nil, classed(pferr.Newf(pferr.Execution, "Could not connect to MCP server %s at the Unix socket %s: %v", srv.Name, srv.SocketPath, errors.Unwrap(err)), node.ClassNetworkError).
+				WithHint(fmt.Sprintf("Check that the server is running and listening on %s (\"path\" of server '%s' in mcp-servers.json).", srv.SocketPath, srv.Name))
+		}
+		s.sock = conn
+		transport = &mcp.IOTransport{Reader: conn, Writer: conn, MaxLineLength: maxMessage(srv) + 1<<20}
+	case "http", "sse":
+		s.rt = &recordingTransport{base: httpTransport(srv), headers: srv.Headers, sse: srv.Transport == "sse"}
+		hc := &http.Client{Transport: s.rt}
+		if srv.Transport == "http" {
+			st := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
+			switch {
+			case srv.oauth != nil:
+				st.OAuthHandler = srv.oauth
+			case srv.TokenFile != "" && srv.Headers["Authorization"] == "":
+				// A stored sign-in is sent and refreshed; a server that asks
+				// for one pflow does not have fails the connect at once.
+				actx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: httpTransport(srv), Timeout: 30 * time.Second})
+				st.OAuthHandler = &runAuth{srv: srv, path: srv.TokenFile, ctx: actx}
+			}
+			transport = st
+		} else {
+			transport = &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}
+		}
+	default:
+		return nil, pferr.Newf(pferr.Validation, "Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse', 'uds'", srv.Transport)
+	}
+	cctx, cancel := context.WithTimeout(ctx, srv.StartupTimeout)
+	defer cancel()
+	// The transport's own context lives as long as the session (an SSE
+	// stream opened during Connect must outlive the handshake's deadline);
+	// it is cancelled by Close, or here if the handshake does not finish in time.
+	sctx, scancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = scancel
+	var connected atomic.Bool
+	stopTimer := time.AfterFunc(srv.StartupTimeout, func() {
+		if !connected.Load() {
+			scancel()
+		}
+	})
+	defer stopTimer.Stop()
+	transport = sessionTransport{inner: transport, ctx: sctx}
+	copts := &mcp.ClientOptions{
+		// Advertise nothing we do not serve: a server that asks for roots and
+		// gets no answer lingers after stdin closes (D8).
+		Capabilities: &mcp.ClientCapabilities{},
+		// The server's tool list changed: the next lookup lists it again,
+		// so a tool added mid-run can be called (issue #12 item 2).
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.forgetTools() },
+		// Progress on a call is liveness: it restarts the call's idle timeout.
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			s.progressMu.Lock()
+			alive := s.progress[fmt.Sprint(r.Params.ProgressToken)]
+			s.progressMu.Unlock()
+			if alive != nil {
+				alive()
+			}
+		},
+		// The server's log messages go with the step that was running
+		// (its trace, and the step's lines with -v).
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { s.addLog(r.Params) },
+	}
+	if srv.Sampling && srv.Sample != nil {
+		// The config opted in: the server may use pflow's LLM (issue #12
+		// item 4); otherwise sampling is neither advertised nor answered.
+		copts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
+		copts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return srv.Sample(ctx, r.Params)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "pflow", Version: ClientVersion}, copts)
+	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	connected.Store(err == nil)
+	if err != nil {
+		mapped := s.classify(ctx, cctx, err, "initialize", "", srv.StartupTimeout)
+		s.shutdown()
+		return nil, mapped
+	}
+	s.cs = cs
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+		// Ask for info and above: debug chatter stays with the server.
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_ = cs.SetLoggingLevel(lctx, &mcp.SetLoggingLevelParams{Level: "info"})
+		cancel()
+	}
+	if v := cs.InitializeResult().ProtocolVersion; !slices.Contains(AcceptedVersions, v) {
+		s.Close()
+		return nil, s.fail("MCP protocol version not supported", "",
+			fmt.Sprintf("The server answered with protocol version %q; pflow speaks %s.", v, strings.Join(AcceptedVersions, ", ")))
+	}
+	return s, nil
+}
+
+// ListTools returns every tool, following nextCursor through all pages.
+func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	if err := s.alive(); err != nil {
+		return nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.Server.StartupTimeout)
+	defer cancel()
+	var out []*mcp.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 1000; page++ {
+		res, err := s.cs.ListTools(lctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, s.classify(ctx, lctx, err, "tools/list", "", s.Server.StartupTimeout)
+		}
+		out = append(out, res.Tools...)
+		if res.NextCursor == "" || seen[res.NextCursor] {
+			break
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+	s.toolsMu.Lock()
+	s.tools = map[string]*mcp.Tool{}
+	s.schemas = nil
+	for _, t := range out {
+		s.tools[t.Name] = t
+	}
+	s.toolsMu.Unlock()
+	return out, nil
+}
+
+// Tool returns the named tool (listing tools once per session), or the D7
+// error "Tool {tool} not found on server {server}".
+func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
+	s.toolsMu.Lock()
+	loaded := s.tools != nil
+	t := s.tools[name]
+	s.toolsMu.Unlock()
+	if !loaded {
+		if _, err := s.ListTools(ctx); err != nil {
+			return nil, err
+		}
+		s.toolsMu.Lock()
+		t = s.tools[name]
+		s.toolsMu.Unlock()
+	}
+	find := func() *mcp.Tool {
+		s.toolsMu.Lock()
+		defer s.toolsMu.Unlock()
+		if t := s.tools[name]; t != nil {
+			return t
+		}
+		// Accept the sanitised form too (node ids use [a-z0-9-]).
+		for n, cand := range s.tools {
+			if SanitizeToolName(n) == name {
+				return cand
+			}
+		}
+		return nil
+	}
+	t = find()
+	if t == nil && loaded {
+		// The list this session holds may be older than the server's (a
+		// server that adds tools without telling): ask once more.
+		if _, err := s.ListTools(ctx); err != nil {
+			return nil, err
+		}
+		t = find()
+	}
+	if t == nil {
+		return nil, classed(pferr.Newf(pferr.NotFound, "Tool %s not found on server %s", name, s.Server.Name), node.ClassNotFound).
+			WithHint(fmt.Sprintf("The server no longer offers this tool. Run 'pflow mcp sync %s' and 'pflow mcp tools %s' to see what it has now.", s.Server.Name, s.Server.Name))
+	}
+	return t, nil
+}
+
+// timer is what CallTool needs of a time.Timer (tests drive it by hand).
+type timer interface {
+	Reset(time.Duration) bool
+	Stop() bool
+}
+
+// afterFunc starts a call's idle timer.
+var afterFunc = func(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
+
+// maxLogs bounds the log messages a session keeps for the next step.
+const maxLogs = 200
+
+func (s *Session) addLog(p *mcp.LoggingMessageParams) {
+	line := string(p.Level)
+	if p.Logger != "" {
+		line += " " + p.Logger
+	}
+	data, ok := p.Data.(string)
+	if !ok {
+		b, _ := json.Marshal(p.Data)
+		data = string(b)
+	}
+	line = s.Server.Redact(line + ": " + data)
+	s.progressMu.Lock()
+	if len(s.logs) < maxLogs {
+		s.logs = append(s.logs, line)
+	}
+	s.progressMu.Unlock()
+}
+
+// DrainLogs returns the server's log messages since the last call and
+// forgets them.
+func (s *Session) DrainLogs() []string {
+	s.progressMu.Lock()
+	defer s.progressMu.Unlock()
+	out := s.logs
+	s.logs = nil
+	return out
+}
+
+// forgetTools drops the session's tool list (the server said it changed).
+func (s *Session) forgetTools() {
+	s.toolsMu.Lock()
+	s.tools = nil
+	s.schemas = nil
+	s.toolsMu.Unlock()
+}
+
+// toolSchemas are a tool's input and output schemas, compiled once per
+// session: resolving a schema with jsonschema-go costs far more than the
+// checks themselves, and every step of a run may call the same tool.
+type toolSchemas struct {
+	input  *InputSchema
+	output *jsonschema.Resolved
+}
+
+func (s *Session) compiled(t *mcp.Tool) *toolSchemas {
+	s.toolsMu.Lock()
+	c := s.schemas[t]
+	s.toolsMu.Unlock()
+	if c != nil {
+		return c
+	}
+	c = &toolSchemas{input: CompileInputSchema(t.InputSchema)}
+	if t.OutputSchema != nil {
+		c.output = compileOutputSchema(t.OutputSchema)
+	}
+	s.toolsMu.Lock()
+	if s.schemas == nil {
+		s.schemas = map[*mcp.Tool]*toolSchemas{}
+	}
+	if prev := s.schemas[t]; prev != nil {
+		c = prev
+	} else {
+		s.schemas[t] = c
+	}
+	s.toolsMu.Unlock()
+	return c
+}
+
+// CoerceArgs is the package's CoerceArgs for tool t (as returned by
+// Session.Tool), with t's inputSchema compiled once per session.
+func (s *Session) CoerceArgs(t *mcp.Tool, args map[string]any) (map[string]any, error) {
+	return s.compiled(t).input.Coerce(t.Name, args)
+}
+
+// ValidateStructured is the package's ValidateStructured for tool t, with
+// t's outputSchema resolved once per session.
+func (s *Session) ValidateStructured(t *mcp.Tool, res *mcp.CallToolResult) error {
+	if t == nil || t.OutputSchema == nil {
+		return nil
+	}
+	return validateStructured(t, res, s.compiled(t).output)
+}
+
+// CallTool calls a tool with a timeout (D6). When the timeout expires on a
+// stdio server, its process group gets SIGTERM, then SIGKILL, and the
+// session is dead. A tool error (isError) is returned as a result, not an error.
+func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any, timeout time.Duration) (*mcp.CallToolResult, error) {
+	if err := s.alive(); err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		timeout = s.Server.CallTimeout
+	}
+	// The timeout is an idle timeout: every progress notification of the
+	// call restarts it, up to MaxCallTimeout in all (issue #12 item 4).
+	maxd := max(s.Server.MaxCallTimeout, timeout)
+	cctx, cancel := context.WithTimeout(ctx, maxd)
+	defer cancel()
+	var idleFired atomic.Bool
+	idle := afterFunc(timeout, func() { idleFired.Store(true); cancel() })
+	defer idle.Stop()
+	token := fmt.Sprintf("pflow-%d", s.progressSeq.Add(1))
+	s.progressMu.Lock()
+	if s.progress == nil {
+		s.progress = map[string]func(){}
+	}
+	s.progress[token] = func() { idle.Reset(timeout) }
+	s.progressMu.Unlock()
+	defer func() {
+		s.progressMu.Lock()
+		delete(s.progress, token)
+		s.progressMu.Unlock()
+	}()
+	if args == nil {
+		args = map[string]any{}
+	}
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := s.cs.CallTool(cctx, params)
+	if err != nil {
+		if !idleFired.Load() {
+			timeout = maxd // the cap, not the idle timeout, ended it
+		}
+		if cctx.Err() != nil && ctx.Err() == nil && s.proc != nil {
+			// Timed out: stop the server (seed 000 rule 9).
+			s.setDead(classed(s.fail(timeoutText(timeout), tool, "The server was stopped after the timeout."), node.ClassTimeout))
+			s.proc.terminate()
+		}
+		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+			// The connection is gone: the run's next call reconnects.
+			defer s.setDead(pferr.Newf(pferr.Execution, "MCP connection to server %s was lost", s.Server.Name))
+		}
+		return nil, s.classify(ctx, cctx, err, "tools/call", tool, timeout)
+	}
+	return res, nil
+}
+
+func timeoutText(d time.Duration) string {
+	secs := d.Seconds()
+	if secs == float64(int64(secs)) {
+		return fmt.Sprintf("MCP tool timed out after %d seconds", int64(secs))
+	}
+	return fmt.Sprintf("MCP tool timed out after %g seconds", secs)
+}
+
+// Dead reports whether the session can no longer be used (server exited,
+// was killed after a timeout, or the connection broke).
+func (s *Session) Dead() bool {
+	if s.alive() != nil {
+		return true
+	}
+	if s.proc != nil {
+		select {
+		case <-s.proc.done:
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+func (s *Session) alive() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dead
+}
+
+func (s *Session) setDead(err error) {
+	s.mu.Lock()
+	if s.dead == nil {
+		s.dead = err
+	}
+	s.mu.Unlock()
+}
+
+// Close ends the session and, for stdio, runs the D5 shutdown. It is safe
+// to call more than once and from any goroutine.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		s.setDead(pferr.Newf(pferr.Execution, "MCP session with server %s is closed", s.Server.Name))
+		if s.proc != nil {
+			s.proc.stopping.Store(true)
+		}
+		if s.cs != nil {
+			done := make(chan struct{})
+			go func() { s.cs.Close(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(2 * StopGrace):
+			}
+		}
+		s.shutdown()
+	})
+	return nil
+}
+
+func (s *Session) shutdown() {
+	if s.cancel != nil {
+		defer s.cancel()
+	}
+	if s.proc != nil {
+		s.proc.stop()
+	}
+	if s.sock != nil {
+		s.sock.Close()
+	}
+}
+
+// Pid returns the stdio server's process id (0 for http/sse).
+func (s *Session) Pid() int {
+	if s.proc == nil || s.proc.cmd.Process == nil {
+		return 0
+	}
+	return s.proc.cmd.Process.Pid
+}
+
+func (s *Session) fail(msg, tool, hint string) *pferr.Error {
+	where := fmt.Sprintf("server '%s'", s.Server.Name)
+	if tool != "" {
+		where += fmt.Sprintf(", tool '%s'", tool)
+	}
+	e := pferr.New(pferr.Execution, s.Server.Redact(msg))
+	e.Where = where
+	if s.proc != nil {
+		if lines := s.proc.stderr.Lines(); len(lines) > 0 {
+			if hint != "" {
+				hint += "\n"
+			}
+			hint += "Last lines of the server's stderr:\n  " + s.Server.Redact(strings.Join(lines, "\n  "))
+		}
+	}
+	e.Hint = s.Server.Redact(hint)
+	return e
+}
+
+// classify turns an SDK/transport error into the D7 message.
+func (s *Session) classify(parent, bounded context.Context, err error, phase, tool string, limit time.Duration) error {
+	var pe *pferr.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	if parent.Err() != nil {
+		return s.fail(fmt.Sprintf("MCP %s was cancelled", phase), tool, "The run was interrupted or ended before the server answered.")
+	}
+	if s.proc != nil {
+		if rss := s.proc.memExceeded.Load(); rss > 0 {
+			return classed(s.fail(fmt.Sprintf("MCP server %s exceeded its memory limit (%d MB used, max_memory_mb is %d) and was stopped", s.Server.Name, rss>>20, s.Server.MaxMemoryMB), tool,
+				fmt.Sprintf("Raise \"max_memory_mb\" for server '%s' in mcp-servers.json if it legitimately needs more.", s.Server.Name)), node.ClassServerError)
+		}
+		if s.proc.tooLarge.Load() {
+			return classed(s.fail(tooLargeText(s.Server, phase, tool), tool,
+				fmt.Sprintf("Ask the tool for less (a smaller page or limit, a filter, fewer fields), or raise \"max_response_mb\" for server '%s' in mcp-servers.json (default %d, at most %d) if such results are expected.",
+					s.Server.Name, DefaultMaxResponseMB, MaxResponseMB)), node.ClassServerError)
+		}
+		if s.proc.badJSON.Load() {
+			return classed(s.fail("Invalid JSON response from server", tool, "The server wrote a line to stdout that is not valid JSON-RPC. Servers must log to stderr, never stdout."), node.ClassServerError)
+		}
+	}
+	var je *jsonrpc.Error
+	isRPC := errors.As(err, &je) && je.Code != codeRejectedByTransport
+	if s.rt != nil && !isRPC {
+		if msg := s.rt.failure(s.Server.URL); msg != "" {
+			s.rt.mu.Lock()
+			dialErr := s.rt.dialErr
+			s.rt.mu.Unlock()
+			return classed(s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr)), s.rt.class())
+		}
+	}
+	if isRPC {
+		return classed(s.fail(rpcText(je), tool, ""), rpcClass(je.Code))
+	}
+	if strings.Contains(err.Error(), "unsupported protocol version") {
+		return s.fail("MCP protocol version not supported", tool, s.Server.Redact(err.Error())+"; pflow speaks "+strings.Join(AcceptedVersions, ", ")+".")
+	}
+	if bounded.Err() != nil {
+		if phase == "tools/call" {
+			return classed(s.fail(timeoutText(limit), tool, "Raise the step's 'timeout' param or the server's \"timeout\" in mcp-servers.json if the tool is legitimately slow."), node.ClassTimeout)
+		}
+		return classed(s.fail(fmt.Sprintf("MCP server %s did not answer %s within %d seconds", s.Server.Name, phase, int(limit.Seconds())), tool,
+			fmt.Sprintf("Check that the server starts (run its command by hand), or raise \"startup_timeout\" for server '%s' in mcp-servers.json (a first 'npx -y' may be downloading it).", s.Server.Name)), node.ClassTimeout)
+	}
+	if s.proc != nil && !s.proc.stopping.Load() && s.proc.exited(time.Second) {
+		return classed(s.fail("MCP server process terminated unexpectedly", tool, fmt.Sprintf("The server process ended (%s) during %s.", s.proc.exitStatus(), phase)), node.ClassServerError)
+	}
+	return s.fail(fmt.Sprintf("MCP %s failed: %s", phase, s.Server.Redact(err.Error())), tool, "")
+}
+
+// tooLargeText says which answer exceeded the message limit (the server
+// and tool are in the error's Where).
+func tooLargeText(srv *Server, phase, tool string) string {
+	mb := maxMessage(srv) >> 20
+	if tool != "" {
+		return fmt.Sprintf("MCP response too large: the tool's result exceeded %d MB", mb)
+	}
+	return fmt.Sprintf("MCP response too large: the answer to %s exceeded %d MB", phase, mb)
+}
+
+// codeRejectedByTransport is go-sdk's code for a request its HTTP transport
+// could not deliver (the HTTP failure then says what happened).
+const codeRejectedByTransport = -32005
+
+func rpcText(je *jsonrpc.Error) string {
+	detail := je.Message
+	switch je.Code {
+	case -32601:
+		return "Method not found: " + detail
+	case -32602:
+		return "Invalid params: " + detail
+	case -32603:
+		return "Internal error in MCP server: " + detail
+	case -32700:
+		return "Invalid JSON response from server: the server reported a parse error: " + detail
+	}
+	return fmt.Sprintf("MCP server error %d: %s", je.Code, detail)
+}
+
+// recordingTransport adds the configured headers to every request and
+// remembers the last HTTP failure so errors can say what happened.
+type recordingTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+	sse     bool
+
+	mu      sync.Mutex
+	status  int
+	dialErr error
+}
+
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	resp, err := t.base.RoundTrip(r)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		var ne *net.OpError
+		if errors.As(err, &ne) || tlsProblem("", "", err) != "" {
+			t.dialErr = err
+		}
+		return nil, err
+	}
+	// Only failures of requests that carry messages count: the optional
+	// standalone GET stream of streamable HTTP may be refused harmlessly
+	// (405, 400), and DELETE at close does not matter. The legacy SSE
+	// transport's GET is its connection, so it counts there.
+	if resp.StatusCode >= 400 && (req.Method == http.MethodPost || (req.Method == http.MethodGet && t.sse)) {
+		t.status = resp.StatusCode
+	}
+	return resp, nil
+}
+
+// class is the error class of the transport's failure.
+func (t *recordingTransport) class() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dialErr != nil {
+		return node.ClassNetworkError
+	}
+	return node.ClassOfStatus(t.status)
+}
+
+// rpcClass is the error class of a JSON-RPC error code.
+func rpcClass(code int64) string {
+	switch code {
+	case -32602:
+		return node.ClassInvalidParams
+	case -32601:
+		return node.ClassNotFound
+	}
+	return node.ClassServerError
+}
+
+// classed marks e with its error class (see ErrorClass).
+func classed(e *pferr.Error, class string) *pferr.Error {
+	if class == "" {
+		return e
+	}
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details["error_class"] = class
+	return e
+}
+
+// ErrorClass is the error class (node.Class*) of an error from a session:
+// what a workflow edge may route on; "" when none fits.
+func ErrorClass(err error) string {
+	var pe *pferr.Error
+	if errors.As(err, &pe) {
+		if c, ok := pe.Details["error_class"].(string); ok {
+			return c
+		}
+	}
+	return ""
+}
+
+func (t *recordingTransport) failure(url string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.dialErr != nil && tlsProblem("", url, t.dialErr) != "":
+		return fmt.Sprintf("Could not connect to MCP server at %s: its TLS certificate is not trusted", url)
+	case t.dialErr != nil:
+		return fmt.Sprintf("Could not connect to MCP server at %s. Check if the server is running and accessible.", url)
+	case t.status == 401:
+		return "Authentication failed. Check your API credentials."
+	case t.status == 403:
+		return "Access forbidden. Check your permissions."
+	case t.status == 404:
+		return "Session expired or endpoint not found."
+	case t.status == 429:
+		return "Rate limited. Too many requests. Please wait and try again."
+	case t.status >= 500:
+		return fmt.Sprintf("Server error (HTTP %d). The server encountered an error.", t.status)
+	case t.status >= 400:
+		return fmt.Sprintf("HTTP error %d", t.status)
+	}
+	return ""
+}
+
+// Discover connects, lists every tool and closes (D6: bounded).
+func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, error) {
+	s, err := Connect(ctx, srv, log)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.ListTools(ctx)
+}
+
+// ProtocolVersion is the MCP protocol version the server agreed to.
+func (s *Session) ProtocolVersion() string {
+	if s.cs == nil || s.cs.InitializeResult() == nil {
+		return ""
+	}
+	return s.cs.InitializeResult().ProtocolVersion
+}

@@ -1,0 +1,152 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
+)
+
+var benchTopics = []string{"sales report", "github issues", "release notes", "weather forecast", "invoice totals",
+	"slack digest", "log errors", "csv cleanup", "pull request review", "dependency audit"}
+
+// writeLibrary writes n saved workflows with varied names and descriptions.
+func writeLibrary(tb testing.TB, home string, n int) {
+	tb.Helper()
+	dir := filepath.Join(home, "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		topic := benchTopics[i%len(benchTopics)]
+		name := fmt.Sprintf("%s-%04d", strings.ReplaceAll(topic, " ", "-"), i)
+		md := fmt.Sprintf("---\ndescription: Build the %s for region %d\ncreated_at: \"2026-01-01T00:00:00Z\"\nversion: 1.0.0\nexecution_count: 0\n---\n\n# %s %d\nBuild the %s for region %d and post it.\n\n## Inputs\n\n### region\nThe region.\n- type: string\n\n## Steps\n\n### fetch\nFetch the data.\n- type: shell\n- command: echo ${region}\n\n## Outputs\n\n### out\nResult.\n- source: ${fetch.stdout}\n", topic, i, topic, i, topic, i)
+		if err := os.WriteFile(filepath.Join(dir, name+".pflow.md"), []byte(md), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func benchClient(b *testing.B, workflows int) *fixture {
+	b.Helper()
+	home := b.TempDir()
+	writeLibrary(b, home, workflows)
+	f := &fixture{home: home, log: &fakemcp.Buffer{}}
+	env := []string{"PFLOW_HOME=" + home, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	f.app = newApp(env, f.log)
+	f.srv = New(Options{App: f.app, Log: f.log})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := f.srv.MCP().Connect(context.Background(), st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.cs = cs
+	b.Cleanup(func() { cs.Close(); ss.Close(); f.srv.Shutdown() })
+	return f
+}
+
+func benchCall(b *testing.B, f *fixture, tool string, args map[string]any) {
+	ctx := context.Background()
+	p := &mcp.CallToolParams{Name: tool, Arguments: args}
+	for i := 0; i < 3; i++ {
+		if r, err := f.cs.CallTool(ctx, p); err != nil || r.IsError {
+			b.Fatalf("%s: %v %v", tool, err, r)
+		}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if _, err := f.cs.CallTool(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/call")
+}
+
+// BenchmarkWorkflowDiscover1000 is DESIGN.md §5's workflow_discover over
+// 1,000 saved workflows (target <= 50 ms).
+func BenchmarkWorkflowDiscover1000(b *testing.B) {
+	f := benchClient(b, 1000)
+	benchCall(b, f, "workflow_discover", map[string]any{"query": "summarize the weekly sales report for a region"})
+}
+
+func BenchmarkRegistryList(b *testing.B) {
+	f := benchClient(b, 0)
+	benchCall(b, f, "registry_list", map[string]any{})
+}
+
+func BenchmarkWorkflowList10(b *testing.B) {
+	f := benchClient(b, 10)
+	benchCall(b, f, "workflow_list", map[string]any{})
+}
+
+// TestBenchPrepareHome writes a 1,000-workflow home for bench.mjs when
+// PFLOW_BENCH_HOME is set (scripts/bench.sh; skipped otherwise).
+func TestBenchPrepareHome(t *testing.T) {
+	home := os.Getenv("PFLOW_BENCH_HOME")
+	if home == "" {
+		return // a helper of scripts/bench.sh, not a test of its own
+	}
+	writeLibrary(t, home, 1000)
+}
+
+func newApp(env []string, log *fakemcp.Buffer) *app.App { return app.New(env, log) }
+
+// BenchmarkWarmSessionsVsDirect is issue #15's target, measured side by
+// side in one run by the TypeScript SDK client (testdata/peers/e2e/warm.mjs):
+// the median workflow_execute of a workflow of 3 calls to a node stdio
+// server (the reference "everything" server), from the second call on,
+// against the same 3 calls made by the client on its own open session.
+//
+//	go test -run '^$' -bench WarmSessions -benchtime 1x ./internal/mcpserver
+func BenchmarkWarmSessionsVsDirect(b *testing.B) {
+	dir, node := peers(b)
+	bin := buildPflow(b)
+	home := b.TempDir()
+	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	cfg := fmt.Sprintf(`{"everything": {"command": %q, "args": [%q, "stdio"]}}`, node, entry)
+	for _, args := range [][]string{{"mcp", "add", cfg}, {"mcp", "sync", "everything"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = testEnv(home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("pflow %v: %v\n%s", args, err, out)
+		}
+	}
+	wf := filepath.Join(home, "three-calls.pflow.md")
+	md := "# Three calls\nEchoes three times.\n\n## Steps\n"
+	for _, m := range []string{"one", "two", "three"} {
+		md += fmt.Sprintf("\n### %s\nEcho %s.\n- type: mcp-everything-echo\n- message: %s\n", m, m, m)
+	}
+	os.WriteFile(wf, []byte(md), 0o644)
+	for b.Loop() {
+		out := runNode(b, filepath.Join(dir, "e2e"), node, testEnv(home), "warm.mjs", bin, wf, entry, "40")
+		var r struct {
+			Direct float64 `json:"direct_median_ms"`
+			Pflow  float64 `json:"pflow_median_ms"`
+			Ratio  float64 `json:"ratio"`
+			First  float64 `json:"first_call_ms"`
+		}
+		line := out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			b.Fatalf("warm.mjs: %v\n%s", err, out)
+		}
+		b.ReportMetric(r.Direct, "direct-ms")
+		b.ReportMetric(r.Pflow, "pflow-ms")
+		b.ReportMetric(r.Ratio, "ratio")
+		b.ReportMetric(r.First, "first-call-ms")
+	}
+}

@@ -1,0 +1,265 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/registry"
+)
+
+var nodeSpecSchema = props("A node type and its interface.", map[string]*jsonschema.Schema{
+	"type": str("The node type to write after `- type:` in a step."), "description": str(""),
+	"params":  arrayOf(openObject("key, type, description, required, default"), "Parameters the step sets."),
+	"outputs": arrayOf(openObject("key, type, description, structure"), "Outputs later steps read as ${step.key}."),
+	"actions": arrayOf(str(""), "Actions the node can return (default, error)."),
+}, "type")
+
+func (s *Server) registryTools() []*toolDef {
+	return []*toolDef{
+		{
+			name:  "registry_discover",
+			title: "Find nodes for a task",
+			description: "Find the node types (built-in steps and MCP tools) that fit what a workflow must do, ranked " +
+				"with a confidence and reasons, each with its complete interface (params, outputs) and a .pflow.md " +
+				"snippet. Use it after workflow_discover found nothing to reuse, before writing a workflow.",
+			input: object([]string{"task"}, map[string]*jsonschema.Schema{
+				"task":  str("Detailed description of the whole workflow or the capabilities needed (use the full user request)."),
+				"limit": withDefault(integer("Maximum number of node types (1-50)."), 10),
+			}),
+			data: props("Ranked node types.", map[string]*jsonschema.Schema{
+				"nodes": arrayOf(nodeSpecSchema, "Best first; each has confidence and reasons."),
+			}, "nodes"),
+			readOnly: true, idempotent: true,
+			run: s.registryDiscover,
+		},
+		{
+			name:  "registry_run",
+			title: "Run one node to see its real output",
+			description: "Run a single node type once with the given parameters and return its complete output " +
+				"structure: every template path (e.g. result.items[0].id) with its type and an example value, plus the " +
+				"full output. Use it before wiring ${step.path} templates to a node whose output you have not seen — " +
+				"essential for MCP tools, whose documented output is often just 'any'. It really runs the node " +
+				"(side effects included).",
+			input: object([]string{"node_type"}, map[string]*jsonschema.Schema{
+				"node_type":  str("Node type from the registry, e.g. \"shell\" or \"mcp-github-list-issues\"."),
+				"parameters": withDefault(openObject("The node's parameters, e.g. {\"command\": \"echo hi\"}."), map[string]any{}),
+			}),
+			data: props("The node's actual output.", map[string]*jsonschema.Schema{
+				"node_type": str(""), "outputs": openObject("Complete output."),
+				"paths":       arrayOf(props("", map[string]*jsonschema.Schema{"path": str(""), "type": str(""), "example": anyValue("")}, "path", "type"), "Template paths; write them as ${<step-id>.<path>}."),
+				"duration_ms": number(""),
+			}, "node_type", "outputs", "paths"),
+			openWorld: true, destructive: true,
+			run: s.registryRun,
+		},
+		{
+			name:        "registry_describe",
+			title:       "Describe node types",
+			description: "Get the full specification of specific node types: parameters (types, required, defaults), outputs with their nested structure, actions, and a ready-to-paste .pflow.md step. Use it for the nodes you picked before writing the workflow.",
+			input: object([]string{"nodes"}, map[string]*jsonschema.Schema{
+				"nodes": {Type: "array", Items: str(""), MinItems: ptr(1), Description: "Node type names, e.g. [\"shell\", \"llm\"]."},
+			}),
+			data: props("The node specifications.", map[string]*jsonschema.Schema{
+				"nodes": arrayOf(nodeSpecSchema, "In the order asked."),
+			}, "nodes"),
+			readOnly: true, idempotent: true,
+			run: s.registryDescribe,
+		},
+		{
+			name:        "registry_search",
+			title:       "Search node types by keyword",
+			description: "Search node types by keywords in their names and descriptions (every keyword must match; exact and prefix name matches rank first). Faster and narrower than registry_discover; use it when you know roughly what the node is called.",
+			input: object([]string{"pattern"}, map[string]*jsonschema.Schema{
+				"pattern": str("One or more keywords, e.g. \"github issue\"."),
+			}),
+			data: props("Matching node types.", map[string]*jsonschema.Schema{
+				"results": arrayOf(props("", map[string]*jsonschema.Schema{"type": str(""), "kind": str("core | mcp | user"), "match": str("exact | prefix | name | desc"), "score": integer(""), "description": str("")}, "type"), "Best first."),
+				"count":   integer(""),
+			}, "results", "count"),
+			readOnly: true, idempotent: true,
+			run: s.registrySearch,
+		},
+		{
+			name:        "registry_list",
+			title:       "List every node type",
+			description: "List every usable node type, grouped: core packages, MCP servers (one node per tool), user nodes. Warning: with MCP servers configured this can return hundreds of entries; prefer registry_discover or registry_search.",
+			input: object(nil, map[string]*jsonschema.Schema{
+				"filter": str("Only node types whose name, package or server, or description contain every word of this text (any case), e.g. \"github issue\"."),
+			}),
+			data: props("Node types by group.", map[string]*jsonschema.Schema{
+				"core": openObject("package -> [{type, description}]"), "mcp": openObject("server -> [{type, description}]"),
+				"user": arrayOf(openObject(""), ""), "summary": openObject("counts: core, mcp, user, total"),
+			}, "core", "mcp", "summary"),
+			readOnly: true, idempotent: true,
+			run: s.registryList,
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// checkNodeName refuses node-type names that look like paths (they are names
+// like every other name the server takes).
+func checkNodeName(n string) error {
+	if strings.ContainsAny(n, "/\\\x00") || strings.Contains(n, "..") {
+		return &pferr.Error{Kind: pferr.Security,
+			Message: fmt.Sprintf("node type %q looks like a path; node types cannot contain '/', '\\', '..' or NUL", n),
+			Hint:    "Use a node type name such as 'shell' or 'mcp-github-list-issues' (registry_search finds them)."}
+	}
+	return nil
+}
+
+func specData(sp *node.Spec, full bool) map[string]any {
+	m := map[string]any{"type": sp.Type, "description": sp.Interface.Description, "kind": registry.TypeOf(sp)}
+	params := sp.Interface.Params
+	if params == nil {
+		params = []node.Field{}
+	}
+	outputs := sp.Interface.Outputs
+	if outputs == nil {
+		outputs = []node.Field{}
+	}
+	actions := sp.Interface.Actions
+	if actions == nil {
+		actions = []string{}
+	}
+	m["params"], m["outputs"], m["actions"] = params, outputs, actions
+	if srv := registry.MCPServerOf(sp); srv != "" {
+		m["mcp_server"], m["mcp_tool"] = srv, registry.MCPToolOf(sp)
+	}
+	if full {
+		m["usage"] = registry.UsageSnippet(sp)
+		m["markdown"] = registry.Describe(sp)
+	}
+	return m
+}
+
+func (s *Server) registryDiscover(ctx context.Context, c *call) (any, error) {
+	limit := 10
+	if n, ok := c.args["limit"].(int64); ok {
+		limit = int(n)
+	}
+	if limit < 1 || limit > 50 {
+		return nil, pferr.Newf(pferr.Validation, "limit must be between 1 and 50, got %d", limit)
+	}
+	ms, err := c.app.DiscoverNodeTypes(ctx, c.str("task"), limit, false)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]any, 0, len(ms))
+	for _, m := range ms {
+		d := specData(m.Spec, false)
+		d["usage"] = registry.UsageSnippet(m.Spec)
+		d["confidence"], d["reasons"] = m.Confidence, m.Reasons
+		nodes = append(nodes, d)
+	}
+	data := map[string]any{"nodes": nodes}
+	if len(nodes) == 0 {
+		data["hint"] = "No node type matches. Try other words, registry_search with a keyword, or registry_list."
+	}
+	return data, nil
+}
+
+func (s *Server) registryRun(ctx context.Context, c *call) (any, error) {
+	nt := c.str("node_type")
+	if err := checkNodeName(nt); err != nil {
+		return nil, err
+	}
+	tr, err := c.app.TryNode(ctx, nt, c.object("parameters"))
+	if err != nil {
+		return nil, err
+	}
+	paths := tr.Paths
+	if paths == nil {
+		paths = []app.OutputPath{}
+	}
+	return map[string]any{
+		"node_type": tr.NodeType, "outputs": tr.Outputs, "paths": paths,
+		"duration_ms": float64(tr.Duration.Microseconds()) / 1000,
+		"usage":       "In a workflow, reference a path of this node's output as ${<step-id>.<path>}, e.g. ${fetch." + firstPath(paths) + "}.",
+	}, nil
+}
+
+func firstPath(ps []app.OutputPath) string {
+	if len(ps) > 0 {
+		return ps[0].Path
+	}
+	return "result"
+}
+
+func (s *Server) registryDescribe(ctx context.Context, c *call) (any, error) {
+	raw, _ := c.args["nodes"].([]any)
+	names := make([]string, 0, len(raw))
+	for _, r := range raw {
+		n, _ := r.(string)
+		if err := checkNodeName(n); err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	specs, err := c.app.DescribeNodes(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]any, 0, len(specs))
+	for _, sp := range specs {
+		nodes = append(nodes, specData(sp, true))
+	}
+	return map[string]any{"nodes": nodes}, nil
+}
+
+func (s *Server) registrySearch(ctx context.Context, c *call) (any, error) {
+	pat := strings.TrimSpace(c.str("pattern"))
+	if pat == "" {
+		return nil, pferr.New(pferr.Validation, "the search pattern is empty").WithHint("Pass one or more keywords, e.g. \"github\" or \"read file\".")
+	}
+	cat, _, err := c.app.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hits := cat.Search(strings.Fields(pat))
+	results := make([]any, 0, len(hits))
+	for _, h := range hits {
+		results = append(results, map[string]any{"type": h.Spec.Type, "kind": registry.TypeOf(h.Spec), "match": h.Match, "score": h.Score, "description": h.Spec.Interface.Description})
+	}
+	data := map[string]any{"results": results, "count": len(results)}
+	if len(results) == 0 {
+		data["hint"] = fmt.Sprintf("No node type matches '%s'. Try fewer keywords, or registry_discover with a description of the task.", pat)
+	}
+	return data, nil
+}
+
+func (s *Server) registryList(ctx context.Context, c *call) (any, error) {
+	cat, _, err := c.app.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g := cat.GroupFiltered(c.str("filter"))
+	brief := func(l []*node.Spec) []any {
+		out := make([]any, 0, len(l))
+		for _, sp := range l {
+			out = append(out, map[string]any{"type": sp.Type, "description": sp.Interface.Description})
+		}
+		return out
+	}
+	core, mcpGroups := map[string]any{}, map[string]any{}
+	nc, nm := 0, 0
+	for k, l := range g.Core {
+		core[k] = brief(l)
+		nc += len(l)
+	}
+	for k, l := range g.MCP {
+		mcpGroups[k] = brief(l)
+		nm += len(l)
+	}
+	return map[string]any{
+		"core": core, "mcp": mcpGroups, "user": brief(g.User),
+		"summary": map[string]any{"core": nc, "mcp": nm, "user": len(g.User), "total": nc + nm + len(g.User)},
+	}, nil
+}

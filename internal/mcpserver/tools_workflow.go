@@ -1,0 +1,401 @@
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/pferr"
+)
+
+const workflowArgDesc = "The workflow to use: a saved workflow name (e.g. \"release-notes\"), a draft name, " +
+	"the complete .pflow.md markdown text (must contain newlines), JSON IR as text, " +
+	"or the path of an existing .pflow.md file (paths only work when the server may read that directory). " +
+	"Give either workflow or workflow_ir."
+
+// workflowArg is a string only: hosts backed by some LLM APIs reject a
+// property with several types. A JSON IR object goes in workflowIRArg.
+var workflowArg = &jsonschema.Schema{Type: "string", Description: workflowArgDesc}
+
+var workflowIRArg = &jsonschema.Schema{Type: "object", Description: "The workflow as a JSON IR object ({\"nodes\": [...], \"edges\": [...], ...}), instead of workflow."}
+
+// workflowRef is the workflow a call names: workflow, or workflow_ir.
+func workflowRef(c *call) (any, error) {
+	w, ir := c.args["workflow"], c.args["workflow_ir"]
+	switch {
+	case w != nil && ir != nil:
+		return nil, pferr.New(pferr.Validation, "both workflow and workflow_ir are given").
+			WithHint("Pass one of them: workflow (a name, markdown or JSON text) or workflow_ir (a JSON IR object).")
+	case ir != nil:
+		return ir, nil
+	}
+	return w, nil
+}
+
+var inputsSchema = arrayOf(props("", map[string]*jsonschema.Schema{
+	"name": str(""), "type": str(""), "required": {Type: "boolean"}, "default": anyValue(""), "description": str(""),
+}), "Declared inputs.")
+
+var outputsSchema = arrayOf(props("", map[string]*jsonschema.Schema{
+	"name": str(""), "type": str(""), "description": str(""),
+}), "Declared outputs.")
+
+var workflowSummarySchema = props("A saved workflow.", map[string]*jsonschema.Schema{
+	"name": str("Name to pass to workflow_execute."), "description": str(""), "path": str(""),
+	"inputs": inputsSchema, "outputs": outputsSchema, "node_types": arrayOf(str(""), "Node types used."),
+}, "name")
+
+func (s *Server) workflowTools() []*toolDef {
+	return []*toolDef{
+		{
+			name:  "workflow_discover",
+			title: "Find existing workflows",
+			description: "ALWAYS RUN THIS FIRST when asked to do, build or automate anything. Finds saved workflows " +
+				"matching a task description and ranks them with a confidence in [0, 1] and the reasons for each match, " +
+				"with their inputs and outputs. Works offline and instantly. If the best match has confidence >= 0.95 " +
+				"(data.recommendation is \"execute\"), run it with workflow_execute instead of building a new one; " +
+				"between 0.7 and 0.95 check it with workflow_describe; below that, build a new workflow " +
+				"(read the pflow://instructions resource first).",
+			input: object([]string{"query"}, map[string]*jsonschema.Schema{
+				"query": str("Full, detailed description of what the user wants to accomplish (pass the request as-is or make it clearer)."),
+				"limit": withDefault(integer("Maximum number of matches (1-50)."), 5),
+			}),
+			data: props("Ranked matches.", map[string]*jsonschema.Schema{
+				"matches": arrayOf(props("", map[string]*jsonschema.Schema{
+					"name": str(""), "confidence": number("0..1"), "reasons": arrayOf(str(""), ""),
+					"description": str(""), "inputs": inputsSchema, "outputs": outputsSchema,
+				}, "name", "confidence"), "Best first."),
+				"total_workflows": integer("How many saved workflows were searched."),
+				"recommendation":  str("execute | describe | build"),
+			}, "matches"),
+			readOnly: true, idempotent: true,
+			run: s.workflowDiscover,
+		},
+		{
+			name:  "workflow_execute",
+			title: "Run a workflow",
+			description: "Run a workflow and return its outputs as JSON. Pass a saved workflow name, a draft name, the " +
+				".pflow.md markdown text, or a JSON IR object, plus the input values in `parameters`. Runs silently, never " +
+				"repairs anything, and always writes a trace (trace_path; read it with trace_read). Every run is recorded " +
+				"(run_id). On failure the result names the failed step (checkpoint.failed_node), the steps that completed " +
+				"(checkpoint.completed_nodes) and the error: the failure is a checkpoint. Fix the workflow and call " +
+				"workflow_execute again with the fixed workflow and resume set to the run_id: completed steps that are " +
+				"unchanged are not run again (no repeated side effects or paid calls); the failed step runs first. " +
+				"Missing required inputs fail before anything runs, listing " +
+				"every missing name in error.details.missing_inputs. Long runs report progress when you send a progress " +
+				"token, and cancelling the request stops the run and its processes.",
+			input: object(nil, map[string]*jsonschema.Schema{
+				"workflow":     workflowArg,
+				"workflow_ir":  workflowIRArg,
+				"parameters":   withDefault(openObject("Input values keyed by the workflow's declared input names, e.g. {\"since\": \"v1.2\"}. Values keep their JSON types. With resume, the run's earlier inputs are used unless given here; secret inputs must be given again."), map[string]any{}),
+				"resume":       str("A run_id from an earlier workflow_execute result (usually a failure's checkpoint.run_id) to continue: pass the fixed workflow in `workflow`; steps that completed and are unchanged are re-used, not run again."),
+				"rerun_unsafe": boolean("With resume: also run again steps that may have side effects and were still running when that run stopped (they may have partly run). Only after checking what they did.", false),
+			}),
+			data: props("The run's outputs and what ran.", map[string]*jsonschema.Schema{
+				"outputs":        openObject("The workflow's declared outputs, by name."),
+				"status":         str("success | degraded"),
+				"duration_ms":    number(""),
+				"nodes_executed": integer(""),
+				"steps":          arrayOf(openObject("node_id, node_type, status, duration_ms, error..."), "Every step, in order."),
+				"warnings":       arrayOf(anyValue(""), ""),
+				"workflow":       openObject("name and action (reused = a saved workflow)."),
+				"run_id":         str("The run's record; pass it as resume to continue the run later."),
+				"resumed_from":   str("The run this one resumed, if any."),
+			}, "outputs"),
+			openWorld: true, destructive: true,
+			run: s.workflowExecute,
+		},
+		{
+			name:  "workflow_validate",
+			title: "Check a workflow without running it",
+			description: "Run every static check on a workflow without executing anything: structure, node types, " +
+				"parameters, template references (${input} and ${step.output} paths) and data flow. Use it after writing " +
+				"or editing a workflow and before workflow_execute or workflow_save. An invalid workflow returns a " +
+				"validation error whose details list every problem with its line and a fix.",
+			input: object(nil, map[string]*jsonschema.Schema{"workflow": workflowArg, "workflow_ir": workflowIRArg}),
+			data: props("The workflow is valid.", map[string]*jsonschema.Schema{
+				"valid": {Type: "boolean"}, "message": str(""), "warnings": arrayOf(anyValue(""), ""),
+				"inputs": inputsSchema,
+			}, "valid"),
+			readOnly: true, idempotent: true,
+			run: s.workflowValidate,
+		},
+		{
+			name:  "workflow_save",
+			title: "Save a workflow to the library",
+			description: "Save a tested workflow to the global library so it can be found by workflow_discover and run by " +
+				"name. `workflow_file` is the complete .pflow.md markdown text, a draft name, or the path of a .pflow.md " +
+				"file. The workflow is fully validated first; the write is atomic; an existing workflow is never " +
+				"overwritten unless force is true. A workflow saved from a draft has its draft removed.",
+			input: object([]string{"workflow_file", "name", "description"}, map[string]*jsonschema.Schema{
+				"workflow_file": str("The .pflow.md markdown text (with newlines), a draft name, or the path of a .pflow.md file."),
+				"name":          str("Library name: lowercase letters, digits and single hyphens, max 50 characters (e.g. \"pr-summary\")."),
+				"description":   str("One sentence saying what the workflow does; shown in listings and used by discovery."),
+				"force":         boolean("Overwrite an existing workflow of the same name.", false),
+			}),
+			data: props("Where the workflow was saved.", map[string]*jsonschema.Schema{
+				"name": str(""), "path": str(""), "description": str(""), "inputs": inputsSchema,
+				"draft_deleted": str("The draft file removed after saving, if any."),
+				"execute_with":  openObject("Arguments for workflow_execute."),
+				"cli_command":   str("The equivalent command line."),
+			}, "name", "path"),
+			destructive: true,
+			run:         s.workflowSave,
+		},
+		{
+			name:        "workflow_list",
+			title:       "List saved workflows",
+			description: "List saved workflows with their descriptions, inputs and outputs. `filter` keeps the workflows whose name or description contain every word of it (case-insensitive). To find a workflow for a task, prefer workflow_discover.",
+			input: object(nil, map[string]*jsonschema.Schema{
+				"filter": str("Optional space-separated keywords; all must match the name or description."),
+			}),
+			data: props("Saved workflows.", map[string]*jsonschema.Schema{
+				"workflows": arrayOf(workflowSummarySchema, "Sorted by name."),
+				"count":     integer("How many matched."),
+				"total":     integer("How many are saved."),
+			}, "workflows", "count"),
+			readOnly: true, idempotent: true,
+			run: s.workflowList,
+		},
+		{
+			name:  "workflow_describe",
+			title: "Describe a saved workflow",
+			description: "Show everything needed to run a saved workflow: declared inputs (type, required, default), " +
+				"outputs, steps, template variables it reads without declaring them, execution statistics, and an example " +
+				"workflow_execute call. Use it before running a workflow whose inputs you do not know.",
+			input: object([]string{"name"}, map[string]*jsonschema.Schema{
+				"name": str("Name of the saved workflow."),
+			}),
+			data: props("The workflow.", map[string]*jsonschema.Schema{
+				"name": str(""), "description": str(""), "path": str(""), "inputs": inputsSchema, "outputs": outputsSchema,
+				"nodes": arrayOf(openObject(""), "Steps."), "template_inputs": arrayOf(str(""), "Undeclared ${names} the steps read."),
+				"execution": openObject("execution_count, last run..."), "execute_with": openObject("Example workflow_execute arguments."),
+			}, "name"),
+			readOnly: true, idempotent: true,
+			run: s.workflowDescribe,
+		},
+	}
+}
+
+func (s *Server) workflowDiscover(ctx context.Context, c *call) (any, error) {
+	limit := 5
+	if n, ok := c.args["limit"].(int64); ok {
+		limit = int(n)
+	}
+	if limit < 1 || limit > 50 {
+		return nil, pferr.Newf(pferr.Validation, "limit must be between 1 and 50, got %d", limit)
+	}
+	res, err := c.app.DiscoverSavedWorkflows(c.str("query"), limit)
+	if err != nil {
+		return nil, err
+	}
+	matches := make([]any, 0, len(res.Matches))
+	for _, m := range res.Matches {
+		matches = append(matches, map[string]any{
+			"name": m.Info.Name, "confidence": m.Confidence, "reasons": m.Reasons, "description": m.Info.Description,
+			"inputs": m.Info.Inputs, "outputs": m.Info.Outputs, "node_types": m.Info.NodeTypes,
+		})
+	}
+	data := map[string]any{"matches": matches, "total_workflows": res.Total, "recommendation": res.Recommendation}
+	switch {
+	case res.Total == 0:
+		data["hint"] = "The library is empty. Read pflow://instructions, build the workflow, test it with workflow_execute, then workflow_save it."
+	case len(matches) == 0:
+		data["hint"] = "No saved workflow matches. Build a new one (read pflow://instructions first)."
+	}
+	return data, nil
+}
+
+func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
+	ref, err := workflowRef(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.app.ResolveAgentWorkflow(ref, s.policy())
+	if err != nil {
+		return nil, withNotFoundHint(err)
+	}
+	req := app.RunRequest{Target: t, Params: c.object("parameters"), Resume: c.str("resume"), RerunUnsafe: c.boolean("rerun_unsafe"), Origin: "mcp"}
+	if req.RerunUnsafe && req.Resume == "" {
+		return nil, pferr.New(pferr.Validation, "rerun_unsafe only applies with resume").
+			WithHint("Pass resume: <run_id> (from an earlier result's checkpoint.run_id) together with rerun_unsafe: true.")
+	}
+	if tok := c.req.Params.GetProgressToken(); tok != nil {
+		req.Observer = newProgress(ctx, c.req.Session, tok, len(t.Workflow.Nodes))
+	}
+	out, err := c.app.Run(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return executeEnvelope(out, t, app.Envelope(out, t)), nil
+}
+
+// executeEnvelope reshapes app.Envelope (the CLI's JSON output) into the
+// MCP envelope: data on success; on failure the error object both faces
+// share (worded for an agent) and the checkpoint.
+func executeEnvelope(out *app.RunOutcome, t *app.Target, env map[string]any) envelope {
+	trace, _ := env["trace_path"].(string)
+	if fail := app.RunFailure(out, t, app.Agent); fail != nil {
+		e := envelope{"success": false, "error": fail}
+		if out.Result == nil {
+			e["workflow"] = env["workflow"]
+			return e
+		}
+		steps := []any{}
+		if exec, _ := env["execution"].(map[string]any); exec != nil && exec["steps"] != nil {
+			steps, _ = exec["steps"].([]any)
+		}
+		fail.Details["steps"] = steps
+		fail.Details["status"] = env["status"]
+		fail.Details["workflow"] = env["workflow"]
+		e["checkpoint"] = app.Checkpoint(out, app.Agent)
+		if out.RunID != "" {
+			e["run_id"] = out.RunID
+		}
+		if trace != "" {
+			e["trace_path"] = trace
+		}
+		return e
+	}
+	if out.Result == nil {
+		return envelope{"success": true, "data": map[string]any{"valid": true, "message": "Workflow is valid", "warnings": env["warnings"]}}
+	}
+	var steps any = []any{}
+	if exec, _ := env["execution"].(map[string]any); exec != nil && exec["steps"] != nil {
+		steps = exec["steps"]
+	}
+	outputs := env["result"]
+	if outputs == nil {
+		outputs = map[string]any{}
+	}
+	data := map[string]any{
+		"outputs": outputs, "status": env["status"], "duration_ms": env["duration_ms"],
+		"nodes_executed": env["nodes_executed"], "steps": steps, "workflow": env["workflow"], "metrics": env["metrics"],
+	}
+	if w, ok := env["warnings"]; ok {
+		data["warnings"] = w
+	}
+	for _, k := range []string{"run_id", "resumed_from"} {
+		if v, ok := env[k]; ok {
+			data[k] = v
+		}
+	}
+	e := envelope{"success": true, "data": data}
+	if trace != "" {
+		e["trace_path"] = trace
+	}
+	return e
+}
+
+func withNotFoundHint(err error) error {
+	if pferr.KindOf(err) == pferr.NotFound {
+		pe := *pferr.As(err)
+		pe.Suggestions = append(append([]string(nil), pe.Suggestions...), "workflow_list shows the saved workflows; workflow_discover finds one for a task.")
+		return &pe
+	}
+	return err
+}
+
+func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
+	ref, err := workflowRef(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.app.ResolveAgentWorkflow(ref, s.policy())
+	if err != nil {
+		return nil, withNotFoundHint(err)
+	}
+	out, err := c.app.Run(ctx, app.RunRequest{Target: t, ValidateOnly: true, NoTrace: true})
+	if err != nil {
+		return nil, err
+	}
+	env := app.Envelope(out, t)
+	if len(out.ValidationErrors) > 0 {
+		return envelope(app.Failure(app.RunFailure(out, t, app.Agent))), nil
+	}
+	warnings := env["warnings"]
+	if warnings == nil {
+		warnings = []any{}
+	}
+	var inputs []app.SavedInput
+	for _, in := range t.Workflow.Inputs {
+		inputs = append(inputs, app.SavedInput{Name: in.Name, Type: in.Type, Required: in.IsRequired(), Default: in.Default, Description: in.Description})
+	}
+	if inputs == nil {
+		inputs = []app.SavedInput{}
+	}
+	return map[string]any{"valid": true, "message": "Workflow is valid", "warnings": warnings, "inputs": inputs}, nil
+}
+
+func (s *Server) workflowSave(ctx context.Context, c *call) (any, error) {
+	res, err := c.app.SaveFrom(ctx, app.SaveRequest{
+		Source: c.str("workflow_file"), Name: c.str("name"), Description: c.str("description"),
+		Force: c.boolean("force"), Policy: s.policy(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	info := app.SavedInfoOf(res.Saved, false)
+	data := map[string]any{
+		"name": info.Name, "path": info.Path, "description": info.Description, "inputs": info.Inputs, "outputs": info.Outputs,
+		"execute_with": executeWith(info),
+		"cli_command":  app.SavedExampleCommand(info.Name, res.Saved.Workflow),
+		"message":      fmt.Sprintf("Saved workflow '%s' to the library", info.Name),
+	}
+	if res.DraftDeleted != "" {
+		data["draft_deleted"] = res.DraftDeleted
+	}
+	if len(res.Warnings) > 0 {
+		data["warnings"] = res.Warnings
+	}
+	return data, nil
+}
+
+// executeWith is the workflow_execute call for a saved workflow, with a
+// "<type>" placeholder for each required input.
+func executeWith(info *app.SavedInfo) map[string]any {
+	params := map[string]any{}
+	for _, in := range info.Inputs {
+		if in.Required {
+			params[in.Name] = "<" + cmp.Or(in.Type, "value") + ">"
+		}
+	}
+	return map[string]any{"workflow": info.Name, "parameters": params}
+}
+
+func (s *Server) workflowList(ctx context.Context, c *call) (any, error) {
+	list, total, err := c.app.ListSaved(c.str("filter"))
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]any{"workflows": list, "count": len(list), "total": total}
+	switch {
+	case total == 0:
+		data["hint"] = "No workflows saved yet. Build one (read pflow://instructions), test it with workflow_execute, then save it with workflow_save."
+	case len(list) == 0:
+		data["hint"] = fmt.Sprintf("No workflow matches filter '%s' (%d saved). Remove some keywords, or use workflow_discover.", c.str("filter"), total)
+	}
+	return data, nil
+}
+
+func (s *Server) workflowDescribe(ctx context.Context, c *call) (any, error) {
+	info, err := c.app.DescribeSaved(c.str("name"))
+	if err != nil {
+		return nil, withNotFoundHint(err)
+	}
+	return map[string]any{
+		"name": info.Name, "description": info.Description, "path": info.Path, "inputs": info.Inputs, "outputs": info.Outputs,
+		"node_types": info.NodeTypes, "nodes": info.Nodes, "template_inputs": nonNil(info.TemplateInputs), "execution": info.Execution,
+		"execute_with": executeWith(info), "cli_command": info.Example,
+	}, nil
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
