@@ -15,6 +15,16 @@
 // descendants of its child with the group, a Tracker (Track) stops whatever
 // is left of a whole run when it ends, and MemoryMeter measures a marked tree.
 //
+// Why not exec.Cmd's Cancel and WaitDelay (issue #10 asked): they stop and
+// drain a single process, and Cmd.Wait drains the output before it returns.
+// A step's child that exits while a background job of its group still holds
+// stdout would then make every such step wait the full WaitDelay, because
+// the group can only be killed after Wait returns; and WaitDelay's SIGKILL
+// reaches the leader, not the group nor the descendants that left it. Run
+// therefore reaps the child, kills what is left of its group and its marked
+// descendants, and only then drains its own pipes (bounded by WaitDelay):
+// `sh -c 'sleep 300 & echo done'` returns at once with "done".
+//
 // CappedBuffer and TailBuffer capture output without unbounded memory: the
 // first N bytes (a node's stdout) and the last N lines (a server's stderr for
 // error messages).
