@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 	"github.com/pflow-go/pflow/internal/testutil/temporaldev"
 )
@@ -540,5 +541,47 @@ func TestResumeAFailedTemporalRun(t *testing.T) {
 	r = c.pflow(t, "--temporal", c.srv.HostPort, "--resume", second, wf, "version=1.3")
 	if r.code != 0 || len(lines(counter)) != 8 {
 		t.Errorf("resume with a new input: exit %d, marks %q\n%s%s", r.code, lines(counter), r.stdout, r.stderr)
+	}
+}
+
+// TestMCPExamplesRunTheSameOnTemporal: MCP steps run on the worker, from its
+// own MCP servers (here the npm reference servers), with the same outcome
+// as locally.
+func TestMCPExamplesRunTheSameOnTemporal(t *testing.T) {
+	c := newCluster(t)
+	peers := fakemcp.PeersDir(t, []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js"}, "node")
+	mods := filepath.Join(peers, "node_modules", "@modelcontextprotocol")
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	servers := map[string]any{
+		"everything": map[string]any{"command": "node", "args": []any{filepath.Join(mods, "server-everything/dist/index.js"), "stdio"}},
+		"fs":         map[string]any{"command": "node", "args": []any{filepath.Join(mods, "server-filesystem/dist/index.js"), dir}},
+		"memory":     map[string]any{"command": "node", "args": []any{filepath.Join(mods, "server-memory/dist/index.js")}, "env": map[string]any{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+	}
+	cfg, _ := json.Marshal(servers)
+	if r := c.pflow(t, "mcp", "add", string(cfg)); r.code != 0 {
+		t.Fatalf("mcp add: %s%s", r.stdout, r.stderr)
+	}
+	if r := c.pflow(t, "mcp", "sync", "--all"); r.code != 0 {
+		t.Fatalf("mcp sync: %s%s", r.stdout, r.stderr)
+	}
+	c.worker(t) // after the sync: the worker's catalog has the servers' tools
+	for _, tc := range [][]string{
+		{"examples/mcp/everything.pflow.md"},
+		{"examples/mcp/filesystem.pflow.md", "dir=" + dir},
+	} {
+		t.Run(filepath.Base(tc[0]), func(t *testing.T) {
+			args := append([]string{"--output-format", "json", repoPath(t, tc[0])}, tc[1:]...)
+			local := envelope(t, c.pflow(t, args...))
+			remote := envelope(t, c.pflow(t, append([]string{"--temporal", c.srv.HostPort}, args...)...))
+			lj, _ := json.MarshalIndent(local, "", "  ")
+			rj, _ := json.MarshalIndent(remote, "", "  ")
+			if string(lj) != string(rj) || local["exit"] != 0 {
+				t.Errorf("on Temporal:\n%s\nlocally:\n%s", rj, lj)
+			}
+		})
+	}
+	r := c.pflow(t, "--temporal", c.srv.HostPort, repoPath(t, "examples/mcp/memory.pflow.md"))
+	if r.code != 0 || !strings.Contains(r.stdout, "turns processes into workflows") {
+		t.Errorf("memory example on Temporal: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
