@@ -366,7 +366,7 @@ func (a *App) ensureMCP(ctx context.Context, t *Target) error {
 			if strings.HasPrefix(n.Type, "mcp-") {
 				seen[n.Type] = true
 			}
-			if n.Type != "workflow" {
+			if !n.Nested() {
 				continue
 			}
 			name, _ := n.Params["workflow_name"].(string)
@@ -545,7 +545,7 @@ func (a *App) CheckOutputKey(ctx context.Context, w *workflow.Workflow, key stri
 			continue
 		}
 		spec, ok := cat.Lookup(n.Type)
-		known := ok && len(spec.Interface.Outputs) > 0 && n.Type != "workflow"
+		known := ok && len(spec.Interface.Outputs) > 0 && !n.Nested()
 		if n.ID == head {
 			if rest == "" || !known {
 				return nil

@@ -115,7 +115,7 @@ func (a *App) bundle(t *Target) (wire.Bundle, error) {
 			return
 		}
 		for _, n := range w.Nodes {
-			if n.Type != "workflow" {
+			if !n.Nested() {
 				continue
 			}
 			name, _ := n.Params["workflow_name"].(string)

@@ -241,7 +241,7 @@ func StepDeps(w *workflow.Workflow) map[string][]string {
 				}
 			case map[string]any:
 				for k, e := range x {
-					if n.Type == "workflow" && k == "workflow_ir" {
+					if n.Nested() && k == "workflow_ir" {
 						continue
 					}
 					walk(e)

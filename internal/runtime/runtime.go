@@ -435,7 +435,7 @@ func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*St
 			switch {
 			case n.Batch != nil:
 				kind = KindBatch
-			case n.Type == "workflow":
+			case n.Nested():
 				kind = KindWorkflow
 			}
 			rec = e.newRecord(f, n, kind, -1)
@@ -483,7 +483,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 	failf := func(cat, msg string) *Failure {
 		return &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: cat, Message: msg}
 	}
-	if n.Type == "workflow" {
+	if n.Nested() {
 		out, fail := e.execNested(ctx, f, n, root, step, item)
 		return out, nil, fail
 	}

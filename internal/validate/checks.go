@@ -33,9 +33,6 @@ func declares(s *node.Spec, key string) bool {
 // did-you-mean when a param is unknown (e.g. on_eror).
 var stepKeys = []string{"type", "on_error", "batch"}
 
-// workflowParams are the params of a `type: workflow` step (§3.8).
-var workflowParams = []string{"workflow_name", "workflow_ref", "workflow_ir", "param_mapping", "output_mapping", "storage_mode", "scope_prefix", "max_depth", "error_action"}
-
 const maxListed = 20
 
 // maxQuoted is the longest param or source text a per-reference diagnostic

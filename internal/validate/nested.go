@@ -17,7 +17,7 @@ import (
 // outputs and check param_mapping / output_mapping.
 func (v *validator) nested() {
 	for _, n := range v.nodes {
-		if n.Type != "workflow" {
+		if !n.Nested() {
 			continue
 		}
 		name, _ := n.Params["workflow_name"].(string)
@@ -225,7 +225,7 @@ func (v *validator) computeOutputs(id string) ([]node.Field, bool) {
 	n := v.byID[id]
 	var inner []node.Field
 	known := false
-	if n.Type == "workflow" {
+	if n.Nested() {
 		inner, known = v.nestedOut[id], v.nestedKnown[id]
 	} else if spec := v.specs[id]; spec != nil && len(spec.Interface.Outputs) > 0 {
 		inner, known = withError(spec.Interface.Outputs), true

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/nodes/nested"
 	"github.com/pflow-go/pflow/internal/suggest"
 	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
@@ -19,8 +20,8 @@ func (v *validator) unknownParams() {
 	for _, n := range v.nodes {
 		var known []string
 		var spec *node.Spec
-		if n.Type == "workflow" {
-			known = workflowParams
+		if n.Nested() {
+			known = nested.ParamNames()
 		} else {
 			spec = v.specs[n.ID]
 			if spec == nil {

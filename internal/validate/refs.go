@@ -341,7 +341,7 @@ func (v *validator) checkNodePath(st *site, r template.Ref, yID string) string {
 
 func (v *validator) innerOutputs(id string) ([]node.Field, bool) {
 	n := v.byID[id]
-	if n.Type == "workflow" {
+	if n.Nested() {
 		return v.nestedOut[id], v.nestedKnown[id]
 	}
 	if spec := v.specs[id]; spec != nil && len(spec.Interface.Outputs) > 0 {

@@ -63,7 +63,7 @@ func (v *validator) sites() []*site {
 	var out []*site
 	for _, n := range v.nodes {
 		for _, p := range value.SortedKeys(n.Params) {
-			if n.Type == "workflow" && p == "workflow_ir" {
+			if n.Nested() && p == "workflow_ir" {
 				continue // the child's templates belong to the child
 			}
 			val := n.Params[p]

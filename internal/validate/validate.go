@@ -215,7 +215,7 @@ func newValidator(w *workflow.Workflow, opts Options) *validator {
 		}
 	}
 	for _, n := range v.nodes {
-		if n.Type == "workflow" || opts.Catalog == nil {
+		if n.Nested() || opts.Catalog == nil {
 			continue
 		}
 		if spec, ok := opts.Catalog.Lookup(n.Type); ok && spec != nil {

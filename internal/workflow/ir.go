@@ -102,6 +102,12 @@ type Node struct {
 	KeyLines map[string]int `json:"-"`
 }
 
+// NestedType is the node type of a step that runs another workflow.
+const NestedType = "workflow"
+
+// Nested reports whether the step runs another workflow (type: workflow).
+func (n *Node) Nested() bool { return n.Type == NestedType }
+
 // Edge connects two nodes for an action ("" and "default" are the same).
 type Edge struct {
 	From   string `json:"from"`

@@ -56,7 +56,7 @@ func Mermaid(w *Workflow) string {
 		}
 		label := n.ID + "<br/>" + n.Type
 		open, close := "[", "]"
-		if n.Type == "workflow" {
+		if n.Nested() {
 			child := value.Stringify(n.Params["workflow_ref"])
 			if child == "" {
 				child = value.Stringify(n.Params["workflow_name"])

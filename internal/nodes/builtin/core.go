@@ -5,13 +5,14 @@ import (
 	"github.com/pflow-go/pflow/internal/nodes/echo"
 	"github.com/pflow-go/pflow/internal/nodes/file"
 	httpnode "github.com/pflow-go/pflow/internal/nodes/http"
+	"github.com/pflow-go/pflow/internal/nodes/nested"
 	"github.com/pflow-go/pflow/internal/nodes/shell"
 )
 
-// coreSpecs lists shell, http, file and test nodes.
+// coreSpecs lists shell, http, file, nested-workflow and test nodes.
 func coreSpecs(cfg Config) []*node.Spec {
 	specs := []*node.Spec{shell.Spec(), httpnode.Spec()}
 	specs = append(specs, file.Specs()...)
-	specs = append(specs, echo.Spec())
+	specs = append(specs, echo.Spec(), nested.Spec())
 	return specs
 }
