@@ -432,6 +432,12 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 		}
 		return nil, s.classify(ctx, cctx, err, "tools/call", tool, timeout)
 	}
+	if res.IsError && s.proc != nil && s.proc.memExceeded.Load() > 0 {
+		// The server answered while it was being stopped for its memory
+		// (a browser server reports "browser has been closed"): the real
+		// cause is the limit.
+		return nil, s.classify(ctx, cctx, errors.New("stopped"), "tools/call", tool, timeout)
+	}
 	return res, nil
 }
 

@@ -324,7 +324,9 @@ func NewMemoryMeter(token string, pgid int) *MemoryMeter {
 	return &MemoryMeter{token: token, pgid: pgid, seen: map[int]meterEntry{}}
 }
 
-// RSS returns the total resident memory of the tree in bytes.
+// RSS returns the total resident memory of the tree in bytes: the sum of
+// its processes' proportional set sizes (shared pages divided among their
+// sharers; the plain RSS where smaps_rollup is not readable).
 func (m *MemoryMeter) RSS() int64 {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -358,10 +360,36 @@ func (m *MemoryMeter) RSS() int64 {
 			in = ent.marked
 		}
 		if in {
-			rss, _ := strconv.ParseInt(string(f[21]), 10, 64)
-			total += rss * page
+			if pss, ok := readPSS(name); ok {
+				total += pss
+			} else {
+				rss, _ := strconv.ParseInt(string(f[21]), 10, 64)
+				total += rss * page
+			}
 		}
 	}
 	m.seen = next
 	return total
+}
+
+// readPSS returns a process's proportional set size in bytes: its resident
+// memory with each shared page divided among the processes sharing it. A
+// tree of processes that share most of their pages (a browser's renderers,
+// forked workers) is counted once, where the sum of their RSS counts the
+// shared pages once per process and a 300 MB browser looks like 1 GB.
+func readPSS(pid string) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/smaps_rollup")
+	if err != nil {
+		return 0, false
+	}
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
+			kb, err := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			return kb << 10, true
+		}
+	}
+	return 0, false
 }

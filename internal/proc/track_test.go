@@ -5,6 +5,7 @@ package proc
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -155,5 +156,47 @@ func TestMemoryMeterCountsEscapedDescendant(t *testing.T) {
 			t.Fatalf("the meter never counted the escaped descendant's memory (tree %d, group %d)", tree.RSS(), groupOnly.RSS())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// MemoryMeter counts pages that processes share once: a parent that touched
+// 96 MB and forked three children (copy-on-write, nothing written since) is
+// ~96 MB, not 4 × 96 MB as the sum of their RSS says. A browser's renderers
+// share most of their pages the same way, and a server was stopped for a
+// limit it did not reach.
+func TestMemoryMeterCountsSharedPagesOnce(t *testing.T) {
+	dir := t.TempDir()
+	script := `import os, sys, time
+buf = bytearray(96 << 20)
+for i in range(0, len(buf), 4096):
+    buf[i] = 1
+for _ in range(3):
+    if os.fork() == 0:
+        time.sleep(300)
+        os._exit(0)
+open(sys.argv[1] + ".tmp", "w").close()
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(300)
+`
+	ready := filepath.Join(dir, "ready")
+	cmd := exec.Command("python3", "-c", script, ready)
+	SetProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { KillGroup(cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }()
+	deadline := time.Now().Add(bound)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the forking process never got ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rss := NewMemoryMeter("", cmd.Process.Pid).RSS()
+	if rss < 90<<20 || rss > 200<<20 {
+		t.Fatalf("the tree of 4 processes sharing 96 MB measures %d MB, want about 96", rss>>20)
 	}
 }

