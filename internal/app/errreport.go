@@ -213,6 +213,9 @@ func executionFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 	case aud == Agent && o.RunID != "":
 		sugg = append(sugg, fmt.Sprintf("Fix the failed step (or its inputs), then call workflow_execute with the fixed workflow and resume: %q. "+
 			"The completed steps (checkpoint.completed_nodes) are re-used, not run again.", o.RunID))
+	case aud == Agent && o.TemporalID != "":
+		sugg = append(sugg, fmt.Sprintf("Fix the failed step (or its inputs), then call workflow_execute with the fixed workflow and resume: %q. "+
+			"The completed steps are re-used from the run's history on Temporal, not run again.", o.TemporalID))
 	case aud == Agent:
 		sugg = append(sugg, "Fix the failed step (or its inputs) and run workflow_execute again; earlier steps are listed in checkpoint.completed_nodes.")
 	case o.RunID != "":
@@ -258,7 +261,11 @@ func Checkpoint(o *RunOutcome, aud Audience) map[string]any {
 	cp := map[string]any{"completed_nodes": completed, "failed_node": failed, "resumable": o.RunID != "" || o.TemporalID != ""}
 	if o.TemporalID != "" {
 		cp["temporal_run_id"] = o.TemporalID
-		cp["resume_command"] = o.temporalResume()
+		if aud == Agent {
+			cp["resume_with"] = map[string]any{"workflow": "<the fixed workflow>", "resume": o.TemporalID}
+		} else {
+			cp["resume_command"] = o.temporalResume()
+		}
 	}
 	if o.RunID != "" {
 		// The failure is a checkpoint: fix the workflow and resume the run;

@@ -4,10 +4,12 @@ import (
 	"time"
 
 	"fmt"
-	"github.com/pflow-go/pflow/internal/mcpclient"
 	"net"
 	"os"
 	"path/filepath"
+
+	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/mcpclient"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +27,7 @@ func addMCPServeCmd(mcpCmd *cobra.Command, f *Factory) {
 		wfTools   bool
 		workflows []string
 		noBuilder bool
+		t         app.TemporalRequest
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -47,10 +50,14 @@ after the workflow, described by it, its inputs as the input schema and its outp
 schema; calling it runs the workflow as workflow_execute does and answers its outputs as
 structuredContent. Saving or deleting a workflow (from the CLI or over MCP) updates the list and
 clients get notifications/tools/list_changed. Saved workflows are also resources
-(pflow://workflows/<name>), as are the newest run records (pflow://runs/<id>).`,
+(pflow://workflows/<name>), as are the newest run records (pflow://runs/<id>).
+
+With --temporal host:port every run goes to that Temporal service, run by pflow workers
+(docs/scale-out.md): many agents share one execution service and its history.`,
 		Example: `  pflow mcp serve
   pflow mcp serve --http 127.0.0.1:8765
   PFLOW_MCP_TOKEN=secret pflow mcp serve --http 0.0.0.0:8765 --allow-dir ~/workflows
+  pflow mcp serve --temporal 127.0.0.1:7233
   pflow mcp serve --workflow-tools                          # the 14 tools plus one per saved workflow
   pflow mcp serve --workflows changelog,release-notes --no-builder-tools`,
 		Args: cobra.NoArgs,
@@ -72,7 +79,15 @@ clients get notifications/tools/list_changed. Saved workflows are also resources
 				}
 				dirs = append(dirs, abs)
 			}
+			var temporal *app.TemporalRequest
+			if t.HostPort != "" {
+				if err := needTemporal(f); err != nil {
+					return err
+				}
+				temporal = &t
+			}
 			srv := mcpserver.New(mcpserver.Options{
+				Temporal:   temporal,
 				App:        f.App,
 				Version:    Version,
 				HTTP:       cmd.Flags().Changed("http"),
@@ -110,6 +125,7 @@ clients get notifications/tools/list_changed. Saved workflows are also resources
 	cmd.Flags().StringSliceVar(&workflows, "workflows", nil, "publish only these saved workflows as tools (comma-separated names; implies --workflow-tools)")
 	cmd.Flags().BoolVar(&noBuilder, "no-builder-tools", false, "leave out the 14 tools that discover, build, run and save workflows (with --workflows: a server of just those workflows)")
 	cmd.Flags().DurationVar(&idle, "server-idle", mcpclient.DefaultIdleTimeout, "how long an MCP server a workflow used stays running, unused, for the next run (servers with \"keep_alive\": false are never kept)")
+	addTemporalFlags(cmd.Flags(), &t.HostPort, &t.Namespace, &t.TaskQueue)
 	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path (repeatable)")
 	mcpCmd.AddCommand(cmd)
 }

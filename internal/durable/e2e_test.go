@@ -3,6 +3,7 @@ package durable_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 	"github.com/pflow-go/pflow/internal/testutil/temporaldev"
@@ -583,5 +585,60 @@ func TestMCPExamplesRunTheSameOnTemporal(t *testing.T) {
 	r := c.pflow(t, "--temporal", c.srv.HostPort, repoPath(t, "examples/mcp/memory.pflow.md"))
 	if r.code != 0 || !strings.Contains(r.stdout, "turns processes into workflows") {
 		t.Errorf("memory example on Temporal: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestMCPServeRunsOnTemporal: `pflow mcp serve --temporal` makes every
+// agent's workflow_execute a run on the shared Temporal service; a failed
+// one is resumed by the tool call its checkpoint gives.
+func TestMCPServeRunsOnTemporal(t *testing.T) {
+	c := newCluster(t)
+	c.worker(t)
+	serve := exec.Command(c.bin, "mcp", "serve", "--temporal", c.srv.HostPort)
+	serve.Env = c.env()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: serve}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_execute", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return m
+	}
+	got := call(map[string]any{"workflow": repoPath(t, "examples/hello.pflow.md"), "parameters": map[string]any{"name": "agent"}})
+	data, _ := got["data"].(map[string]any)
+	outputs, _ := data["outputs"].(map[string]any)
+	if got["success"] != true || outputs["message"] != "HELLO AGENT" || !strings.HasPrefix(fmt.Sprint(data["temporal_run_id"]), "pflow-hello-") {
+		t.Fatalf("workflow_execute on Temporal: %v", got)
+	}
+
+	flag := filepath.Join(c.dir, "ready")
+	wf := filepath.Join(c.dir, "gate.pflow.md")
+	writeFile(t, wf, "# Gate\n\n## Steps\n\n### first\nCounts its runs.\n- type: shell\n- command: echo ran >> "+filepath.Join(c.dir, "first.log")+"\n\n"+
+		"### gate\nPasses once the flag exists.\n- type: shell\n- command: test -f "+flag+" && echo open\n\n## Outputs\n\n### said\nWhat the gate said.\n- source: ${gate.stdout}\n")
+	got = call(map[string]any{"workflow": wf})
+	cp, _ := got["checkpoint"].(map[string]any)
+	with, _ := cp["resume_with"].(map[string]any)
+	id, _ := with["resume"].(string)
+	if got["success"] != false || !strings.HasPrefix(id, "pflow-gate-") {
+		t.Fatalf("failed run's checkpoint: %v", got)
+	}
+	writeFile(t, flag, "")
+	got = call(map[string]any{"workflow": wf, "resume": id})
+	data, _ = got["data"].(map[string]any)
+	if got["success"] != true || fmt.Sprint(data["outputs"]) != "map[said:open]" || data["resumed_from"] != id {
+		t.Fatalf("resumed run: %v", got)
+	}
+	if n := len(lines(filepath.Join(c.dir, "first.log"))); n != 1 {
+		t.Errorf("the completed step ran %d times, want once", n)
 	}
 }

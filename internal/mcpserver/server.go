@@ -70,6 +70,9 @@ type Options struct {
 	WorkflowTools  bool
 	Workflows      []string
 	NoBuilderTools bool
+	// Temporal, when set, runs every workflow on that Temporal service
+	// (issue #17: many agents sharing one execution service).
+	Temporal *app.TemporalRequest
 }
 
 // Server is pflow's MCP server.

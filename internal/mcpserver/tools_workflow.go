@@ -219,6 +219,7 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 		return nil, withNotFoundHint(err)
 	}
 	req := app.RunRequest{Target: t, Params: c.object("parameters"), Resume: c.str("resume"), RerunUnsafe: c.boolean("rerun_unsafe"), Origin: "mcp"}
+	req.Temporal = c.srv.opts.Temporal
 	if req.RerunUnsafe && req.Resume == "" {
 		return nil, pferr.New(pferr.Validation, "rerun_unsafe only applies with resume").
 			WithHint("Pass resume: <run_id> (from an earlier result's checkpoint.run_id) together with rerun_unsafe: true.")
@@ -255,6 +256,9 @@ func executeEnvelope(out *app.RunOutcome, t *app.Target, env map[string]any) env
 		if out.RunID != "" {
 			e["run_id"] = out.RunID
 		}
+		if out.TemporalID != "" {
+			e["temporal_run_id"] = out.TemporalID
+		}
 		if trace != "" {
 			e["trace_path"] = trace
 		}
@@ -278,7 +282,7 @@ func executeEnvelope(out *app.RunOutcome, t *app.Target, env map[string]any) env
 	if w, ok := env["warnings"]; ok {
 		data["warnings"] = w
 	}
-	for _, k := range []string{"run_id", "resumed_from"} {
+	for _, k := range []string{"run_id", "temporal_run_id", "resumed_from"} {
 		if v, ok := env[k]; ok {
 			data[k] = v
 		}

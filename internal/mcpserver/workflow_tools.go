@@ -166,6 +166,7 @@ func (s *Server) runWorkflowTool(ctx context.Context, c *call, name string) (any
 		return nil, withNotFoundHint(err)
 	}
 	req := app.RunRequest{Target: t, Params: c.args, Origin: "mcp"}
+	req.Temporal = c.srv.opts.Temporal
 	if tok := c.req.Params.GetProgressToken(); tok != nil {
 		req.Observer = newProgress(ctx, c.req.Session, tok, len(t.Workflow.Nodes))
 	}
