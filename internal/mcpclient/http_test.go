@@ -115,3 +115,41 @@ func TestHTTPAuthAndStatusErrors(t *testing.T) {
 		}
 	}
 }
+
+// A remote server whose answer exceeds max_response_mb fails the call with
+// the documented message instead of being read into memory whole, over
+// both HTTP transports' response kinds (a JSON body, an event stream); a
+// big stream of small events is fine.
+func TestHTTPResponseTooLarge(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	type in struct {
+		MB int `json:"mb"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "blob"}, func(ctx context.Context, r *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", a.MB<<20)}}}, nil, nil
+	})
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(map[bool]string{false: "event stream", true: "json body"}[jsonResponse], func(t *testing.T) {
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
+			ts := httptest.NewServer(h)
+			defer ts.Close()
+			s, err := Resolve("big", map[string]any{"type": "http", "url": ts.URL, "max_response_mb": int64(2)}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			sess, err := Connect(ctx, s, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			if res, err := sess.CallTool(ctx, "blob", map[string]any{"mb": 1}, 10*time.Second); err != nil || len(ExtractResult(res).Result.(string)) != 1<<20 {
+				t.Fatalf("a 1 MB answer under a 2 MB limit: %v", err)
+			}
+			_, err = sess.CallTool(ctx, "blob", map[string]any{"mb": 3}, 10*time.Second)
+			if err == nil || !strings.Contains(ErrorText(err), "MCP response too large: the tool's result exceeded 2 MB") {
+				t.Fatalf("a 3 MB answer: %v", err)
+			}
+		})
+	}
+}

@@ -123,7 +123,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		s.sock = conn
 		transport = &mcp.IOTransport{Reader: conn, Writer: conn, MaxLineLength: maxMessage(srv) + 1<<20}
 	case "http", "sse":
-		s.rt = &recordingTransport{base: httpTransport(srv), headers: srv.Headers, sse: srv.Transport == "sse"}
+		s.rt = &recordingTransport{base: httpTransport(srv), headers: srv.Headers, sse: srv.Transport == "sse", limit: int64(maxMessage(srv))}
 		hc := &http.Client{Transport: s.rt}
 		if srv.Transport == "http" {
 			st := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
@@ -562,6 +562,11 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 			return classed(s.fail("Invalid JSON response from server", tool, "The server wrote a line to stdout that is not valid JSON-RPC. Servers must log to stderr, never stdout."), node.ClassServerError)
 		}
 	}
+	if s.rt != nil && s.rt.tooLarge.Load() {
+		return classed(s.fail(tooLargeText(s.Server, phase, tool), tool,
+			fmt.Sprintf("Ask the tool for less (a smaller page or limit, a filter, fewer fields), or raise \"max_response_mb\" for server '%s' in mcp-servers.json (default %d, at most %d) if such results are expected.",
+				s.Server.Name, DefaultMaxResponseMB, MaxResponseMB)), node.ClassServerError)
+	}
 	var je *jsonrpc.Error
 	isRPC := errors.As(err, &je) && je.Code != codeRejectedByTransport
 	if s.rt != nil && !isRPC {
@@ -626,6 +631,10 @@ type recordingTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	sse     bool
+	// limit bounds one message of a response (a JSON body, or one event
+	// of an event stream), as max_response_mb bounds a stdio line.
+	limit    int64
+	tooLarge atomic.Bool
 
 	mu      sync.Mutex
 	status  int
@@ -654,8 +663,50 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if resp.StatusCode >= 400 && (req.Method == http.MethodPost || (req.Method == http.MethodGet && t.sse)) {
 		t.status = resp.StatusCode
 	}
+	if t.limit > 0 && resp.Body != nil {
+		resp.Body = &cappedBody{rc: resp.Body, limit: t.limit, t: t}
+	}
 	return resp, nil
 }
+
+// errMessageTooLarge ends a response whose message exceeds the limit.
+var errMessageTooLarge = errors.New("MCP message exceeds max_response_mb")
+
+// cappedBody fails a response body once one message in it (the bytes
+// since the last blank line: a whole JSON body, or one server-sent event)
+// exceeds the limit, so a runaway remote server cannot exhaust pflow's
+// memory through the SDK's buffering.
+type cappedBody struct {
+	rc    io.ReadCloser
+	limit int64
+	n     int64 // bytes of the current message
+	nl    int   // newlines in a row (a blank line ends an event)
+	t     *recordingTransport
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	for _, c := range p[:n] {
+		switch c {
+		case '\n':
+			b.nl++
+			if b.nl >= 2 {
+				b.n = 0
+			}
+		case '\r':
+		default:
+			b.nl = 0
+		}
+		b.n++
+		if b.n > b.limit {
+			b.t.tooLarge.Store(true)
+			return 0, errMessageTooLarge
+		}
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
 
 // class is the error class of the transport's failure.
 func (t *recordingTransport) class() string {
