@@ -270,6 +270,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		Observer:     req.Observer,
 		// Every step's secret params are masked before the step can print them.
 		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },
+		Redact:   red.String,
 	}
 	if recordErr != nil {
 		fmt.Fprintf(a.Log, "Warning: this run is not recorded (%v); it cannot be resumed\n", recordErr)

@@ -203,6 +203,7 @@ func (a *App) Worker(ctx context.Context, req WorkerRequest) error {
 		Log:           a.Log,
 		Scope:         scope,
 		OnParams:      func(p map[string]any) { red.AddSecretsIn(p) },
+		Redact:        red.String,
 		MaxConcurrent: req.MaxConcurrent,
 		Ready:         req.Ready,
 	})

@@ -26,6 +26,7 @@ type Worker struct {
 	scope   node.Scope
 	// onParams sees every node execution's params (the secrets masker).
 	onParams func(map[string]any)
+	redact   func(string) string
 }
 
 // Serve runs a worker until ctx ends.
@@ -35,7 +36,7 @@ func (Engine) Serve(ctx context.Context, cfg wire.WorkerConfig) error {
 		return err
 	}
 	defer c.Close()
-	wk := &Worker{catalog: cfg.Catalog, env: cfg.Env, log: cfg.Log, scope: cfg.Scope, onParams: cfg.OnParams}
+	wk := &Worker{catalog: cfg.Catalog, env: cfg.Env, log: cfg.Log, scope: cfg.Scope, onParams: cfg.OnParams, redact: cfg.Redact}
 	if wk.log == nil {
 		wk.log = io.Discard
 	}
@@ -104,7 +105,7 @@ func (wk *Worker) RunNode(ctx context.Context, in wire.NodeInput) (*wire.NodeOut
 	defer tracker.Close()
 	req := &node.Request{NodeID: in.NodeID, Type: in.Type, Params: params, TemplateEnv: in.TemplateEnv,
 		WorkflowDir: in.WorkflowDir, WorkflowFile: in.WorkflowFile, SourceLines: in.SourceLines, Attempt: in.Attempt,
-		Env: wk.lookupEnv, Log: wk.log, Scope: wk.scope}
+		Env: wk.lookupEnv, Log: wk.log, Scope: wk.scope, Redact: wk.redact}
 	res, err := safeRun(ctx, spec.Node, req)
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // cancelled: Temporal records the cancellation

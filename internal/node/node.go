@@ -201,6 +201,10 @@ type Request struct {
 	// environment variables that the param's text references (name → value).
 	// A node that runs such a param must add them to its process environment.
 	TemplateEnv map[string]string
+	// Redact masks the run's known secrets in a text (nil: none known). A
+	// node that shortens text it reports (an error body's first lines)
+	// masks it first, so a cut never leaves part of a secret behind.
+	Redact func(string) string
 }
 
 // Scope gives nodes access to resources that live as long as one workflow run

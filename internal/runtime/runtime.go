@@ -71,6 +71,9 @@ type Options struct {
 	// secret values with its redactor before anything can print them. It
 	// may be called from several goroutines and must not keep params.
 	OnParams func(params map[string]any)
+	// Redact, when set, masks the run's known secrets in a text; nodes get
+	// it as node.Request.Redact.
+	Redact func(string) string
 	// Journal is the step boundary (may be nil): the run record, resume and
 	// the step cache (see Journal).
 	Journal Journal
@@ -510,6 +513,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		Log:         e.opts.Log,
 		Scope:       e.scope,
 		SourceLines: n.SourceLines,
+		Redact:      e.opts.Redact,
 	}
 	if f.w.Source != nil {
 		req.WorkflowFile = f.w.Source.Path

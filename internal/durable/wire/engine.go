@@ -83,6 +83,8 @@ type WorkerConfig struct {
 	Scope node.Scope
 	// OnParams, when set, sees every node execution's params.
 	OnParams func(map[string]any)
+	// Redact, when set, masks the worker's known secrets (node.Request.Redact).
+	Redact func(string) string
 	// MaxConcurrent bounds the node executions this worker runs at once
 	// (0: Temporal's default).
 	MaxConcurrent int

@@ -196,7 +196,7 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		msg = "HTTP " + resp.Status
 	}
 	msg = strings.TrimSpace(msg)
-	if snippet := bodySnippet(data, binary); snippet != "" {
+	if snippet := bodySnippet(data, binary, req.Redact); snippet != "" {
 		msg += ": " + snippet
 	}
 	res := node.Fail(msg, out)
@@ -531,11 +531,14 @@ func headerMap(h nethttp.Header) map[string]any {
 	return out
 }
 
-func bodySnippet(data []byte, binary bool) string {
+func bodySnippet(data []byte, binary bool, redact func(string) string) string {
 	if binary {
 		return fmt.Sprintf("(binary body, %d bytes)", len(data))
 	}
 	s := strings.Join(strings.Fields(string(data)), " ")
+	if redact != nil {
+		s = redact(s) // before the cut: a secret at the cut must not leave its first half
+	}
 	if utf8.RuneCountInString(s) <= errorBodyChars {
 		return s
 	}

@@ -454,3 +454,20 @@ func TestHTTPResponseTooLarge(t *testing.T) {
 		t.Fatalf("res = %+v", res)
 	}
 }
+
+// A secret in an error body is masked before the body is cut to its first
+// 300 characters: one that straddles the cut leaves no first half behind.
+func TestHTTPErrorBodyMaskedBeforeTheCut(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef0123"
+	body := strings.Repeat("x", 290) + secret + strings.Repeat("y", 100)
+	srv := newServer(t, reply(500, "text/plain", body))
+	redact := func(s string) string { return strings.ReplaceAll(s, secret, "***") }
+	res, err := Spec().Node.Run(context.Background(), &node.Request{NodeID: "h", Params: map[string]any{"url": srv.URL + "/x"}, Redact: redact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := res.Outputs["error"].(string)
+	if strings.Contains(msg, secret[:8]) || !strings.Contains(msg, "***") {
+		t.Fatalf("the error shows part of the secret or no mask: %q", msg)
+	}
+}
