@@ -87,6 +87,11 @@ func (Engine) Submit(ctx context.Context, s wire.Submission) (*wire.Outcome, err
 			Hint: "Check --namespace and that the server accepts new workflows"}
 	}
 	out := &wire.Outcome{ID: id}
+	// A run nobody picks up waits silently: say so when no worker polls.
+	if d, err := c.DescribeTaskQueue(ctx, s.Conn.Queue(), enumspb.TASK_QUEUE_TYPE_WORKFLOW); err == nil && len(d.GetPollers()) == 0 && s.Conn.Log != nil {
+		fmt.Fprintf(s.Conn.Log, "Warning: no pflow worker is polling task queue '%s' on %s: run %s waits until one starts (pflow worker --temporal %s --task-queue %s)\n",
+			s.Conn.Queue(), s.Conn.HostPort, id, s.Conn.HostPort, s.Conn.Queue())
+	}
 	if s.Detach {
 		return out, nil
 	}

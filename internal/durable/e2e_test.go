@@ -460,6 +460,12 @@ func TestTemporalCommandsWithoutTheEngineOrTheServer(t *testing.T) {
 	if r := run(alone, hello, "name=x"); r.code != 0 || !strings.Contains(r.stdout, "HELLO X") {
 		t.Errorf("local run: %d %s %s", r.code, r.stdout, r.stderr)
 	}
+	// No worker on the queue: said, and the detached run waits for one.
+	c := newCluster(t)
+	r0 := c.pflow(t, "--temporal", c.srv.HostPort, "--task-queue", "nobody", "--detach", hello, "name=x")
+	if r0.code != 0 || !strings.Contains(r0.stderr, "no pflow worker is polling task queue 'nobody'") {
+		t.Errorf("no worker: exit %d\n%s%s", r0.code, r0.stdout, r0.stderr)
+	}
 	// No server there: said, with how to start one.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
