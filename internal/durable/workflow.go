@@ -17,9 +17,10 @@ import (
 	pwf "github.com/pflow-go/pflow/internal/workflow"
 )
 
-// Activity settings. A node execution has no overall limit of its own (its
-// node applies the step's timeout); a worker that dies is noticed by its
-// missing heartbeat, and the execution is then given to another worker.
+// Activity settings. A node execution is bounded by its step's timeout plus
+// a minute (see startToClose), a day without one; a worker that dies is
+// noticed by its missing heartbeat, and the execution is then given to
+// another worker.
 const (
 	heartbeatTimeout = 5 * time.Second
 	nodeStartToClose = 24 * time.Hour
