@@ -86,8 +86,10 @@ func TestEscapedDescendantsNeverOutliveTheRun(t *testing.T) {
 				if !Alive(pid) {
 					t.Fatalf("descendant %d was stopped by the step; under a tracker it lives until the run ends", pid)
 				}
-				if n := tr.Close(); n != 1 {
-					t.Errorf("tracker killed %d processes, want 1", n)
+				// At least the descendant; under load the shell that forked
+				// it may not have exited yet, and goes too.
+				if n := tr.Close(); n < 1 {
+					t.Errorf("tracker killed %d processes, want the escaped descendant at least", n)
 				}
 				if Alive(pid) {
 					t.Fatalf("descendant %d outlived the run", pid)
