@@ -6,107 +6,207 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/validate"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// Envelope builds the JSON document describing a run outcome (the CLI's
-// --output-format json and the MCP server's workflow_execute share it).
-// Every value is redacted.
-func Envelope(o *RunOutcome, t *Target) map[string]any {
-	meta := map[string]any{"action": "unsaved", "name": t.Name}
+// RunReport is a run's outcome as both faces show it (issue #10: a typed
+// contract): the CLI prints it for --output-format json, the MCP server
+// reshapes it for workflow_execute. Fields are in the order of their JSON
+// names, which is the order the CLI prints them in.
+type RunReport struct {
+	// Checkpoint is where a failed run stopped and how to resume it.
+	Checkpoint *CheckpointReport `json:"checkpoint,omitempty"`
+	DurationMS *float64          `json:"duration_ms,omitempty"`
+	// Error is the one error object of every failure.
+	Error         *ErrorReport   `json:"error,omitempty"`
+	Execution     *Execution     `json:"execution,omitempty"`
+	Message       string         `json:"message,omitempty"`
+	Metrics       map[string]any `json:"metrics,omitempty"`
+	NodesExecuted *int           `json:"nodes_executed,omitempty"`
+	// Result holds the declared outputs of a successful run.
+	Result        map[string]any `json:"result,omitzero"`
+	ResumedFrom   string         `json:"resumed_from,omitempty"`
+	RunID         string         `json:"run_id,omitempty"`
+	Status        string         `json:"status,omitempty"`
+	Success       bool           `json:"success"`
+	TemporalRunID string         `json:"temporal_run_id,omitempty"`
+	TracePath     string         `json:"trace_path,omitempty"`
+	// Warnings are validation warnings (a validation-only run) or the run's
+	// warnings (a degraded run).
+	Warnings []any        `json:"warnings,omitzero"`
+	Workflow WorkflowMeta `json:"workflow"`
+}
+
+// WorkflowMeta names the workflow a run ran.
+type WorkflowMeta struct {
+	// Action is "reused" for a saved workflow, "unsaved" otherwise.
+	Action string `json:"action"`
+	Name   string `json:"name"`
+}
+
+// Execution lists a run's steps.
+type Execution struct {
+	NodesTotal int          `json:"nodes_total"`
+	Steps      []StepReport `json:"steps"`
+}
+
+// StepReport is one step of a run, in the order of its JSON names.
+type StepReport struct {
+	Action               string        `json:"action,omitempty"`
+	Attempts             int           `json:"attempts,omitempty"`
+	BatchErrorDetails    []BatchDetail `json:"batch_error_details,omitempty"`
+	BatchErrors          *int          `json:"batch_errors,omitempty"`
+	BatchErrorsTruncated int           `json:"batch_errors_truncated,omitempty"`
+	BatchSuccess         *int          `json:"batch_success,omitempty"`
+	BatchTotal           *int          `json:"batch_total,omitempty"`
+	DurationMS           float64       `json:"duration_ms"`
+	Error                string        `json:"error,omitempty"`
+	IsBatch              bool          `json:"is_batch,omitempty"`
+	NodeID               string        `json:"node_id"`
+	NodeType             string        `json:"node_type"`
+	// Source is "resumed" (re-used from the resumed run) or "cache".
+	Source string `json:"source,omitempty"`
+	Status string `json:"status"`
+}
+
+// BatchDetail is one failed batch item.
+type BatchDetail struct {
+	Error string `json:"error"`
+	Index int    `json:"index"`
+	Item  any    `json:"item"`
+}
+
+// maxBatchDetails is how many failed items a step lists.
+const maxBatchDetails = 5
+
+// Report builds the run report of an outcome. Every value is redacted.
+func Report(o *RunOutcome, t *Target) *RunReport {
+	meta := WorkflowMeta{Action: "unsaved", Name: t.Name}
 	if t.Saved {
-		meta["action"] = "reused"
+		meta.Action = "reused"
 	}
+	red := o.Redactor
 	if len(o.InputErrors) > 0 || len(o.ValidationErrors) > 0 {
-		return o.Redactor.Value(map[string]any{"success": false, "error": RunFailure(o, t, Person), "workflow": meta}).(map[string]any)
+		return (&RunReport{Error: RunFailure(o, t, Person), Workflow: meta}).redact(red)
 	}
 	if o.Result == nil {
-		return map[string]any{"success": true, "message": "Workflow is valid", "warnings": diagnostics(o.Warnings, t.Path), "workflow": meta}
+		return (&RunReport{Success: true, Message: "Workflow is valid", Warnings: diagnostics(o.Warnings, t.Path), Workflow: meta}).redact(red)
 	}
 	r := o.Result
-	red := o.Redactor
-	steps := make([]any, 0, len(r.Steps))
+	steps := make([]StepReport, 0, len(r.Steps))
 	executed := 0
 	for _, s := range r.Steps {
 		if s.Status != runtime.StatusNotExecuted {
 			executed++
 		}
-		st := map[string]any{"node_id": s.NodeID, "node_type": s.Type, "status": s.Status, "duration_ms": ms(s.Duration)}
-		if s.Action != "" {
-			st["action"] = s.Action
-		}
+		st := StepReport{NodeID: s.NodeID, NodeType: s.Type, Status: s.Status, DurationMS: ms(s.Duration), Action: s.Action, Error: s.Error, Source: s.Source}
 		if s.Attempts > 1 {
-			st["attempts"] = s.Attempts
+			st.Attempts = s.Attempts
 		}
-		if s.Batch != nil {
-			st["is_batch"] = true
-			st["batch_total"] = s.Batch.Total
-			st["batch_success"] = s.Batch.Success
-			st["batch_errors"] = s.Batch.Failed
-			if len(s.Batch.Errors) > 0 {
-				var details []any
-				for i, be := range s.Batch.Errors {
-					if i == 5 {
-						st["batch_errors_truncated"] = len(s.Batch.Errors) - 5
-						break
-					}
-					details = append(details, map[string]any{"index": be.Index, "item": be.Item, "error": be.Error})
+		if b := s.Batch; b != nil {
+			st.IsBatch = true
+			st.BatchTotal, st.BatchSuccess, st.BatchErrors = &b.Total, &b.Success, &b.Failed
+			for i, be := range b.Errors {
+				if i == maxBatchDetails {
+					st.BatchErrorsTruncated = len(b.Errors) - maxBatchDetails
+					break
 				}
-				st["batch_error_details"] = details
+				st.BatchErrorDetails = append(st.BatchErrorDetails, BatchDetail{Index: be.Index, Item: be.Item, Error: be.Error})
 			}
-		}
-		if s.Error != "" {
-			st["error"] = s.Error
-		}
-		if s.Source != "" {
-			st["source"] = s.Source // re-used from the resumed run, or served from the step cache
 		}
 		steps = append(steps, st)
 	}
 	// Each fact once (issue #16): the duration and the executed count at
 	// the top, the steps under execution, costs and tokens under metrics.
-	env := map[string]any{
-		"success":        r.Success(),
-		"status":         r.Status,
-		"workflow":       meta,
-		"duration_ms":    ms(r.Duration),
-		"nodes_executed": executed,
-		"metrics":        Metrics(r),
-		"execution":      map[string]any{"nodes_total": len(r.Steps), "steps": steps},
+	d := ms(r.Duration)
+	rep := &RunReport{
+		Success:       r.Success(),
+		Status:        r.Status,
+		Workflow:      meta,
+		DurationMS:    &d,
+		NodesExecuted: &executed,
+		Metrics:       Metrics(r),
+		Execution:     &Execution{NodesTotal: len(r.Steps), Steps: steps},
+		TracePath:     o.TracePath,
+		RunID:         o.RunID,
+		TemporalRunID: o.TemporalID,
+		ResumedFrom:   o.ResumedFrom,
 	}
-	if len(r.Warnings) > 0 {
-		var ws []any
-		for _, w := range r.Warnings {
-			ws = append(ws, map[string]any{"node_id": w.NodeID, "type": w.Type, "message": w.Message})
-		}
-		env["warnings"] = ws
-	}
-	if o.TracePath != "" {
-		env["trace_path"] = o.TracePath
-	}
-	if o.RunID != "" {
-		env["run_id"] = o.RunID
-	}
-	if o.TemporalID != "" {
-		env["temporal_run_id"] = o.TemporalID
-	}
-	if o.ResumedFrom != "" {
-		env["resumed_from"] = o.ResumedFrom
+	for _, w := range r.Warnings {
+		rep.Warnings = append(rep.Warnings, map[string]any{"node_id": w.NodeID, "type": w.Type, "message": w.Message})
 	}
 	if r.Success() {
-		result := map[string]any{}
+		rep.Result = make(map[string]any, len(r.OutputOrder))
 		for _, k := range r.OutputOrder {
-			result[k] = r.Outputs[k]
+			rep.Result[k] = r.Outputs[k]
 		}
-		env["result"] = result
 	} else {
 		// One error shape on both faces (docs/json-output.md); where the
 		// run stopped and how to resume it is the checkpoint.
-		env["error"] = RunFailure(o, t, Person)
-		env["checkpoint"] = Checkpoint(o, Person)
+		rep.Error = RunFailure(o, t, Person)
+		rep.Checkpoint = Checkpoint(o, Person)
 	}
-	return red.Value(env).(map[string]any)
+	return rep.redact(red)
+}
+
+// redact masks the run's secrets in every value of the report.
+func (rep *RunReport) redact(red *trace.Redactor) *RunReport {
+	if red == nil {
+		return rep
+	}
+	str := red.String
+	val := func(m map[string]any) map[string]any {
+		if m == nil {
+			return nil
+		}
+		v, _ := red.Value(m).(map[string]any)
+		return v
+	}
+	rep.Result = val(rep.Result)
+	rep.Metrics = val(rep.Metrics)
+	rep.Message = str(rep.Message)
+	rep.TracePath = str(rep.TracePath)
+	rep.Workflow.Name = str(rep.Workflow.Name)
+	if rep.Warnings != nil {
+		rep.Warnings, _ = red.Value(rep.Warnings).([]any)
+	}
+	if e := rep.Error; e != nil {
+		e.Message = str(e.Message)
+		e.Details = val(e.Details)
+		for i, s := range e.Suggestions {
+			e.Suggestions[i] = str(s)
+		}
+	}
+	if x := rep.Execution; x != nil {
+		for i := range x.Steps {
+			s := &x.Steps[i]
+			s.Error = str(s.Error)
+			for j := range s.BatchErrorDetails {
+				b := &s.BatchErrorDetails[j]
+				b.Error = str(b.Error)
+				b.Item = red.Value(b.Item)
+			}
+		}
+	}
+	return rep
+}
+
+// Outputs are the declared outputs of a successful run (never nil).
+func (rep *RunReport) Outputs() map[string]any {
+	if rep.Result == nil {
+		return map[string]any{}
+	}
+	return rep.Result
+}
+
+// Steps are the run's steps (never nil).
+func (rep *RunReport) Steps() []StepReport {
+	if rep.Execution == nil || rep.Execution.Steps == nil {
+		return []StepReport{}
+	}
+	return rep.Execution.Steps
 }
 
 func inputErrors(errs []runtime.InputError) []any {

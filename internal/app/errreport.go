@@ -243,41 +243,55 @@ func (o *RunOutcome) temporalResume() string {
 
 // Checkpoint is where a failed run stopped: the steps that completed, the
 // one that failed and, when the run was recorded, how to resume it.
-func Checkpoint(o *RunOutcome, aud Audience) map[string]any {
+func Checkpoint(o *RunOutcome, aud Audience) *CheckpointReport {
 	r := o.Result
 	if r == nil || r.Success() {
 		return nil
 	}
-	completed := []string{}
+	cp := &CheckpointReport{CompletedNodes: []string{}, Resumable: o.RunID != "" || o.TemporalID != ""}
 	for _, s := range r.Steps {
 		if s.Status == runtime.StatusCompleted {
-			completed = append(completed, s.NodeID)
+			cp.CompletedNodes = append(cp.CompletedNodes, s.NodeID)
 		}
 	}
-	failed := ""
 	if r.Failure != nil {
-		failed = r.Failure.NodeID
+		cp.FailedNode = r.Failure.NodeID
 	}
-	cp := map[string]any{"completed_nodes": completed, "failed_node": failed, "resumable": o.RunID != "" || o.TemporalID != ""}
-	if o.TemporalID != "" {
-		cp["temporal_run_id"] = o.TemporalID
-		if aud == Agent {
-			cp["resume_with"] = map[string]any{"workflow": "<the fixed workflow>", "resume": o.TemporalID}
-		} else {
-			cp["resume_command"] = o.temporalResume()
-		}
-	}
-	if o.RunID != "" {
+	resume, command := "", ""
+	switch {
+	case o.RunID != "":
 		// The failure is a checkpoint: fix the workflow and resume the run;
 		// its completed steps that are unchanged do not run again (D17).
-		cp["run_id"] = o.RunID
+		cp.RunID, resume, command = o.RunID, o.RunID, "pflow --resume "+o.RunID
+	case o.TemporalID != "":
+		cp.TemporalRunID, resume, command = o.TemporalID, o.TemporalID, o.temporalResume()
+	}
+	if resume != "" {
 		if aud == Agent {
-			cp["resume_with"] = map[string]any{"workflow": "<the fixed workflow>", "resume": o.RunID}
+			cp.ResumeWith = &ResumeWith{Workflow: "<the fixed workflow>", Resume: resume}
 		} else {
-			cp["resume_command"] = "pflow --resume " + o.RunID
+			cp.ResumeCommand = command
 		}
 	}
 	return cp
+}
+
+// CheckpointReport is where a failed run stopped, and how to resume it: a
+// command for a person, the workflow_execute arguments for an agent.
+type CheckpointReport struct {
+	CompletedNodes []string    `json:"completed_nodes"`
+	FailedNode     string      `json:"failed_node"`
+	Resumable      bool        `json:"resumable"`
+	ResumeCommand  string      `json:"resume_command,omitempty"`
+	ResumeWith     *ResumeWith `json:"resume_with,omitempty"`
+	RunID          string      `json:"run_id,omitempty"`
+	TemporalRunID  string      `json:"temporal_run_id,omitempty"`
+}
+
+// ResumeWith are the workflow_execute arguments that resume a run.
+type ResumeWith struct {
+	Resume   string `json:"resume"`
+	Workflow string `json:"workflow"`
 }
 
 // Word returns a fix written for the CLI (a pflow command) in the words of

@@ -229,13 +229,13 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		return nil
 	}
 	if jsonMode {
-		env := app.Envelope(out, t)
+		rep := app.Report(out, t)
 		if opts.outputKey != "" && out.Result != nil && out.Result.Success() {
 			if v, _, ok := app.OutputValue(out.Result, opts.outputKey); ok {
-				env["result"] = map[string]any{opts.outputKey: out.Redactor.Value(v)}
+				rep.Result = map[string]any{opts.outputKey: out.Redactor.Value(v)}
 			}
 		}
-		if err := writeJSON(ios.Out, env); err != nil {
+		if err := writeJSON(ios.Out, rep); err != nil {
 			return err
 		}
 		return exitFor(out)

@@ -231,27 +231,22 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return executeEnvelope(out, t, app.Envelope(out, t)), nil
+	return executeEnvelope(out, t, app.Report(out, t)), nil
 }
 
-// executeEnvelope reshapes app.Envelope (the CLI's JSON output) into the
+// executeEnvelope reshapes the run report (the CLI's JSON output) into the
 // MCP envelope: data on success; on failure the error object both faces
 // share (worded for an agent) and the checkpoint.
-func executeEnvelope(out *app.RunOutcome, t *app.Target, env map[string]any) envelope {
-	trace, _ := env["trace_path"].(string)
+func executeEnvelope(out *app.RunOutcome, t *app.Target, rep *app.RunReport) envelope {
 	if fail := app.RunFailure(out, t, app.Agent); fail != nil {
 		e := envelope{"success": false, "error": fail}
 		if out.Result == nil {
-			e["workflow"] = env["workflow"]
+			e["workflow"] = rep.Workflow
 			return e
 		}
-		steps := []any{}
-		if exec, _ := env["execution"].(map[string]any); exec != nil && exec["steps"] != nil {
-			steps, _ = exec["steps"].([]any)
-		}
-		fail.Details["steps"] = steps
-		fail.Details["status"] = env["status"]
-		fail.Details["workflow"] = env["workflow"]
+		fail.Details["steps"] = rep.Steps()
+		fail.Details["status"] = rep.Status
+		fail.Details["workflow"] = rep.Workflow
 		e["checkpoint"] = app.Checkpoint(out, app.Agent)
 		if out.RunID != "" {
 			e["run_id"] = out.RunID
@@ -259,37 +254,29 @@ func executeEnvelope(out *app.RunOutcome, t *app.Target, env map[string]any) env
 		if out.TemporalID != "" {
 			e["temporal_run_id"] = out.TemporalID
 		}
-		if trace != "" {
-			e["trace_path"] = trace
+		if rep.TracePath != "" {
+			e["trace_path"] = rep.TracePath
 		}
 		return e
 	}
 	if out.Result == nil {
-		return envelope{"success": true, "data": map[string]any{"valid": true, "message": "Workflow is valid", "warnings": env["warnings"]}}
-	}
-	var steps any = []any{}
-	if exec, _ := env["execution"].(map[string]any); exec != nil && exec["steps"] != nil {
-		steps = exec["steps"]
-	}
-	outputs := env["result"]
-	if outputs == nil {
-		outputs = map[string]any{}
+		return envelope{"success": true, "data": map[string]any{"valid": true, "message": "Workflow is valid", "warnings": rep.Warnings}}
 	}
 	data := map[string]any{
-		"outputs": outputs, "status": env["status"], "duration_ms": env["duration_ms"],
-		"nodes_executed": env["nodes_executed"], "steps": steps, "workflow": env["workflow"], "metrics": env["metrics"],
+		"outputs": rep.Outputs(), "status": rep.Status, "duration_ms": rep.DurationMS,
+		"nodes_executed": rep.NodesExecuted, "steps": rep.Steps(), "workflow": rep.Workflow, "metrics": rep.Metrics,
 	}
-	if w, ok := env["warnings"]; ok {
-		data["warnings"] = w
+	if rep.Warnings != nil {
+		data["warnings"] = rep.Warnings
 	}
-	for _, k := range []string{"run_id", "temporal_run_id", "resumed_from"} {
-		if v, ok := env[k]; ok {
+	for k, v := range map[string]string{"run_id": rep.RunID, "temporal_run_id": rep.TemporalRunID, "resumed_from": rep.ResumedFrom} {
+		if v != "" {
 			data[k] = v
 		}
 	}
 	e := envelope{"success": true, "data": data}
-	if trace != "" {
-		e["trace_path"] = trace
+	if rep.TracePath != "" {
+		e["trace_path"] = rep.TracePath
 	}
 	return e
 }
@@ -316,12 +303,12 @@ func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := app.Envelope(out, t)
+	rep := app.Report(out, t)
 	if len(out.ValidationErrors) > 0 {
 		return envelope(app.Failure(app.RunFailure(out, t, app.Agent))), nil
 	}
-	warnings := env["warnings"]
-	if warnings == nil {
+	var warnings any = rep.Warnings
+	if rep.Warnings == nil {
 		warnings = []any{}
 	}
 	var inputs []app.SavedInput

@@ -174,15 +174,12 @@ func (s *Server) runWorkflowTool(ctx context.Context, c *call, name string) (any
 	if err != nil {
 		return nil, err
 	}
-	env := app.Envelope(out, t)
+	rep := app.Report(out, t)
 	if out.Failed() || out.Result == nil {
-		return executeEnvelope(out, t, env), nil
+		return executeEnvelope(out, t, rep), nil
 	}
-	outputs, _ := env["result"].(map[string]any)
-	if outputs == nil {
-		outputs = map[string]any{}
-	}
-	meta := map[string]any{"pflow/status": env["status"]}
+	outputs := rep.Outputs()
+	meta := map[string]any{"pflow/status": rep.Status}
 	if out.RunID != "" {
 		meta["pflow/run_id"] = out.RunID
 	}
