@@ -39,7 +39,11 @@ func (a *App) temporalConn(t *TemporalRequest) (wire.Conn, error) {
 	if err != nil {
 		return wire.Conn{}, pferr.Newf(pferr.Config, "%v", err).WithHint("Set " + wire.KeyEnv + " to the passphrase every worker uses")
 	}
-	return wire.Conn{HostPort: t.HostPort, Namespace: t.Namespace, TaskQueue: t.TaskQueue, Key: key, Log: a.Log}, nil
+	tlsCfg, err := wire.TLSFromEnv(a.LookupProcessEnv)
+	if err != nil {
+		return wire.Conn{}, pferr.Newf(pferr.Config, "%v", err).WithHint("See docs/scale-out.md, \"Connect to a cluster\"")
+	}
+	return wire.Conn{HostPort: t.HostPort, Namespace: t.Namespace, TaskQueue: t.TaskQueue, Key: key, TLS: tlsCfg, Log: a.Log}, nil
 }
 
 // runOnTemporal submits a checked workflow to Temporal and follows it; the

@@ -36,17 +36,47 @@ func dial(ctx context.Context, c wire.Conn) (client.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	cl, err := client.DialContext(dctx, client.Options{
-		HostPort:         c.HostPort,
-		Namespace:        c.NS(),
-		DataConverter:    dc,
-		FailureConverter: failureConverter(dc),
-		Logger:           tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))),
+		HostPort:          c.HostPort,
+		Namespace:         c.NS(),
+		DataConverter:     dc,
+		FailureConverter:  failureConverter(dc),
+		ConnectionOptions: client.ConnectionOptions{TLS: c.TLS},
+		Logger:            tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 	})
 	if err != nil {
-		return nil, &wire.Error{Message: fmt.Sprintf("cannot reach Temporal at %s (namespace '%s'): %s", c.HostPort, c.NS(), innermost(err)),
-			Hint: "Check --temporal host:port and --namespace; for a local server run: temporal server start-dev", Err: err}
+		hint := "Check --temporal host:port and --namespace; for a local server run: temporal server start-dev"
+		if tlsTrouble(err.Error(), c.TLS != nil) {
+			switch {
+			case c.TLS == nil:
+				hint = "If the service uses TLS, set " + wire.TLSEnv + "=1, or " + wire.TLSCAEnv + " to the CA that signed its certificate (and " +
+					wire.TLSCertEnv + "/" + wire.TLSKeyEnv + " for a client certificate); see docs/scale-out.md"
+			case len(c.TLS.Certificates) == 0:
+				hint = "The TLS connection failed: if the service asks for a client certificate (mTLS), set " + wire.TLSCertEnv + " and " + wire.TLSKeyEnv +
+					"; check that " + wire.TLSCAEnv + " signed the server's certificate"
+			default:
+				hint = "The TLS connection failed: check that " + wire.TLSCAEnv + " signed the server's certificate and that the service trusts " + wire.TLSCertEnv
+			}
+		}
+		return nil, &wire.Error{Message: fmt.Sprintf("cannot reach Temporal at %s (namespace '%s'): %s", c.HostPort, c.NS(), innermost(err)), Hint: hint, Err: err}
 	}
 	return cl, nil
+}
+
+// tlsTrouble tells a dial failure that points at TLS (a handshake, a
+// certificate, or a TLS server met in plain text: no HTTP/2 preface, a
+// reset connection; over TLS also a connection the server broke off, as it
+// does when it wants a client certificate) from an unreachable server.
+func tlsTrouble(msg string, tlsOn bool) bool {
+	signs := []string{"tls", "certificate", "handshake", "server preface", "connection reset"}
+	if tlsOn {
+		signs = append(signs, "broken pipe", "EOF")
+	}
+	for _, s := range signs {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func innermost(err error) string {

@@ -52,7 +52,13 @@ func (c *cluster) env(extra ...string) []string {
 // worker starts `pflow worker` and returns once it polls its task queue.
 func (c *cluster) worker(t testing.TB, extraEnv ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(c.bin, "worker", "--temporal", c.srv.HostPort)
+	return c.workerOn(t, c.srv.HostPort, extraEnv...)
+}
+
+// workerOn starts `pflow worker` for the service at addr.
+func (c *cluster) workerOn(t testing.TB, addr string, extraEnv ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(c.bin, "worker", "--temporal", addr)
 	cmd.Env = c.env(extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
@@ -98,8 +104,14 @@ type result struct {
 
 func (c *cluster) pflow(t testing.TB, args ...string) result {
 	t.Helper()
+	return c.pflowEnv(t, nil, args...)
+}
+
+// pflowEnv runs pflow with extra environment variables.
+func (c *cluster) pflowEnv(t testing.TB, extraEnv []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(c.bin, args...)
-	cmd.Env = c.env()
+	cmd.Env = c.env(extraEnv...)
 	cmd.Dir = c.dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

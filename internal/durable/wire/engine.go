@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"time"
 
@@ -31,6 +32,9 @@ type Conn struct {
 	TaskQueue string
 	// Key seals every payload.
 	Key *Key
+	// TLS, when set, secures the connection (a cluster or Temporal Cloud
+	// with mTLS); nil connects in plain text (a local dev server).
+	TLS *tls.Config
 	// Log receives the Temporal SDK's warnings and errors (nil: discarded).
 	Log io.Writer
 }

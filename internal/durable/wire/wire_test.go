@@ -127,3 +127,33 @@ func TestReportRoundTrip(t *testing.T) {
 		t.Errorf("round trip changed the result:\n%s\nwant\n%s", gj, wj)
 	}
 }
+
+// TestTLSFromEnv: no variable means plain text; a CA or a client pair
+// means TLS; half a pair or an unreadable CA is an error naming the
+// variable.
+func TestTLSFromEnv(t *testing.T) {
+	env := func(kv ...string) func(string) (string, bool) {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	if cfg, err := TLSFromEnv(env()); cfg != nil || err != nil {
+		t.Errorf("no variables: %v %v", cfg, err)
+	}
+	if cfg, err := TLSFromEnv(env(TLSEnv, "1", TLSServerNameEnv, "temporal.example")); err != nil || cfg == nil || cfg.ServerName != "temporal.example" || cfg.RootCAs != nil {
+		t.Errorf("TLS with system roots: %+v %v", cfg, err)
+	}
+	if _, err := TLSFromEnv(env(TLSCertEnv, "/x.pem")); err == nil || !strings.Contains(err.Error(), TLSKeyEnv) {
+		t.Errorf("half a pair: %v", err)
+	}
+	if _, err := TLSFromEnv(env(TLSCAEnv, filepath.Join(t.TempDir(), "missing.pem"))); err == nil || !strings.Contains(err.Error(), TLSCAEnv) {
+		t.Errorf("missing CA: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pem")
+	os.WriteFile(bad, []byte("not a certificate"), 0o644)
+	if _, err := TLSFromEnv(env(TLSCAEnv, bad)); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("bad CA: %v", err)
+	}
+}
