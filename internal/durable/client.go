@@ -185,7 +185,14 @@ func follow(ctx context.Context, c client.Client, s wire.Submission, id string, 
 				if errors.As(r.err, &canceled) {
 					return interruptedReport(), nil
 				}
-				return nil, &wire.Error{Message: fmt.Sprintf("Temporal run %s failed: %s", id, innermost(r.err)), Err: r.err,
+				msg := innermost(r.err)
+				if msg == "Encoded failure" {
+					// The failure is sealed with a key this process does not
+					// hold: the worker's key differs from ours.
+					return nil, &wire.Error{Message: fmt.Sprintf("Temporal run %s failed on a worker whose payload key differs from this machine's: neither can read what the other sealed", id), Err: r.err,
+						Hint: fmt.Sprintf("Give every worker and submitter the same %s (or the same $PFLOW_HOME/temporal.key), restart the workers, and run the workflow again", wire.KeyEnv)}
+				}
+				return nil, &wire.Error{Message: fmt.Sprintf("Temporal run %s failed: %s", id, msg), Err: r.err,
 					Hint: fmt.Sprintf("See its history: temporal workflow show --workflow-id %s", id)}
 			}
 			replay()

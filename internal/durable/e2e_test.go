@@ -426,6 +426,12 @@ func TestHistoryHoldsNoValueInClear(t *testing.T) {
 			t.Errorf("Temporal history holds %q in clear", clear)
 		}
 	}
+	// A submitter with another key: the worker cannot open the run, the
+	// run fails, and the submitter says the keys differ.
+	r = c.pflowEnv(t, []string{"PFLOW_TEMPORAL_KEY=another-key"}, "--temporal", c.srv.HostPort, wf, "note=x")
+	if r.code == 0 || !strings.Contains(r.stderr, "payload key differs") || !strings.Contains(r.stderr, "PFLOW_TEMPORAL_KEY") {
+		t.Errorf("mismatched keys: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	// The submitter never had the secret, and does not show it: the worker
 	// masks the values it took from its environment in what it reports.
 	r = c.pflow(t, "--temporal", c.srv.HostPort, "--output-format", "json", wf, "note=x")
