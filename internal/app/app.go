@@ -98,13 +98,13 @@ func (a *App) LookupProcessEnv(key string) (string, bool) {
 func hintLine(err error) string {
 	var u interface{ PFError() *pferr.Error }
 	if errors.As(err, &u) {
-		if pe := u.PFError(); pe != nil && pe.Hint != "" {
-			return "\n  " + pe.Hint
+		if pe := u.PFError(); pe != nil && pe.Advice(pferr.Person) != "" {
+			return "\n  " + pe.Advice(pferr.Person)
 		}
 	}
 	var pe *pferr.Error
-	if errors.As(err, &pe) && pe.Hint != "" {
-		return "\n  " + pe.Hint
+	if errors.As(err, &pe) && pe.Advice(pferr.Person) != "" {
+		return "\n  " + pe.Advice(pferr.Person)
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/mcpclient"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/validate"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -52,11 +53,12 @@ func (a *App) liveDrift(ctx context.Context, w *workflow.Workflow, st *settings.
 			case !ok:
 				out = append(out, validate.Diagnostic{Severity: validate.SeverityWarning, NodeID: n.ID, Param: "type", Line: n.Line,
 					Message: fmt.Sprintf("Step '%s': tool %s is no longer offered by MCP server %s (it was at the last sync)", n.ID, e.MCP.Tool, server),
-					Hint:    fmt.Sprintf("Run 'pflow mcp sync %s', then see 'pflow mcp tools %s' for what it offers now.", server, server)})
+					Fixes: []pferr.Fix{{Text: "{do} to re-read its tools.", Do: pferr.SyncServer(server)},
+						{Text: "For what it offers now, {do}.", Do: pferr.PersonOnly("mcp tools " + server)}}})
 			case hash != e.MCP.SchemaHash:
 				out = append(out, validate.Diagnostic{Severity: validate.SeverityWarning, NodeID: n.ID, Param: "type", Line: n.Line,
 					Message: fmt.Sprintf("Step '%s': tool %s of MCP server %s changed since it was synced (its parameters differ)", n.ID, e.MCP.Tool, server),
-					Hint:    fmt.Sprintf("Run 'pflow mcp sync %s' and validate again: the checks then use its new parameters.", server)})
+					Fixes:   []pferr.Fix{{Text: "{do} and validate again: the checks then use its new parameters.", Do: pferr.SyncServer(server)}}})
 			}
 		}
 	}

@@ -1,10 +1,12 @@
 package app
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/validate"
@@ -23,7 +25,7 @@ type RunReport struct {
 	Error         *ErrorReport   `json:"error,omitempty"`
 	Execution     *Execution     `json:"execution,omitempty"`
 	Message       string         `json:"message,omitempty"`
-	Metrics       map[string]any `json:"metrics,omitempty"`
+	Metrics       *MetricsReport `json:"metrics,omitempty"`
 	NodesExecuted *int           `json:"nodes_executed,omitempty"`
 	// Result holds the declared outputs of a successful run.
 	Result        map[string]any `json:"result,omitzero"`
@@ -35,8 +37,8 @@ type RunReport struct {
 	TracePath     string         `json:"trace_path,omitempty"`
 	// Warnings are validation warnings (a validation-only run) or the run's
 	// warnings (a degraded run).
-	Warnings []any        `json:"warnings,omitzero"`
-	Workflow WorkflowMeta `json:"workflow"`
+	Warnings []WarningReport `json:"warnings,omitzero"`
+	Workflow WorkflowMeta    `json:"workflow"`
 }
 
 // WorkflowMeta names the workflow a run ran.
@@ -81,18 +83,106 @@ type BatchDetail struct {
 // maxBatchDetails is how many failed items a step lists.
 const maxBatchDetails = 5
 
-// Report builds the run report of an outcome. Every value is redacted.
-func Report(o *RunOutcome, t *Target) *RunReport {
+// WarningReport is one warning of a run: a validation warning (severity,
+// param, line, hint, fixes) or a warning of a degraded run (type). Fields
+// are in the order of their JSON names.
+type WarningReport struct {
+	File     string      `json:"file,omitempty"`
+	Fixes    []FixReport `json:"fixes,omitempty"`
+	Hint     string      `json:"hint,omitempty"`
+	Line     int         `json:"line,omitempty"`
+	Message  string      `json:"message"`
+	NodeID   string      `json:"node_id,omitempty"`
+	Param    string      `json:"param,omitempty"`
+	Severity string      `json:"severity,omitempty"`
+	Type     string      `json:"type,omitempty"`
+}
+
+// DiagnosticReport is one validation finding as both faces show it.
+type DiagnosticReport = WarningReport
+
+// FixReport is a fix as data, worded for the report's reader: Say is the
+// advice; Command is the pflow command a person runs, Tool and Arguments
+// the tool call an agent makes; the rest say where and what to write.
+type FixReport struct {
+	Alternatives []string       `json:"alternatives,omitempty"`
+	Arguments    map[string]any `json:"arguments,omitempty"`
+	Command      string         `json:"command,omitempty"`
+	File         string         `json:"file,omitempty"`
+	Line         int            `json:"line,omitempty"`
+	Param        string         `json:"param,omitempty"`
+	Replacement  string         `json:"replacement,omitempty"`
+	Say          string         `json:"say"`
+	Step         string         `json:"step,omitempty"`
+	Tool         string         `json:"tool,omitempty"`
+}
+
+// fixReports words fixes for aud; nil when none carries more than words.
+func fixReports(fixes []pferr.Fix, file string, aud Audience) []FixReport {
+	var out []FixReport
+	for _, f := range fixes {
+		fr := FixReport{Say: f.Say(aud), Step: f.Step, Param: f.Param, Line: f.Line, File: f.File,
+			Replacement: f.Replacement, Alternatives: f.Alternatives}
+		if fr.Line > 0 && fr.File == "" {
+			fr.File = file
+		}
+		if a := f.Do; a != nil {
+			switch {
+			case aud == Agent && a.Tool != "":
+				fr.Tool, fr.Arguments = a.Tool, a.Args
+			case aud == Agent && a.Flag != "":
+				fr.Arguments = a.Args
+			case aud == Person && a.Command != "":
+				fr.Command = "pflow " + a.Command
+			}
+		}
+		out = append(out, fr)
+	}
+	return out
+}
+
+// MetricsReport counts a run's LLM calls, tokens and cost. Without LLM
+// calls it is {"llm_calls": 0}; with calls, cost_usd is null when some
+// call's cost is unknown.
+type MetricsReport struct {
+	CostUSD      *float64 `json:"cost_usd"`
+	LLMCalls     int      `json:"llm_calls"`
+	ModelsUsed   []string `json:"models_used"`
+	TokensInput  int64    `json:"tokens_input"`
+	TokensOutput int64    `json:"tokens_output"`
+	TokensTotal  int64    `json:"tokens_total"`
+}
+
+// MarshalJSON leaves out the all-zero token and cost fields of a run that
+// made no LLM call.
+func (m MetricsReport) MarshalJSON() ([]byte, error) {
+	if m.LLMCalls == 0 {
+		return []byte(`{"llm_calls":0}`), nil
+	}
+	type plain MetricsReport
+	return json.Marshal(plain(m))
+}
+
+// InputErrorReport is one input that was missing or wrong.
+type InputErrorReport struct {
+	Input   string `json:"input"`
+	Message string `json:"message"`
+	Path    string `json:"path"`
+}
+
+// Report builds the run report of an outcome for aud (its error and
+// checkpoint are worded for that reader). Every value is redacted.
+func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 	meta := WorkflowMeta{Action: "unsaved", Name: t.Name}
 	if t.Saved {
 		meta.Action = "reused"
 	}
 	red := o.Redactor
 	if len(o.InputErrors) > 0 || len(o.ValidationErrors) > 0 {
-		return (&RunReport{Error: RunFailure(o, t, Person), Workflow: meta}).redact(red)
+		return (&RunReport{Error: RunFailure(o, t, aud), Workflow: meta}).redact(red)
 	}
 	if o.Result == nil {
-		return (&RunReport{Success: true, Message: "Workflow is valid", Warnings: diagnostics(o.Warnings, t.Path), Workflow: meta}).redact(red)
+		return (&RunReport{Success: true, Message: "Workflow is valid", Warnings: diagnostics(o.Warnings, t.Path, aud), Workflow: meta}).redact(red)
 	}
 	r := o.Result
 	steps := make([]StepReport, 0, len(r.Steps))
@@ -135,7 +225,7 @@ func Report(o *RunOutcome, t *Target) *RunReport {
 		ResumedFrom:   o.ResumedFrom,
 	}
 	for _, w := range r.Warnings {
-		rep.Warnings = append(rep.Warnings, map[string]any{"node_id": w.NodeID, "type": w.Type, "message": w.Message})
+		rep.Warnings = append(rep.Warnings, WarningReport{NodeID: w.NodeID, Type: w.Type, Message: w.Message})
 	}
 	if r.Success() {
 		rep.Result = make(map[string]any, len(r.OutputOrder))
@@ -145,8 +235,8 @@ func Report(o *RunOutcome, t *Target) *RunReport {
 	} else {
 		// One error shape on both faces (docs/json-output.md); where the
 		// run stopped and how to resume it is the checkpoint.
-		rep.Error = RunFailure(o, t, Person)
-		rep.Checkpoint = Checkpoint(o, Person)
+		rep.Error = RunFailure(o, t, aud)
+		rep.Checkpoint = Checkpoint(o, aud)
 	}
 	return rep.redact(red)
 }
@@ -165,12 +255,11 @@ func (rep *RunReport) redact(red *trace.Redactor) *RunReport {
 		return v
 	}
 	rep.Result = val(rep.Result)
-	rep.Metrics = val(rep.Metrics)
 	rep.Message = str(rep.Message)
 	rep.TracePath = str(rep.TracePath)
 	rep.Workflow.Name = str(rep.Workflow.Name)
-	if rep.Warnings != nil {
-		rep.Warnings, _ = red.Value(rep.Warnings).([]any)
+	for i := range rep.Warnings {
+		rep.Warnings[i].redact(red)
 	}
 	if e := rep.Error; e != nil {
 		e.Message = str(e.Message)
@@ -209,10 +298,19 @@ func (rep *RunReport) Steps() []StepReport {
 	return rep.Execution.Steps
 }
 
-func inputErrors(errs []runtime.InputError) []any {
-	out := make([]any, 0, len(errs))
+// redact masks secrets in the warning's words.
+func (w *WarningReport) redact(red *trace.Redactor) {
+	w.Message, w.Hint = red.String(w.Message), red.String(w.Hint)
+	for i := range w.Fixes {
+		f := &w.Fixes[i]
+		f.Say, f.Replacement = red.String(f.Say), red.String(f.Replacement)
+	}
+}
+
+func inputErrors(errs []runtime.InputError) []InputErrorReport {
+	out := make([]InputErrorReport, 0, len(errs))
 	for _, e := range errs {
-		out = append(out, map[string]any{"message": e.Message, "path": e.Path, "input": e.Input})
+		out = append(out, InputErrorReport{Input: e.Input, Message: e.Message, Path: e.Path})
 	}
 	return out
 }
@@ -228,40 +326,26 @@ func missingInputs(errs []runtime.InputError) []string {
 	return out
 }
 
-// Diagnostics renders validation diagnostics as JSON objects.
-func Diagnostics(ds []validate.Diagnostic) []any { return diagnostics(ds, "") }
-
-// diagnostics renders validation diagnostics as JSON objects; with the
-// workflow's file, each one that has a line names it.
-func diagnostics(ds []validate.Diagnostic, file string) []any {
-	out := make([]any, 0, len(ds))
+// diagnostics reports validation diagnostics with their fixes worded for
+// aud; with the workflow's file, each one that has a line names it.
+func diagnostics(ds []validate.Diagnostic, file string, aud Audience) []DiagnosticReport {
+	out := make([]DiagnosticReport, 0, len(ds))
 	for _, d := range ds {
-		m := map[string]any{"severity": string(d.Severity), "message": d.Message}
-		if d.NodeID != "" {
-			m["node_id"] = d.NodeID
-		}
-		if d.Param != "" {
-			m["param"] = d.Param
-		}
+		r := DiagnosticReport{Severity: string(d.Severity), Message: d.Message, NodeID: d.NodeID, Param: d.Param,
+			Line: d.Line, Hint: d.Advice(aud), Fixes: fixReports(d.Fixes, file, aud)}
 		if d.Line > 0 {
-			m["line"] = d.Line
-			if file != "" {
-				m["file"] = file
-			}
+			r.File = file
 		}
-		if d.Hint != "" {
-			m["hint"] = d.Hint
-		}
-		out = append(out, m)
+		out = append(out, r)
 	}
 	return out
 }
 
 // Metrics summarizes the LLM calls of a run: how many, which models, tokens
 // and cost (only the count when there were none).
-func Metrics(r *runtime.Result) map[string]any {
+func Metrics(r *runtime.Result) *MetricsReport {
 	if len(r.LLMCalls) == 0 {
-		return map[string]any{"llm_calls": 0} // no all-zero token and cost fields
+		return &MetricsReport{} // no all-zero token and cost fields
 	}
 	var in, out int64
 	var cost float64
@@ -282,17 +366,17 @@ func Metrics(r *runtime.Result) map[string]any {
 			costKnown = false
 		}
 	}
-	var costV any = round6(cost)
-	if !costKnown {
-		costV = nil
+	m := &MetricsReport{LLMCalls: len(r.LLMCalls), ModelsUsed: make([]string, 0, len(models)),
+		TokensInput: in, TokensOutput: out, TokensTotal: in + out}
+	if costKnown {
+		c := round6(cost)
+		m.CostUSD = &c
 	}
-	modelList := make([]string, 0, len(models))
-	for m := range models {
-		modelList = append(modelList, m)
+	for name := range models {
+		m.ModelsUsed = append(m.ModelsUsed, name)
 	}
-	sort.Strings(modelList)
-	return map[string]any{"llm_calls": len(r.LLMCalls), "models_used": modelList,
-		"tokens_input": in, "tokens_output": out, "tokens_total": in + out, "cost_usd": costV}
+	sort.Strings(m.ModelsUsed)
+	return m
 }
 
 func asInt(v any) int64 {

@@ -2,10 +2,8 @@ package app
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/runtime"
@@ -15,13 +13,15 @@ import (
 // Audience is who reads a failure: the same problem is worded with a pflow
 // command for a person at a shell and with a tool call for an agent that
 // talks to `pflow mcp serve` (issue #10: an agent never gets a CLI command).
-type Audience int
+// Fixes are data (pferr.Fix); each is worded for its reader here, never
+// rewritten from one reader's words into the other's.
+type Audience = pferr.Reader
 
 const (
 	// Person reads the CLI's text or --output-format json / --json output.
-	Person Audience = iota
+	Person = pferr.Person
 	// Agent reads the MCP server's structuredContent.
-	Agent
+	Agent = pferr.Agent
 )
 
 // Error types of ErrorReport.Type: the one enum of both faces
@@ -45,8 +45,15 @@ type ErrorReport struct {
 
 // Failure is the whole JSON document of a failure that has no more to say
 // than its error: {"success": false, "error": {...}}.
-func Failure(e *ErrorReport) map[string]any {
-	return map[string]any{"success": false, "error": e}
+func Failure(e *ErrorReport) *FailureReport {
+	return &FailureReport{Error: e}
+}
+
+// FailureReport is {"success": false, "error": {...}}, fields in the order
+// of their JSON names.
+type FailureReport struct {
+	Error   *ErrorReport `json:"error"`
+	Success bool         `json:"success"`
 }
 
 // ReportError turns any error into the error object, worded for aud.
@@ -54,15 +61,20 @@ func ReportError(err error, aud Audience) *ErrorReport {
 	pe := pferr.As(err)
 	details := map[string]any{}
 	for k, v := range pe.Details {
-		details[k] = aud.value(v) // hints inside details are for the same reader
+		details[k] = v
+	}
+	if inv, ok := pe.Details[DetailInvalid].(*InvalidWorkflow); ok {
+		// The diagnostics' fixes are worded for the same reader.
+		delete(details, DetailInvalid)
+		details["diagnostics"] = diagnostics(inv.Diagnostics, inv.File, aud)
 	}
 	if pe.Where != "" {
 		details["where"] = pe.Where
 	}
 	var sugg []string
-	sugg = appendLines(sugg, aud.Word(pe.Hint))
+	sugg = appendLines(sugg, pe.Advice(aud))
 	for _, s := range pe.Suggestions {
-		sugg = appendLines(sugg, aud.Word(s))
+		sugg = appendLines(sugg, s)
 	}
 	msg := pe.Message
 	if pe.Kind == pferr.Internal && !strings.HasPrefix(msg, "internal error") {
@@ -171,11 +183,11 @@ func validationFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 	}
 	var sugg []string
 	for _, d := range o.ValidationErrors {
-		sugg = appendLines(sugg, aud.Word(d.Hint))
+		sugg = appendLines(sugg, d.Advice(aud))
 	}
 	details := map[string]any{
-		"diagnostics": aud.value(diagnostics(o.ValidationErrors, t.Path)),
-		"warnings":    aud.value(diagnostics(o.Warnings, t.Path)),
+		"diagnostics": diagnostics(o.ValidationErrors, t.Path, aud),
+		"warnings":    diagnostics(o.Warnings, t.Path, aud),
 	}
 	if len(o.InputErrors) > 0 {
 		details["missing_inputs"] = missingInputs(o.InputErrors)
@@ -294,77 +306,14 @@ type ResumeWith struct {
 	Workflow string `json:"workflow"`
 }
 
-// Word returns a fix written for the CLI (a pflow command) in the words of
-// aud: unchanged for a person, as tool calls for an agent.
-func (aud Audience) Word(h string) string {
-	if aud != Agent || h == "" {
-		return h
-	}
-	w := agentWords()
-	h = w.runsShow.ReplaceAllString(w.replacer.Replace(h), `trace_read (trace_file "latest", or the run's trace_path)`)
-	h = w.describe.ReplaceAllString(h, `registry_describe (nodes: ["$1"])`)
-	return w.save.ReplaceAllString(h, "workflow_save")
-}
+// DetailInvalid is the pferr detail key under which an error carries the
+// diagnostics of an invalid workflow (*InvalidWorkflow); ReportError words
+// them for its reader as details.diagnostics.
+const DetailInvalid = "invalid_workflow"
 
-// agentWords are the rewrites of CLI-flavoured fixes into tool terms, built
-// on first use (start-up stays cheap).
-var agentWords = sync.OnceValue(func() struct {
-	replacer                 *strings.Replacer
-	runsShow, describe, save *regexp.Regexp
-} {
-	return struct {
-		replacer                 *strings.Replacer
-		runsShow, describe, save *regexp.Regexp
-	}{
-		replacer: strings.NewReplacer(
-			"Use --force to overwrite it", "Pass force: true to overwrite it",
-			"--force", "force: true",
-			"'pflow workflow list'", "workflow_list",
-			"Run 'pflow registry list' for descriptions.", "registry_list gives descriptions; registry_search finds by keyword.",
-			"'pflow registry list'", "registry_list",
-			"Run 'pflow registry list' to see available node types.", "registry_list shows the available node types; registry_discover finds them for a task.",
-			"pflow workflow list", "workflow_list",
-			"--rerun-unsafe", "rerun_unsafe: true",
-		),
-		runsShow: regexp.MustCompile(`'pflow runs show [^']*'`),
-		describe: regexp.MustCompile(`'pflow registry describe ([^' ]+)'`),
-		save:     regexp.MustCompile(`'pflow workflow save [^']*'`),
-	}
-})
-
-// value applies Word to every string inside v (a decoded or built JSON
-// value), so hints inside details are worded for the same reader.
-func (aud Audience) value(v any) any {
-	if aud != Agent {
-		return v
-	}
-	switch x := v.(type) {
-	case string:
-		return aud.Word(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = aud.value(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = aud.value(e)
-		}
-		return out
-	case []string:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = aud.Word(e)
-		}
-		return out
-	case []map[string]any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = aud.value(e)
-		}
-		return out
-	}
-	return v
+// InvalidWorkflow are the diagnostics of a workflow that was refused, and
+// its file.
+type InvalidWorkflow struct {
+	Diagnostics []validate.Diagnostic
+	File        string
 }

@@ -58,7 +58,7 @@ func (a *App) SaveFile(ctx context.Context, req SaveFileRequest) (out *SaveOutco
 	if !req.Force && lib.Exists(req.Name) {
 		return nil, false, &pferr.Error{Kind: pferr.Validation,
 			Message: fmt.Sprintf("Workflow '%s' already exists", req.Name), Where: lib.Path(req.Name),
-			Hint: "Use --force to overwrite it, or choose a different name."}
+			Fixes: []pferr.Fix{library.OverwriteFix()}}
 	}
 	overwritten = req.Force && lib.Exists(req.Name)
 	out, err = a.saveWorkflow(ctx, w, content, req.Name, req.Path, library.SaveOptions{
@@ -112,20 +112,23 @@ func (a *App) saveWorkflow(ctx context.Context, w *workflow.Workflow, content []
 	}
 	if len(ro.ValidationErrors) > 0 {
 		lines := make([]string, len(ro.ValidationErrors))
-		var fixes []string
+		var hints []string
+		var fixes []pferr.Fix
 		for i, d := range ro.ValidationErrors {
 			lines[i] = d.Message
 			if d.Line > 0 {
 				lines[i] = fmt.Sprintf("Line %d: %s", d.Line, d.Message)
 			}
-			fixes = appendLines(fixes, d.Hint)
+			hints = appendLines(hints, d.Hint)
+			fixes = append(fixes, d.Fixes...)
 		}
 		return nil, &pferr.Error{Kind: pferr.Validation,
-			Message:     fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", name, strings.Join(lines, "\n  ")),
-			Where:       label,
-			Details:     map[string]any{"diagnostics": diagnostics(ro.ValidationErrors, opts.SourcePath)},
-			Hint:        "Fix every error listed (details.diagnostics has each one's line and fix), then save again.",
-			Suggestions: fixes}
+			Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", name, strings.Join(lines, "\n  ")),
+			Where:   label,
+			Details: map[string]any{DetailInvalid: &InvalidWorkflow{Diagnostics: ro.ValidationErrors, File: opts.SourcePath}},
+			Hint: strings.Join(append([]string{"Fix every error listed (details.diagnostics has each one's line and fix), then save again."},
+				hints...), "\n"),
+			Fixes: fixes}
 	}
 	saved, err := a.Library().Save(ctx, content, name, opts)
 	if err != nil {

@@ -287,7 +287,8 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 			if avail == "" {
 				avail = "none"
 			}
-			return nil, pferr.Newf(pferr.NotFound, "Server '%s' not found", n).WithHint("Configured MCP servers: " + avail + ". Add it with 'pflow mcp add'.")
+			return nil, pferr.Newf(pferr.NotFound, "Server '%s' not found", n).WithHint("Configured MCP servers: " + avail + ".").
+				WithFix(pferr.Fix{Text: "To add it, {do}.", Do: pferr.PersonOnly("mcp add <config>")})
 		}
 	}
 	lookup, err := a.mcpLookup()
@@ -619,7 +620,8 @@ func (a *App) MCPToolInfo(nodeType string) (*MCPTool, error) {
 	e := pferr.Newf(pferr.NotFound, "Tool '%s' not found", nodeType)
 	switch {
 	case len(tools) == 0:
-		e.Hint = "No MCP tools are registered. Run 'pflow mcp sync --all' to discover them."
+		e.Hint = "No MCP tools are registered."
+		e.Fixes = []pferr.Fix{{Text: "To discover them, {do}.", Do: pferr.SyncServer("--all")}}
 	case len(similar) > 0:
 		if len(similar) > 5 {
 			similar = similar[:5]
@@ -633,7 +635,8 @@ func (a *App) MCPToolInfo(nodeType string) (*MCPTool, error) {
 		}
 		e.Hint = "Available tools:\n  - " + strings.Join(names, "\n  - ")
 		if len(tools) > 10 {
-			e.Hint += fmt.Sprintf("\n  ... and %d more (pflow mcp tools)", len(tools)-10)
+			e.Hint += fmt.Sprintf("\n  ... and %d more", len(tools)-10)
+			e.Fixes = []pferr.Fix{{Text: "To see them all, {do}.", Do: pferr.PersonOnly("mcp tools")}}
 		}
 	}
 	return nil, e

@@ -50,7 +50,8 @@ func (a *App) DescribeNodes(ctx context.Context, names []string) ([]*node.Spec, 
 			Message:     "Unknown nodes: " + strings.Join(unknown, ", "),
 			Suggestions: problems,
 			Details:     map[string]any{"unknown": unknown},
-			Hint:        "Available nodes: " + strings.Join(listed, ", ") + more + "\nRun 'pflow registry list' for descriptions."}
+			Hint:        "Available nodes: " + strings.Join(listed, ", ") + more,
+			Fixes:       []pferr.Fix{{Text: "For descriptions, {do}.", Do: pferr.ListNodes()}}}
 	}
 	return out, nil
 }

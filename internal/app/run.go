@@ -76,8 +76,8 @@ func (a *App) ResolveTarget(arg string) (*Target, error) {
 
 func parseError(arg string, err error) error {
 	if pe, ok := err.(*workflow.ParseError); ok {
-		return &pferr.Error{Kind: pferr.Validation, Message: "invalid workflow syntax in " + arg + "\n" + pe.Error(), Err: err,
-			Details: map[string]any{"line": pe.Line, "path": pe.Path}}
+		return &pferr.Error{Kind: pferr.Validation, Message: "invalid workflow syntax in " + arg + "\n" + pe.Headline(), Err: err,
+			Fixes: pe.Fixes, Details: map[string]any{"line": pe.Line, "path": pe.Path}}
 	}
 	return &pferr.Error{Kind: pferr.Validation, Message: err.Error(), Err: err}
 }

@@ -235,7 +235,9 @@ func (rs *resumeState) check(h *stephash.Hasher, values map[string]any, cat *reg
 		v, given := values[name]
 		if !given || v == nil {
 			return pferr.Newf(pferr.Validation, "run '%s' had the secret input '%s', which is never recorded: give it again to resume", rs.id, name).
-				WithHint(fmt.Sprintf("Pass %s=... (or set it with 'pflow settings set-env' / the environment, as for the first run).", name))
+				WithFix(pferr.Fix{Text: "{do} again.", Do: &pferr.Action{Flag: name + "=<value>", Args: map[string]any{"parameters": map[string]any{name: "<value>"}}}}).
+				WithFix(pferr.Fix{Text: "Or set it in the settings or the environment, as for the first run: {do}.",
+					Do: pferr.Run("settings set-env "+name+"=<value>", "settings_set", map[string]any{"key": name, "value": "<value>"})})
 		}
 		if recorded := rs.meta.SecretInputs[name]; h.For(recorded).Value(v) != recorded {
 			return pferr.Newf(pferr.Validation, "the secret input '%s' differs from the one run '%s' used", name, rs.id).
@@ -269,8 +271,11 @@ func (rs *resumeState) check(h *stephash.Hasher, values map[string]any, cat *reg
 	}
 	return &pferr.Error{Kind: pferr.Validation,
 		Message: fmt.Sprintf("resuming run '%s' would run again steps that may have side effects:\n  - %s", rs.id, strings.Join(lines, "\n  - ")),
-		Hint: "Check what those steps did ('pflow runs show " + rs.id + "'). When running them again is fine, resume with --rerun-unsafe. " +
-			"Steps that are read-only or idempotent (MCP tools with those annotations on a trusted server) run again without it.",
+		Fixes: []pferr.Fix{
+			{Text: "To check what those steps did, {do}.", Do: pferr.Run("runs show "+rs.id, "trace_read", map[string]any{"trace_file": "latest"})},
+			{Text: "When running them again is fine, resume and {do}.", Do: pferr.Pass("--rerun-unsafe", "rerun_unsafe", true)},
+			{Text: "Steps that are read-only or idempotent (MCP tools with those annotations on a trusted server) run again without it."},
+		},
 		Details: map[string]any{"run_id": rs.id}}
 }
 

@@ -97,7 +97,7 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 		return nil, &pferr.Error{Kind: pferr.Validation,
 			Message: fmt.Sprintf("cannot run node '%s': %s", spec.Type, strings.Join(msgs, "; ")),
 			Details: map[string]any{"validation_errors": msgs, "params": spec.Interface.Params},
-			Hint:    "Check the parameters against the node's interface: 'pflow registry describe " + spec.Type + "'."}
+			Fixes:   []pferr.Fix{{Text: "Check the parameters against the node's interface: {do}.", Do: pferr.DescribeNode(spec.Type)}}}
 	}
 	res := out.Result
 	if !res.Success() {
@@ -108,7 +108,7 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 			details = res.Failure.Details
 		}
 		return nil, &pferr.Error{Kind: pferr.Execution, Message: fmt.Sprintf("node '%s' failed: %s", spec.Type, out.Redactor.String(msg)),
-			Details: details, Hint: "Check the parameters ('pflow registry describe " + spec.Type + "' lists them) and any credentials the node needs."}
+			Details: details, Fixes: []pferr.Fix{{Text: "Check the parameters ({do} to see them) and any credentials the node needs.", Do: pferr.DescribeNode(spec.Type)}}}
 	}
 	outputs, _ := res.Shared[TrialStepID].(map[string]any)
 	if outputs == nil {

@@ -174,7 +174,8 @@ func (a *App) agentLoadSavedOrDraft(name, arg string, pol PathPolicy) (*Target, 
 	}
 	pe := *pferr.As(err)
 	pe.Message = fmt.Sprintf("Workflow '%s' not found in the library or the drafts", name)
-	pe.Hint = "Call workflow_list to see saved workflows, or pass the workflow itself (markdown text or JSON IR)."
+	pe.Hint = "Pass the workflow itself (markdown text or JSON IR), or the name of a saved workflow."
+	pe.Fixes = []pferr.Fix{{Text: "{do} to see the saved workflows.", Do: pferr.ListWorkflows()}}
 	return nil, &pe
 }
 

@@ -143,8 +143,8 @@ func renderError(w io.Writer, st Style, e *pferr.Error) {
 	for _, s := range e.Suggestions {
 		fmt.Fprintf(w, "  %s\n", s)
 	}
-	if e.Hint != "" {
-		fmt.Fprintf(w, "\n%s\n", st.Hint(e.Hint))
+	if h := e.Advice(pferr.Person); h != "" {
+		fmt.Fprintf(w, "\n%s\n", st.Hint(h))
 	}
 }
 

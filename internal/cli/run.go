@@ -229,7 +229,7 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		return nil
 	}
 	if jsonMode {
-		rep := app.Report(out, t)
+		rep := app.Report(out, t, app.Person)
 		if opts.outputKey != "" && out.Result != nil && out.Result.Success() {
 			if v, _, ok := app.OutputValue(out.Result, opts.outputKey); ok {
 				rep.Result = map[string]any{opts.outputKey: out.Redactor.Value(v)}
@@ -345,8 +345,8 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 				break
 			}
 			fmt.Fprintf(errw, "  • %s%s\n", where(t, d.Line), indentRest(red.String(d.Message), "    "))
-			if d.Hint != "" {
-				fmt.Fprintf(errw, "    %s %s\n", es.Hint("Fix:"), indentRest(red.String(d.Hint), "    "))
+			if h := d.Advice(pferr.Person); h != "" {
+				fmt.Fprintf(errw, "    %s %s\n", es.Hint("Fix:"), indentRest(red.String(h), "    "))
 			}
 		}
 		printWarnings(errw, out)
@@ -415,8 +415,8 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 			}
 		}
 		total := app.Metrics(r)
-		if cf, _ := total["cost_usd"].(float64); cf > 0 {
-			fmt.Fprintf(errw, "Cost: $%.4f (%d tokens)\n", cf, total["tokens_total"])
+		if total.CostUSD != nil && *total.CostUSD > 0 {
+			fmt.Fprintf(errw, "Cost: $%.4f (%d tokens)\n", *total.CostUSD, total.TokensTotal)
 		}
 	}
 	if ok {

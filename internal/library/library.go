@@ -186,7 +186,10 @@ func (l *Library) Load(name string) (*Saved, error) {
 func (l *Library) notFound(name string) error {
 	e := &pferr.Error{Kind: pferr.NotFound,
 		Message: fmt.Sprintf("Workflow '%s' not found", name),
-		Hint:    "Run 'pflow workflow list' to see saved workflows, or 'pflow workflow save <file> --name " + name + "' to save one.",
+		Fixes: []pferr.Fix{
+			{Text: "{do} to see the saved workflows.", Do: pferr.ListWorkflows()},
+			{Text: "To save one, {do}.", Do: pferr.Run("workflow save <file> --name "+name, "workflow_save", map[string]any{"workflow_file": "<file>", "name": name})},
+		},
 	}
 	names, _ := l.Names()
 	if s := suggest.Near(name, names, 3, 2); len(s) > 0 {
@@ -357,7 +360,8 @@ func (l *Library) ListCounted(filter string) ([]*Saved, int, error) {
 func (l *Library) SaveFile(ctx context.Context, path, name string, opts SaveOptions) (*Saved, error) {
 	if strings.HasSuffix(strings.ToLower(path), ".json") {
 		return nil, pferr.Newf(pferr.Validation, "cannot save %s: the library stores .pflow.md files, not JSON IR", path).
-			WithHint("Write the workflow as a .pflow.md file (run 'pflow registry describe <node>' for step snippets) and save that.")
+			WithHint("Write the workflow as a .pflow.md file and save that.").
+			WithFix(pferr.Fix{Text: "For step snippets, {do}.", Do: pferr.DescribeNode("<node>")})
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -423,7 +427,7 @@ func (l *Library) Save(ctx context.Context, content []byte, name string, opts Sa
 			return nil, &pferr.Error{Kind: pferr.Validation,
 				Message: fmt.Sprintf("Workflow '%s' already exists", name),
 				Where:   path,
-				Hint:    "Use --force to overwrite it, or choose a different name."}
+				Fixes:   []pferr.Fix{overwriteFix}}
 		}
 	}
 	if err != nil {
@@ -662,3 +666,9 @@ func renderRaw(meta Metadata, rest string) ([]byte, error) {
 	}
 	return []byte("---\n" + string(y) + "---\n" + rest), nil
 }
+
+// overwriteFix is the fix of a save under a name that is taken.
+var overwriteFix = pferr.Fix{Text: "{do} to overwrite it, or choose a different name.", Do: pferr.Force()}
+
+// OverwriteFix is the fix of a save under a name that is taken.
+func OverwriteFix() pferr.Fix { return overwriteFix }

@@ -112,7 +112,8 @@ func TestSaveRefusesOverwriteWithoutForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := l.Save(ctx, hello(t), "hello", SaveOptions{Description: "changed"})
-	if pferr.KindOf(err) != pferr.Validation || !strings.Contains(err.Error(), "Workflow 'hello' already exists") || !strings.Contains(pferr.As(err).Hint, "--force") {
+	if pferr.KindOf(err) != pferr.Validation || !strings.Contains(err.Error(), "Workflow 'hello' already exists") || !strings.Contains(pferr.As(err).Advice(pferr.Person), "Pass --force to overwrite it") ||
+		!strings.Contains(pferr.As(err).Advice(pferr.Agent), "Pass force: true to overwrite it") {
 		t.Fatalf("want already-exists error with --force hint, got %v", err)
 	}
 	if s, _ := l.Load("hello"); s.Description == "changed" {

@@ -76,7 +76,7 @@ func parseFile(path string, data []byte) (*File, error) {
 	v, err := value.DecodeJSON(data)
 	if err != nil {
 		return nil, pferr.Newf(pferr.Config, "Invalid JSON in MCP server configuration file %s: %v", path, err).
-			WithHint("Fix the JSON by hand, or move the file away and re-add your servers with 'pflow mcp add'.")
+			WithFix(pferr.Fix{Text: "Fix the JSON by hand, or move the file away and re-add your servers: {do}.", Do: pferr.PersonOnly("mcp add <config>")})
 	}
 	root, ok := v.(map[string]any)
 	if !ok {
@@ -224,7 +224,9 @@ func ParseNodeType(nodeType string, servers []string) (server, tool string, err 
 		}
 		first, _, _ := strings.Cut(rest, "-")
 		return "", "", pferr.Newf(pferr.NotFound, "Server %s not configured", first).
-			WithHint(fmt.Sprintf("No configured MCP server matches node type '%s'. Configured servers: %s. Add it with 'pflow mcp add <config>' and run 'pflow mcp sync %s'.", nodeType, avail, first))
+			WithHint(fmt.Sprintf("No configured MCP server matches node type '%s'. Configured servers: %s.", nodeType, avail)).
+			WithFix(pferr.Fix{Text: "To add it, {do}.", Do: pferr.PersonOnly("mcp add <config>")}).
+			WithFix(pferr.Fix{Text: "Then {do}.", Do: pferr.SyncServer(first)})
 	}
 	tool = rest[len(best)+1:]
 	if tool == "" {

@@ -101,9 +101,9 @@ func ErrorText(err error) string {
 	if pe.Where != "" {
 		fmt.Fprintf(&b, " (%s)", pe.Where)
 	}
-	if pe.Hint != "" {
+	if h := pe.Advice(pferr.Person); h != "" {
 		b.WriteString("\n")
-		b.WriteString(pe.Hint)
+		b.WriteString(h)
 	}
 	return b.String()
 }

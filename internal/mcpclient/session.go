@@ -281,7 +281,9 @@ func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 	}
 	if t == nil {
 		return nil, classed(pferr.Newf(pferr.NotFound, "Tool %s not found on server %s", name, s.Server.Name), node.ClassNotFound).
-			WithHint(fmt.Sprintf("The server no longer offers this tool. Run 'pflow mcp sync %s' and 'pflow mcp tools %s' to see what it has now.", s.Server.Name, s.Server.Name))
+			WithHint("The server no longer offers this tool.").
+			WithFix(pferr.Fix{Text: "{do} to re-read its tools.", Do: pferr.SyncServer(s.Server.Name)}).
+			WithFix(pferr.Fix{Text: "To see what it has now, {do}.", Do: pferr.PersonOnly("mcp tools " + s.Server.Name)})
 	}
 	return t, nil
 }

@@ -425,5 +425,11 @@ func schemaSummary(s *jsonschema.Schema) map[string]any {
 
 // errorEnvelope renders err as the failure envelope, worded for an agent.
 func errorEnvelope(err error) map[string]any {
-	return app.Failure(app.ReportError(err, app.Agent))
+	return failureEnvelope(app.ReportError(err, app.Agent))
+}
+
+// failureEnvelope is the failure envelope of an error object.
+func failureEnvelope(e *app.ErrorReport) envelope {
+	f := app.Failure(e)
+	return envelope{"success": f.Success, "error": f.Error}
 }

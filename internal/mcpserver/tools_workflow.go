@@ -231,7 +231,7 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return executeEnvelope(out, t, app.Report(out, t)), nil
+	return executeEnvelope(out, t, app.Report(out, t, app.Agent)), nil
 }
 
 // executeEnvelope reshapes the run report (the CLI's JSON output) into the
@@ -303,9 +303,9 @@ func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := app.Report(out, t)
+	rep := app.Report(out, t, app.Agent)
 	if len(out.ValidationErrors) > 0 {
-		return envelope(app.Failure(app.RunFailure(out, t, app.Agent))), nil
+		return failureEnvelope(app.RunFailure(out, t, app.Agent)), nil
 	}
 	var warnings any = rep.Warnings
 	if rep.Warnings == nil {

@@ -174,7 +174,7 @@ func (s *Server) runWorkflowTool(ctx context.Context, c *call, name string) (any
 	if err != nil {
 		return nil, err
 	}
-	rep := app.Report(out, t)
+	rep := app.Report(out, t, app.Agent)
 	if out.Failed() || out.Result == nil {
 		return executeEnvelope(out, t, rep), nil
 	}

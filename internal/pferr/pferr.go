@@ -34,8 +34,11 @@ type Error struct {
 	Message string
 	// Where locates the problem: "file.pflow.md:12", "node 'fetch'", "server 'github'".
 	Where string
-	// Hint says how to fix it. May be multi-line.
+	// Hint says how to fix it, in words every reader understands (no
+	// pflow command, no tool call). May be multi-line.
 	Hint string
+	// Fixes are fixes as data, worded for each reader (Fix.Say).
+	Fixes []Fix
 	// Details are structured extras for JSON consumers.
 	Details map[string]any
 	// Suggestions are short alternative actions ("Did you mean ...").
@@ -79,6 +82,15 @@ func Newf(kind, format string, args ...any) *Error {
 
 // WithHint sets the fix hint and returns e.
 func (e *Error) WithHint(h string) *Error { e.Hint = h; return e }
+
+// WithFix adds a fix.
+func (e *Error) WithFix(f Fix) *Error { e.Fixes = append(e.Fixes, f); return e }
+
+// Advice is the hint and the fixes worded for r, one per line ("" when
+// there are none).
+func (e *Error) Advice(r Reader) string {
+	return strings.TrimSpace(e.Hint + "\n" + Say(e.Fixes, r))
+}
 
 // WithWhere sets the location and returns e.
 func (e *Error) WithWhere(w string) *Error { e.Where = w; return e }

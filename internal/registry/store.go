@@ -221,8 +221,8 @@ func (s *Store) loadOrRestore() (*File, error) {
 		Kind:    pferr.Config,
 		Message: fmt.Sprintf("the node registry is corrupt (%v) and there is no usable backup at %s", err, bak),
 		Where:   s.Path,
-		Hint: fmt.Sprintf("Delete %s and run 'pflow registry list' to rebuild the core nodes,\n"+
-			"then 'pflow mcp sync' to re-register MCP tools.", s.Path),
+		Fixes: []pferr.Fix{{Text: fmt.Sprintf("Delete %s and {do} to rebuild the core nodes,", s.Path), Do: pferr.PersonOnly("registry list")},
+			{Text: "Then {do} to re-register MCP tools.", Do: pferr.SyncServer("--all")}},
 		Err: err,
 	}
 }

@@ -106,7 +106,7 @@ func TestStoreCorruptWithoutBackupSaysHowToRecover(t *testing.T) {
 	os.WriteFile(path, []byte(`{"nodes": {`), 0o644)
 	_, err := Open(path, nil).Load()
 	pe := pferr.As(err)
-	if err == nil || pe.Kind != pferr.Config || !strings.Contains(pe.Hint, "Delete "+path) {
+	if err == nil || pe.Kind != pferr.Config || !strings.Contains(pe.Advice(pferr.Person), "Delete "+path+" and run 'pflow registry list'") {
 		t.Fatalf("want config error with recovery hint, got %v (%+v)", err, pe)
 	}
 }

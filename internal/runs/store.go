@@ -212,11 +212,13 @@ func (s *Store) Resolve(ref string) (string, error) {
 	}
 	if !validID(ref) {
 		return "", pferr.Newf(pferr.Validation, "%q is not a run id", ref).
-			WithHint("Run ids look like 20260512-153012-004521-a1b2; 'pflow runs' lists them, and 'last' names the newest.")
+			WithHint("Run ids look like 20260512-153012-004521-a1b2, and 'last' names the newest.").
+			WithFix(pferr.Fix{Text: "To see the run ids, {do}.", Do: listRuns})
 	}
 	if _, err := os.Stat(filepath.Join(s.dir(ref), metaFile)); err != nil {
 		return "", pferr.Newf(pferr.NotFound, "run '%s' not found", ref).WithWhere(s.dir(ref)).
-			WithHint("'pflow runs' lists the recorded runs (old ones are removed by the retention setting).")
+			WithHint("Old runs are removed by the retention setting.").
+			WithFix(pferr.Fix{Text: "To see the recorded runs, {do}.", Do: listRuns})
 	}
 	return ref, nil
 }
@@ -324,7 +326,8 @@ func (s *Store) Lock(ctx context.Context, id string) (*fsutil.Lock, error) {
 	if !ok {
 		msg := fmt.Sprintf("run '%s' is in use: it is still running, or another resume of it is in progress", id)
 		return nil, pferr.New(pferr.Execution, msg).WithWhere(s.dir(id)).
-			WithHint("Wait for it to finish ('pflow runs' shows its state), then resume again. Two resumes of one run never run at once.")
+			WithHint("Wait for it to finish, then resume again. Two resumes of one run never run at once.").
+			WithFix(pferr.Fix{Text: "To see its state, {do}.", Do: pferr.PersonOnly("runs")})
 	}
 	return lk, nil
 }
@@ -490,3 +493,6 @@ func SplitInputs(values map[string]any, red *trace.Redactor, key []byte) (public
 	}
 	return public, secret
 }
+
+// listRuns lists the recorded runs (an agent has the run ids of its results).
+var listRuns = &pferr.Action{Command: "runs", Instead: "use the run_id of an earlier workflow_execute result"}

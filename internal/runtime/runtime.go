@@ -493,7 +493,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 	spec, ok := e.opts.Catalog.Lookup(n.Type)
 	if !ok {
 		return map[string]any{"error": "unknown node type"}, nil, failf(CategoryException,
-			fmt.Sprintf("Unknown node type '%s'. Run 'pflow registry list' to see available node types.", n.Type))
+			fmt.Sprintf("Unknown node type '%s': it is not in the registry (validation names the available node types).", n.Type))
 	}
 	p, perr := e.prepareParams(f, n, spec, root)
 	if perr != nil {

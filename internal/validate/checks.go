@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/suggest"
 )
 
@@ -50,24 +51,31 @@ func (v *validator) nodeTypes() {
 		if !v.unknown[n.ID] || n.Type == "" {
 			continue
 		}
-		var hint []string
+		var fixes []pferr.Fix
+		at := pferr.Fix{Step: n.ID, Param: "type", Line: n.Line}
 		if a, ok := typeAliases[strings.ToLower(n.Type)]; ok && slices.Contains(types, a) {
-			hint = append(hint, fmt.Sprintf("Did you mean '%s'? (pflow's node for what '%s' does)", a, n.Type))
+			f := at
+			f.Text, f.Replacement, f.Alternatives = fmt.Sprintf("Did you mean '%s'? (pflow's node for what '%s' does)", a, n.Type), a, []string{a}
+			fixes = append(fixes, f)
 		} else if s := suggest.Closest(n.Type, types, 3, 0.6); len(s) > 0 {
-			if len(s) == 1 {
-				hint = append(hint, fmt.Sprintf("Did you mean '%s'?", s[0]))
-			} else {
-				hint = append(hint, "Did you mean one of these? "+quoteList(s))
+			f := at
+			f.Text, f.Replacement, f.Alternatives = fmt.Sprintf("Did you mean '%s'?", s[0]), s[0], s
+			if len(s) > 1 {
+				f.Text = "Did you mean one of these? " + quoteList(s)
 			}
+			fixes = append(fixes, f)
 		}
 		if strings.HasPrefix(n.Type, "mcp-") {
-			hint = append(hint, "MCP tools become node types when their server is synced: check 'pflow mcp list'; a server that is not there is added with 'pflow mcp add <server> <command>', then run 'pflow mcp sync <server>'.")
+			fixes = append(fixes,
+				pferr.Fix{Text: "MCP tools become node types when their server is synced; to see the servers, {do}.", Do: pferr.PersonOnly("mcp list")},
+				pferr.Fix{Text: "To add a server that is not there, {do}.", Do: pferr.PersonOnly("mcp add <server> <command>")},
+				pferr.Fix{Text: "Then {do}.", Do: pferr.SyncServer("<server>")})
 		}
-		hint = append(hint, "Run 'pflow registry list' to see available node types.")
+		fixes = append(fixes, pferr.Fix{Text: "{do} to see the available node types.", Do: pferr.ListNodes()})
 		v.add(layerTypes, Diagnostic{
 			Message: fmt.Sprintf("Unknown node type: '%s'", n.Type) + fmt.Sprintf(" (step '%s')", n.ID),
 			NodeID:  n.ID, Param: "type", Line: n.Line,
-			Hint: strings.Join(hint, "\n"),
+			Fixes: fixes,
 		})
 	}
 }

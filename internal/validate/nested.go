@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/suggest"
 	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
@@ -67,15 +68,16 @@ func (v *validator) nested() {
 			c, err := v.opts.LoadWorkflow(name, ref)
 			if err != nil {
 				what, param := "workflow_name '"+name+"'", "workflow_name"
-				hint := "Check the name with 'pflow workflow list'."
+				d := Diagnostic{NodeID: n.ID, Line: n.Line,
+					Fixes: []pferr.Fix{{Text: "Check the name: {do} to see the saved workflows.", Do: pferr.ListWorkflows(),
+						Step: n.ID, Param: "workflow_name", Line: n.Line}}}
 				if ref != "" {
 					what, param = "workflow_ref '"+ref+"'", "workflow_ref"
-					hint = "Check the path; a relative workflow_ref resolves against the directory of this workflow file."
+					d.Fixes = nil
+					d.Hint = "Check the path; a relative workflow_ref resolves against the directory of this workflow file."
 				}
-				v.add(layerParams, Diagnostic{
-					Message: fmt.Sprintf("Node '%s' (workflow): cannot load %s: %s", n.ID, what, err.Error()),
-					NodeID:  n.ID, Param: param, Line: n.Line, Hint: hint,
-				})
+				d.Message, d.Param = fmt.Sprintf("Node '%s' (workflow): cannot load %s: %s", n.ID, what, err.Error()), param
+				v.add(layerParams, d)
 			}
 			child = c
 		}

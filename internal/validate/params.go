@@ -9,9 +9,11 @@ import (
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/nodes/nested"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/suggest"
 	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
+	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // ---------------------------------------------------------------- layer 7
@@ -119,11 +121,12 @@ func (v *validator) unknownParams() {
 		for _, p := range value.SortedKeys(args) {
 			if !slices.Contains(known, p) {
 				msg := fmt.Sprintf("Node '%s' (%s): unknown argument '%s' in args.", n.ID, n.Type, p)
+				fix := describeFix(n, ArgsParam, "Arguments", known)
 				if s := suggest.Closest(p, known, 1, 0.4); len(s) > 0 {
 					msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
+					fix.Replacement = s[0]
 				}
-				v.add(layerParams, Diagnostic{Message: msg, NodeID: n.ID, Param: ArgsParam, Line: n.Line,
-					Hint: fmt.Sprintf("Arguments of %s: %s (see 'pflow registry describe %s').", n.Type, strings.Join(known, ", "), n.Type)})
+				v.add(layerParams, Diagnostic{Message: msg, NodeID: n.ID, Param: ArgsParam, Line: n.Line, Fixes: []pferr.Fix{fix}})
 			}
 		}
 		for _, p := range value.SortedKeys(n.Params) {
@@ -134,15 +137,17 @@ func (v *validator) unknownParams() {
 				continue
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
+			fix := describeFix(n, p, "Parameters", known)
 			if s := suggest.Closest(p, append(append(slices.Clone(known), engineControls...), stepKeys...), 1, 0.4); len(s) > 0 {
 				msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
+				fix.Replacement = s[0]
 			}
 			// An unknown param is an error: a misspelt key would otherwise
 			// make the step silently do the wrong thing (issue #11).
 			v.add(layerParams, Diagnostic{
 				Message: msg,
 				NodeID:  n.ID, Param: p, Line: n.Line,
-				Hint: fmt.Sprintf("Parameters of %s: %s (see 'pflow registry describe %s').", n.Type, strings.Join(known, ", "), n.Type),
+				Fixes: []pferr.Fix{fix},
 			})
 		}
 	}
@@ -291,4 +296,17 @@ func exampleLine(f node.Field) string {
 		return fmt.Sprintf("- %s: true", f.Key)
 	}
 	return fmt.Sprintf("- %s: \"text\"", f.Key)
+}
+
+// describeFix is the fix of an unknown param of n: the params it takes
+// (what), where to see them, and the param to change.
+func describeFix(n *workflow.Node, param, what string, known []string) pferr.Fix {
+	return pferr.Fix{
+		Text:         fmt.Sprintf("%s of %s: %s; to see them described, {do}.", what, n.Type, strings.Join(known, ", ")),
+		Do:           pferr.DescribeNode(n.Type),
+		Step:         n.ID,
+		Param:        param,
+		Line:         n.Line,
+		Alternatives: known,
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/suggest"
 	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -39,8 +40,16 @@ type Diagnostic struct {
 	Param  string
 	// Line is the line in the .pflow.md file, 0 when unknown.
 	Line int
-	// Hint says how to fix it (one or more lines).
+	// Hint says how to fix it (one or more lines), in words every reader
+	// understands (no pflow command, no tool call).
 	Hint string
+	// Fixes are fixes as data, worded for each reader (pferr.Fix.Say).
+	Fixes []pferr.Fix
+}
+
+// Advice is the hint and the fixes worded for r, one per line.
+func (d Diagnostic) Advice(r pferr.Reader) string {
+	return strings.TrimSpace(d.Hint + "\n" + pferr.Say(d.Fixes, r))
 }
 
 // String renders the diagnostic as "Line N: message" plus the hint.
@@ -49,8 +58,8 @@ func (d Diagnostic) String() string {
 	if d.Line > 0 {
 		s = fmt.Sprintf("Line %d: %s", d.Line, s)
 	}
-	if d.Hint != "" {
-		s += "\n" + d.Hint
+	if h := d.Advice(pferr.Person); h != "" {
+		s += "\n" + h
 	}
 	return s
 }
@@ -243,13 +252,13 @@ func (v *validator) add(layer int, d Diagnostic) {
 	if d.Severity == "" {
 		d.Severity = SeverityError
 	}
-	// Point at the param's own line when the step's heading was given.
-	if n := v.byID[d.NodeID]; n != nil && d.Param != "" && (d.Line == n.Line || d.Line == 0) {
-		key, _, _ := strings.Cut(d.Param, ".")
-		key, _, _ = strings.Cut(key, "[")
-		if l := n.KeyLines[key]; l > 0 {
-			d.Line = l
-		}
+	// Point at the param's own line when the step's heading was given,
+	// and so do the fixes.
+	d.Line = v.paramLine(d.NodeID, d.Param, d.Line)
+	d.Fixes = slices.Clone(d.Fixes)
+	for i := range d.Fixes {
+		f := &d.Fixes[i]
+		f.Line = v.paramLine(f.Step, f.Param, f.Line)
 	}
 	key := string(d.Severity) + "\x00" + d.NodeID + "\x00" + d.Param + "\x00" + d.Message
 	if v.seen[key] {
@@ -257,6 +266,21 @@ func (v *validator) add(layer int, d Diagnostic) {
 	}
 	v.seen[key] = true
 	v.diags[layer] = append(v.diags[layer], d)
+}
+
+// paramLine is the line of param in step id when line is the step's
+// heading (or unknown), else line.
+func (v *validator) paramLine(id, param string, line int) int {
+	n := v.byID[id]
+	if n == nil || param == "" || (line != n.Line && line != 0) {
+		return line
+	}
+	key, _, _ := strings.Cut(param, ".")
+	key, _, _ = strings.Cut(key, "[")
+	if l := n.KeyLines[key]; l > 0 {
+		return l
+	}
+	return line
 }
 
 func (v *validator) result() (errs, warnings []Diagnostic) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -442,11 +443,23 @@ func TestUnknownNodeTypeDidYouMean(t *testing.T) {
 	w := wf(nd("a", "shel", map[string]any{"command": "true"}), nd("b", "mcp-slack-send-mesage", nil), nd("c", "workflow", map[string]any{"workflow_name": "x"}))
 	errs, _ := run(t, w)
 	d := find(t, errs, "Unknown node type: 'shel'")
-	if d.NodeID != "a" || d.Line != 10 || !strings.HasPrefix(d.Hint, "Did you mean 'shell'?") {
+	if d.NodeID != "a" || d.Line != 10 || !strings.HasPrefix(d.Advice(pferr.Person), "Did you mean 'shell'?") {
 		t.Errorf("got %+v", d)
 	}
+	// The fix is data: where (step, param, line), what to write instead,
+	// the alternatives, and the action worded for each reader.
+	f := d.Fixes[0]
+	if f.Step != "a" || f.Param != "type" || f.Line != 10 || f.Replacement != "shell" || f.Alternatives[0] != "shell" {
+		t.Errorf("fix %+v", f)
+	}
+	if got := d.Advice(pferr.Agent); !strings.Contains(got, "Call registry_list to see the available node types.") || strings.Contains(got, "pflow") {
+		t.Errorf("an agent reads %q", got)
+	}
 	m := find(t, errs, "Unknown node type: 'mcp-slack-send-mesage'")
-	hasLines(t, m.Hint, "Did you mean 'mcp-slack-send-message'?", "pflow mcp sync")
+	hasLines(t, m.Advice(pferr.Person), "Did you mean 'mcp-slack-send-message'?", "pflow mcp sync")
+	if got := m.Advice(pferr.Agent); !strings.Contains(got, "ask the user to run 'pflow mcp sync <server>'") {
+		t.Errorf("an agent is not told to ask its user: %q", got)
+	}
 	for _, e := range errs {
 		if e.NodeID == "c" {
 			t.Errorf("workflow is always a known type: %s", e.Message)

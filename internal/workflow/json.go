@@ -26,6 +26,9 @@ type ParseError struct {
 	Line       int
 	Message    string
 	Suggestion string
+	// Fixes are fixes that name an action (a command or a tool call),
+	// worded for each reader; Error() words them for a person.
+	Fixes []pferr.Fix
 
 	err error // underlying cause (e.g. fs.ErrNotExist), for errors.Is
 }
@@ -38,11 +41,24 @@ func (e *ParseError) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Message)
-	if e.Suggestion != "" {
+	if s := e.advice(pferr.Person); s != "" {
 		b.WriteString("\n\n")
-		b.WriteString(e.Suggestion)
+		b.WriteString(s)
 	}
 	return b.String()
+}
+
+// advice is the suggestion and the fixes worded for r.
+func (e *ParseError) advice(r pferr.Reader) string {
+	return strings.TrimSpace(e.Suggestion + "\n" + pferr.Say(e.Fixes, r))
+}
+
+// Headline is Error() without the fixes: "Line N: message", then the
+// suggestion.
+func (e *ParseError) Headline() string {
+	c := *e
+	c.Fixes = nil
+	return c.Error()
 }
 
 // Unwrap returns the underlying cause, if any.
@@ -63,7 +79,7 @@ func (e *ParseError) PFError() *pferr.Error {
 	if e.Line > 0 {
 		msg = "Line " + strconv.Itoa(e.Line) + ": " + msg
 	}
-	return &pferr.Error{Kind: kind, Message: msg, Where: where, Hint: e.Suggestion, Err: e}
+	return &pferr.Error{Kind: kind, Message: msg, Where: where, Hint: e.Suggestion, Fixes: e.Fixes, Err: e}
 }
 
 // ParseJSON parses a JSON IR object (the form MCP tools send and .json files
@@ -226,13 +242,15 @@ func ParseFile(path string) (*Workflow, error) {
 	case strings.HasSuffix(lower, ".md"):
 		return nil, &ParseError{Path: abs, Message: "Wrong file extension: " + path + "\nWorkflow files use .pflow.md extension.", Suggestion: "Rename to: " + path[:len(path)-3] + ".pflow.md"}
 	default:
-		return nil, &ParseError{Path: abs, Message: "Unsupported workflow file: " + path + "\nWorkflow files end in .pflow.md (markdown) or .json (JSON IR).", Suggestion: "Rename the file to end in .pflow.md, or pass a saved workflow by name (pflow workflow list)."}
+		return nil, &ParseError{Path: abs, Message: "Unsupported workflow file: " + path + "\nWorkflow files end in .pflow.md (markdown) or .json (JSON IR).", Suggestion: "Rename the file to end in .pflow.md, or pass a saved workflow by name.",
+			Fixes: []pferr.Fix{{Text: "{do} to see the saved workflows.", Do: pferr.ListWorkflows()}}}
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, &ParseError{Path: abs, Message: "Workflow file not found: " + path, Suggestion: "Check the path, or run 'pflow workflow list' to see saved workflows.", err: err}
+			return nil, &ParseError{Path: abs, Message: "Workflow file not found: " + path, Suggestion: "Check the path, or pass a saved workflow by name.", err: err,
+				Fixes: []pferr.Fix{{Text: "{do} to see the saved workflows.", Do: pferr.ListWorkflows()}}}
 		case errors.Is(err, fs.ErrPermission):
 			return nil, &ParseError{Path: abs, Message: "Cannot read workflow file (permission denied): " + path, Suggestion: "Check the file's permissions.", err: err}
 		default:

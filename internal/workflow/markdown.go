@@ -823,7 +823,7 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 	default:
 		s, isStr := t.(string)
 		if !isStr {
-			return p.errf(keyLine["type"], "Use a node type name such as 'shell', 'http', 'llm' or 'mcp-<server>-<tool>' (see 'pflow registry list').",
+			return p.errf(keyLine["type"], "Use a node type name such as 'shell', 'http', 'llm' or 'mcp-<server>-<tool>'.",
 				"Node '%s' has an invalid 'type' %s; it must be a node type name.", e.id, pyRepr(t))
 		}
 		n.Type = s
