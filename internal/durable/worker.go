@@ -103,7 +103,7 @@ func (wk *Worker) RunNode(ctx context.Context, in wire.NodeInput) (*wire.NodeOut
 	// Every process the step starts, and its descendants, end with it.
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
-	req := &node.Request{NodeID: in.NodeID, Type: in.Type, Params: params, TemplateEnv: in.TemplateEnv,
+	req := &node.Request{NodeID: in.NodeID, Type: in.Type, Params: params, Extra: spec.Extra, TemplateEnv: in.TemplateEnv,
 		WorkflowDir: in.WorkflowDir, WorkflowFile: in.WorkflowFile, SourceLines: in.SourceLines, Attempt: in.Attempt,
 		Env: wk.lookupEnv, Log: wk.log, Scope: wk.scope, Redact: wk.redact}
 	res, err := safeRun(ctx, spec.Node, req)

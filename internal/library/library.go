@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pflow-go/pflow/internal/suggest"
 	"io"
 	"io/fs"
 	"math"
@@ -21,6 +20,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/suggest"
 
 	"go.yaml.in/yaml/v3"
 
@@ -519,8 +520,7 @@ func (l *Library) Delete(name string) error {
 }
 
 // RecordRun updates a saved workflow's metadata after a run. Only successful
-// runs are recorded. params are stored sanitized: keys starting "__" are
-// dropped, secretNames and secret-looking names are redacted, long strings
+// runs are recorded. params are stored sanitized: secretNames and secret-looking names are redacted, long strings
 // truncated. The body is never modified.
 func (l *Library) RecordRun(ctx context.Context, name string, success bool, d time.Duration, params map[string]any, secretNames []string) error {
 	if !success {
@@ -596,9 +596,6 @@ func SanitizeParams(params map[string]any, secretNames []string) map[string]any 
 	}
 	out := make(map[string]any, len(params))
 	for k, v := range params {
-		if strings.HasPrefix(k, "__") {
-			continue
-		}
 		if secret[k] || settings.IsSecretKey(k) {
 			out[k] = Redacted
 			continue

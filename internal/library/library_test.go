@@ -280,7 +280,7 @@ func TestRecordRun(t *testing.T) {
 	}
 	params := map[string]any{
 		"name": "zed", "count": int64(2), "api_key": "sk-secret", "max_tokens": int64(100), "author": "me",
-		"custom": "hunter2", "__internal": "x", "long": strings.Repeat("x", 150),
+		"custom": "hunter2", "long": strings.Repeat("x", 150),
 	}
 	if err := l.RecordRun(ctx, "hello", true, 1500*time.Millisecond, params, []string{"custom"}); err != nil {
 		t.Fatal(err)
@@ -302,9 +302,6 @@ func TestRecordRun(t *testing.T) {
 	}
 	if p["max_tokens"] != int64(100) || p["author"] != "me" || p["name"] != "zed" {
 		t.Errorf("non-secrets over-redacted: %v", p)
-	}
-	if _, ok := p["__internal"]; ok {
-		t.Error("__ key stored")
 	}
 	if p["long"] != strings.Repeat("x", 20)+"...<truncated>" {
 		t.Errorf("long = %v", p["long"])

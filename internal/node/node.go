@@ -174,9 +174,12 @@ type Request struct {
 	Type string
 	// Params are the step's params with templates resolved and values coerced
 	// to the declared types. Engine controls (retries, retry_wait, cache) are
-	// removed. Injected keys start and end with "__" (e.g. __mcp_server__).
-	// Nodes must not modify it: the run record reads it after the node ran.
+	// removed; nothing is injected. Nodes must not modify it: the run
+	// record reads it after the node ran.
 	Params map[string]any
+	// Extra is the node type's own data from the registry (Spec.Extra): for
+	// an MCP tool, the server and tool it calls. Read-only.
+	Extra map[string]any
 	// Shared is a read-only view of the shared store root (inputs and node namespaces).
 	Shared map[string]any
 	// WorkflowDir is the directory of the workflow file ("" when unknown);

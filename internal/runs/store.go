@@ -471,15 +471,12 @@ func (s *Store) Prune(p Retention, keep ...string) (int, error) {
 // SplitInputs separates a run's prepared inputs into those kept in its
 // record in clear (redacted) and the secret ones, kept only as keyed
 // digests: inputs whose name looks secret, or whose value holds a known
-// secret. Engine keys ("__…") are left out.
+// secret.
 func SplitInputs(values map[string]any, red *trace.Redactor, key []byte) (public map[string]any, secret map[string]string) {
 	h := stephash.New(key)
 	public = map[string]any{}
 	enc := newEncoder(red)
 	for k, v := range values {
-		if strings.HasPrefix(k, "__") {
-			continue
-		}
 		enc.changed = false
 		enc.value(nil, map[string]any{k: v})
 		if !enc.changed {

@@ -506,6 +506,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		NodeID:      n.ID,
 		Type:        n.Type,
 		Params:      params,
+		Extra:       spec.Extra,
 		TemplateEnv: p.bound,
 		Shared:      root,
 		WorkflowDir: f.dir,
@@ -741,14 +742,6 @@ func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spe
 	}
 	for _, k := range engineControls {
 		delete(params, k)
-	}
-	if strings.HasPrefix(n.Type, "mcp-") && spec.Extra != nil {
-		if s, ok := spec.Extra["mcp_server"]; ok {
-			params["__mcp_server__"] = s
-		}
-		if t, ok := spec.Extra["mcp_tool"]; ok {
-			params["__mcp_tool__"] = t
-		}
 	}
 	if err := coerceParams(params, spec); err != nil {
 		return nil, nil, 0, 0, failf(CategoryException, err.Error())

@@ -491,3 +491,31 @@ func TestInputsNeverFromArbitraryEnv(t *testing.T) {
 		t.Fatalf("declared env: %v %v %v", errs, p.Values, p.Sources)
 	}
 }
+
+// The engine knows no node by name (issue #10): a node type's registry
+// data reaches its node as Request.Extra, and nothing is injected into
+// the params the step's record, trace and digest read.
+func TestNodeDataTravelsInTheRequestNotInParams(t *testing.T) {
+	var got *node.Request
+	cat := testCatalog(nil)
+	cat["mcp-srv-tool"] = &node.Spec{Type: "mcp-srv-tool", Attempts: 1,
+		Extra:     map[string]any{"mcp_server": "srv", "mcp_tool": "tool"},
+		Interface: node.Interface{Params: []node.Field{{Key: "q", Type: "str"}}},
+		Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
+			got = r
+			return node.Ok(nil), nil
+		})}
+	res := Run(context.Background(), chain(step("a", "mcp-srv-tool", map[string]any{"q": "x"})), nil, Options{Catalog: cat})
+	if !res.Success() {
+		t.Fatal(res.Failure)
+	}
+	if got.Extra["mcp_server"] != "srv" || got.Extra["mcp_tool"] != "tool" {
+		t.Errorf("extra %v", got.Extra)
+	}
+	if len(got.Params) != 1 || got.Params["q"] != "x" {
+		t.Errorf("params must be the step's own: %v", got.Params)
+	}
+	if p := res.Steps[0].Params; len(p) != 1 {
+		t.Errorf("the step's recorded params must be the step's own: %v", p)
+	}
+}

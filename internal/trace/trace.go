@@ -154,7 +154,7 @@ type docNode struct {
 func newDoc(name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, lim limits) *doc {
 	d := &doc{lim: lim, id: newID(), name: name, status: res.Status, interrupted: res.Interrupted,
 		start: res.Started.Format(time.RFC3339Nano), end: res.Started.Add(res.Duration).Format(time.RFC3339Nano),
-		durationMS: ms(res.Duration), inputs: publicInputs(inputs)}
+		durationMS: ms(res.Duration), inputs: inputs}
 	if w != nil && w.Source != nil {
 		d.file = w.Source.Path
 	}
@@ -179,7 +179,7 @@ func newDoc(name string, w *workflow.Workflow, inputs map[string]any, res *runti
 					n.started = s.Started.Format(time.RFC3339Nano)
 				}
 				if s.Params != nil {
-					n.params = publicParams(s.Params)
+					n.params = s.Params
 				}
 				if s.Batch != nil {
 					n.batch = batchValue(s.Batch)
@@ -412,27 +412,6 @@ func fairShares(need []int64, avail int64) []int64 {
 		left = max(left-alloc[i], 0)
 	}
 	return alloc
-}
-
-func publicInputs(in map[string]any) map[string]any {
-	out := make(map[string]any, len(in))
-	for k, v := range in {
-		if !strings.HasPrefix(k, "__") {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func publicParams(in map[string]any) map[string]any {
-	out := make(map[string]any, len(in))
-	for k, v := range in {
-		if strings.HasPrefix(k, "__") && strings.HasSuffix(k, "__") {
-			continue // the MCP node's server/tool binding, not written by the user
-		}
-		out[k] = v
-	}
-	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -130,7 +130,7 @@ func (v *validator) unknownParams() {
 			}
 		}
 		for _, p := range value.SortedKeys(n.Params) {
-			if slices.Contains(known, p) || slices.Contains(engineControls, p) || strings.HasPrefix(p, "__") {
+			if slices.Contains(known, p) || slices.Contains(engineControls, p) {
 				continue
 			}
 			if isMCP && (p == "timeout" || (p == ArgsParam && args != nil)) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/registry"
 )
 
 // Config configures the MCP node.
@@ -84,8 +85,10 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if log == nil {
 		log = io.Discard
 	}
-	server := node.String(req.Params, ParamServer, "")
-	tool := node.String(req.Params, ParamTool, "")
+	// The server and tool come from the registry entry (req.Extra); a
+	// compiled node (Inject, seed 000) carries them as params.
+	server := node.String(req.Extra, registry.ExtraMCPServer, node.String(req.Params, ParamServer, ""))
+	tool := node.String(req.Extra, registry.ExtraMCPTool, node.String(req.Params, ParamTool, ""))
 	details := func() map[string]any {
 		return map[string]any{"error_details": map[string]any{"server": server, "tool": tool}}
 	}
