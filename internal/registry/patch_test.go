@@ -178,7 +178,8 @@ func TestSplitNodes(t *testing.T) {
 	}{
 		{`{"version":"1","nodes":{"a":{"x":"}"},"b":[1,{"y":"\\\""}],"c":null,"d":-1.5e3}}`, map[string]string{"a": `{"x":"}"}`, "b": `[1,{"y":"\\\""}]`, "c": "null", "d": "-1.5e3"}, true},
 		{` { "nodes" : { "k\u0041" : true } , "version" : "1" } `, map[string]string{"kA": "true"}, true},
-		{`{"nodes":{"a":1},"nodes":{"b":2}}`, map[string]string{"b": "2"}, true},
+		// A repeated "nodes" merges, as it does when the entries are decoded.
+		{`{"nodes":{"a":1},"nodes":{"b":2}}`, map[string]string{"a": "1", "b": "2"}, true},
 		{`{"version":"1"}`, map[string]string{}, true},
 		{`{"nodes":{"a":{"x":1}`, nil, false},
 		{`[]`, nil, false},
