@@ -134,13 +134,32 @@ type SavedInfo struct {
 	// NodeTypes are the distinct node types used, in first-use order.
 	NodeTypes []string `json:"node_types"`
 	// Nodes are the steps (describe only).
-	Nodes []map[string]any `json:"nodes,omitempty"`
+	Nodes []StepBrief `json:"nodes,omitempty"`
 	// TemplateInputs are the ${names} the steps read that are neither
 	// declared inputs nor step ids (describe only).
 	TemplateInputs []string          `json:"template_inputs,omitempty"`
-	Execution      map[string]any    `json:"execution,omitempty"`
+	Execution      *ExecutionStats   `json:"execution,omitempty"`
 	Example        string            `json:"example,omitempty"`
 	Metadata       *library.Metadata `json:"-"`
+}
+
+// StepBrief is one step of a saved workflow.
+type StepBrief struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Purpose string `json:"purpose,omitempty"`
+}
+
+// ExecutionStats are a saved workflow's run statistics (the last_* fields
+// once it has run).
+type ExecutionStats struct {
+	ExecutionCount                  int            `json:"execution_count"`
+	LastExecutionTimestamp          string         `json:"last_execution_timestamp,omitempty"`
+	LastExecutionSuccess            *bool          `json:"last_execution_success,omitempty"`
+	LastExecutionDurationSeconds    *float64       `json:"last_execution_duration_seconds,omitempty"`
+	AverageExecutionDurationSeconds *float64       `json:"average_execution_duration_seconds,omitempty"`
+	LastExecutionParams             map[string]any `json:"last_execution_params,omitempty"`
+	CreatedAt                       string         `json:"created_at,omitempty"`
 }
 
 // SavedInfoOf summarizes a saved workflow; full adds steps, template inputs,
@@ -165,26 +184,16 @@ func SavedInfoOf(s *library.Saved, full bool) *SavedInfo {
 		return info
 	}
 	for _, n := range w.Nodes {
-		m := map[string]any{"id": n.ID, "type": n.Type}
-		if n.Purpose != "" {
-			m["purpose"] = n.Purpose
-		}
-		info.Nodes = append(info.Nodes, m)
+		info.Nodes = append(info.Nodes, StepBrief{ID: n.ID, Type: n.Type, Purpose: n.Purpose})
 	}
 	info.TemplateInputs = UndeclaredTemplateInputs(w)
 	meta := s.Meta
-	info.Execution = map[string]any{"execution_count": meta.ExecutionCount}
+	info.Execution = &ExecutionStats{ExecutionCount: meta.ExecutionCount, LastExecutionParams: meta.LastExecutionParams, CreatedAt: meta.CreatedAt}
 	if meta.LastExecutionTimestamp != "" {
-		info.Execution["last_execution_timestamp"] = meta.LastExecutionTimestamp
-		info.Execution["last_execution_success"] = meta.LastExecutionSuccess != nil && *meta.LastExecutionSuccess
-		info.Execution["last_execution_duration_seconds"] = meta.LastExecutionDurationSeconds
-		info.Execution["average_execution_duration_seconds"] = meta.AverageExecutionDurationSeconds
-	}
-	if meta.LastExecutionParams != nil {
-		info.Execution["last_execution_params"] = meta.LastExecutionParams
-	}
-	if meta.CreatedAt != "" {
-		info.Execution["created_at"] = meta.CreatedAt
+		ok := meta.LastExecutionSuccess != nil && *meta.LastExecutionSuccess
+		last, avg := meta.LastExecutionDurationSeconds, meta.AverageExecutionDurationSeconds
+		info.Execution.LastExecutionTimestamp, info.Execution.LastExecutionSuccess = meta.LastExecutionTimestamp, &ok
+		info.Execution.LastExecutionDurationSeconds, info.Execution.AverageExecutionDurationSeconds = &last, &avg
 	}
 	info.Example = SavedExampleCommand(s.Name, w)
 	return info

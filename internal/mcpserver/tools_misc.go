@@ -68,10 +68,10 @@ func (s *Server) settingsSet(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := map[string]any{"key": key, "value": settings.Mask(val), "replaced": replaced,
-		"message": fmt.Sprintf("Stored %s in settings; workflows can now use it.", key)}
+	data := &SettingSet{Key: key, Value: settings.Mask(val), Replaced: replaced,
+		Message: fmt.Sprintf("Stored %s in settings; workflows can now use it.", key)}
 	if _, ok := c.app.LookupProcessEnv(key); ok {
-		data["note"] = fmt.Sprintf("The server's own environment also sets %s, and that value takes precedence while this server runs.", key)
+		data.Note = fmt.Sprintf("The server's own environment also sets %s, and that value takes precedence while this server runs.", key)
 	}
 	return data, nil
 }
@@ -91,7 +91,7 @@ func (s *Server) settingsGet(ctx context.Context, c *call) (any, error) {
 		}
 		return nil, e
 	}
-	return map[string]any{"key": got.Key, "found": true, "value": got.Masked, "source": got.Source}, nil
+	return &SettingGot{Key: got.Key, Found: true, Value: got.Masked, Source: got.Source}, nil
 }
 
 func (s *Server) traceRead(ctx context.Context, c *call) (any, error) {
@@ -99,5 +99,5 @@ func (s *Server) traceRead(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"path": path, "trace": doc}, nil
+	return &TraceResult{Path: path, Trace: doc}, nil
 }

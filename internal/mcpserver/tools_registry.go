@@ -115,29 +115,26 @@ func checkNodeName(n string) error {
 	return nil
 }
 
-func specData(sp *node.Spec, full bool) map[string]any {
-	m := map[string]any{"type": sp.Type, "description": sp.Interface.Description, "kind": registry.TypeOf(sp)}
-	params := sp.Interface.Params
-	if params == nil {
-		params = []node.Field{}
+func specData(sp *node.Spec, full bool) NodeInfo {
+	d := NodeInfo{Type: sp.Type, Description: sp.Interface.Description, Kind: registry.TypeOf(sp),
+		Params: sp.Interface.Params, Outputs: sp.Interface.Outputs, Actions: sp.Interface.Actions}
+	if d.Params == nil {
+		d.Params = []node.Field{}
 	}
-	outputs := sp.Interface.Outputs
-	if outputs == nil {
-		outputs = []node.Field{}
+	if d.Outputs == nil {
+		d.Outputs = []node.Field{}
 	}
-	actions := sp.Interface.Actions
-	if actions == nil {
-		actions = []string{}
+	if d.Actions == nil {
+		d.Actions = []string{}
 	}
-	m["params"], m["outputs"], m["actions"] = params, outputs, actions
 	if srv := registry.MCPServerOf(sp); srv != "" {
-		m["mcp_server"], m["mcp_tool"] = srv, registry.MCPToolOf(sp)
+		d.MCPServer, d.MCPTool = srv, registry.MCPToolOf(sp)
 	}
 	if full {
-		m["usage"] = registry.UsageSnippet(sp)
-		m["markdown"] = registry.Describe(sp)
+		d.Usage = registry.UsageSnippet(sp)
+		d.Markdown = registry.Describe(sp)
 	}
-	return m
+	return d
 }
 
 func (s *Server) registryDiscover(ctx context.Context, c *call) (any, error) {
@@ -152,16 +149,16 @@ func (s *Server) registryDiscover(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	nodes := make([]any, 0, len(ms))
+	data := &NodesResult{Nodes: make([]NodeInfo, 0, len(ms))}
 	for _, m := range ms {
 		d := specData(m.Spec, false)
-		d["usage"] = registry.UsageSnippet(m.Spec)
-		d["confidence"], d["reasons"] = m.Confidence, m.Reasons
-		nodes = append(nodes, d)
+		d.Usage = registry.UsageSnippet(m.Spec)
+		conf := m.Confidence
+		d.Confidence, d.Reasons = &conf, m.Reasons
+		data.Nodes = append(data.Nodes, d)
 	}
-	data := map[string]any{"nodes": nodes}
-	if len(nodes) == 0 {
-		data["hint"] = "No node type matches. Try other words, registry_search with a keyword, or registry_list."
+	if len(data.Nodes) == 0 {
+		data.Hint = "No node type matches. Try other words, registry_search with a keyword, or registry_list."
 	}
 	return data, nil
 }
@@ -179,10 +176,10 @@ func (s *Server) registryRun(ctx context.Context, c *call) (any, error) {
 	if paths == nil {
 		paths = []app.OutputPath{}
 	}
-	return map[string]any{
-		"node_type": tr.NodeType, "outputs": tr.Outputs, "paths": paths,
-		"duration_ms": float64(tr.Duration.Microseconds()) / 1000,
-		"usage":       "In a workflow, reference a path of this node's output as ${<step-id>.<path>}, e.g. ${fetch." + firstPath(paths) + "}.",
+	return &NodeRunResult{
+		NodeType: tr.NodeType, Outputs: tr.Outputs, Paths: paths,
+		DurationMS: float64(tr.Duration.Microseconds()) / 1000,
+		Usage:      "In a workflow, reference a path of this node's output as ${<step-id>.<path>}, e.g. ${fetch." + firstPath(paths) + "}.",
 	}, nil
 }
 
@@ -207,11 +204,11 @@ func (s *Server) registryDescribe(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	nodes := make([]any, 0, len(specs))
+	data := &NodesResult{Nodes: make([]NodeInfo, 0, len(specs))}
 	for _, sp := range specs {
-		nodes = append(nodes, specData(sp, true))
+		data.Nodes = append(data.Nodes, specData(sp, true))
 	}
-	return map[string]any{"nodes": nodes}, nil
+	return data, nil
 }
 
 func (s *Server) registrySearch(ctx context.Context, c *call) (any, error) {
@@ -224,13 +221,12 @@ func (s *Server) registrySearch(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	hits := cat.Search(strings.Fields(pat))
-	results := make([]any, 0, len(hits))
+	data := &SearchResult{Results: make([]SearchHit, 0, len(hits)), Count: len(hits)}
 	for _, h := range hits {
-		results = append(results, map[string]any{"type": h.Spec.Type, "kind": registry.TypeOf(h.Spec), "match": h.Match, "score": h.Score, "description": h.Spec.Interface.Description})
+		data.Results = append(data.Results, SearchHit{Type: h.Spec.Type, Kind: registry.TypeOf(h.Spec), Match: h.Match, Score: h.Score, Description: h.Spec.Interface.Description})
 	}
-	data := map[string]any{"results": results, "count": len(results)}
-	if len(results) == 0 {
-		data["hint"] = fmt.Sprintf("No node type matches '%s'. Try fewer keywords, or registry_discover with a description of the task.", pat)
+	if len(hits) == 0 {
+		data.Hint = fmt.Sprintf("No node type matches '%s'. Try fewer keywords, or registry_discover with a description of the task.", pat)
 	}
 	return data, nil
 }
@@ -241,25 +237,23 @@ func (s *Server) registryList(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	g := cat.GroupFiltered(c.str("filter"))
-	brief := func(l []*node.Spec) []any {
-		out := make([]any, 0, len(l))
+	brief := func(l []*node.Spec) []NodeBrief {
+		out := make([]NodeBrief, 0, len(l))
 		for _, sp := range l {
-			out = append(out, map[string]any{"type": sp.Type, "description": sp.Interface.Description})
+			out = append(out, NodeBrief{Type: sp.Type, Description: sp.Interface.Description})
 		}
 		return out
 	}
-	core, mcpGroups := map[string]any{}, map[string]any{}
-	nc, nm := 0, 0
+	data := &ListResult{Core: map[string][]NodeBrief{}, MCP: map[string][]NodeBrief{}, User: brief(g.User)}
 	for k, l := range g.Core {
-		core[k] = brief(l)
-		nc += len(l)
+		data.Core[k] = brief(l)
+		data.Summary.Core += len(l)
 	}
 	for k, l := range g.MCP {
-		mcpGroups[k] = brief(l)
-		nm += len(l)
+		data.MCP[k] = brief(l)
+		data.Summary.MCP += len(l)
 	}
-	return map[string]any{
-		"core": core, "mcp": mcpGroups, "user": brief(g.User),
-		"summary": map[string]any{"core": nc, "mcp": nm, "user": len(g.User), "total": nc + nm + len(g.User)},
-	}, nil
+	data.Summary.User = len(g.User)
+	data.Summary.Total = data.Summary.Core + data.Summary.MCP + data.Summary.User
+	return data, nil
 }

@@ -192,19 +192,18 @@ func (s *Server) workflowDiscover(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	matches := make([]any, 0, len(res.Matches))
+	data := &DiscoverResult{Matches: make([]WorkflowMatch, 0, len(res.Matches)), TotalWorkflows: res.Total, Recommendation: res.Recommendation}
 	for _, m := range res.Matches {
-		matches = append(matches, map[string]any{
-			"name": m.Info.Name, "confidence": m.Confidence, "reasons": m.Reasons, "description": m.Info.Description,
-			"inputs": m.Info.Inputs, "outputs": m.Info.Outputs, "node_types": m.Info.NodeTypes,
+		data.Matches = append(data.Matches, WorkflowMatch{
+			Name: m.Info.Name, Confidence: m.Confidence, Reasons: m.Reasons, Description: m.Info.Description,
+			Inputs: m.Info.Inputs, Outputs: m.Info.Outputs, NodeTypes: m.Info.NodeTypes,
 		})
 	}
-	data := map[string]any{"matches": matches, "total_workflows": res.Total, "recommendation": res.Recommendation}
 	switch {
 	case res.Total == 0:
-		data["hint"] = "The library is empty. Read pflow://instructions, build the workflow, test it with workflow_execute, then workflow_save it."
-	case len(matches) == 0:
-		data["hint"] = "No saved workflow matches. Build a new one (read pflow://instructions first)."
+		data.Hint = "The library is empty. Read pflow://instructions, build the workflow, test it with workflow_execute, then workflow_save it."
+	case len(data.Matches) == 0:
+		data.Hint = "No saved workflow matches. Build a new one (read pflow://instructions first)."
 	}
 	return data, nil
 }
@@ -260,19 +259,12 @@ func executeEnvelope(out *app.RunOutcome, t *app.Target, rep *app.RunReport) env
 		return e
 	}
 	if out.Result == nil {
-		return envelope{"success": true, "data": map[string]any{"valid": true, "message": "Workflow is valid", "warnings": rep.Warnings}}
+		return envelope{"success": true, "data": &ValidResult{Valid: true, Message: "Workflow is valid", Warnings: rep.Warnings}}
 	}
-	data := map[string]any{
-		"outputs": rep.Outputs(), "status": rep.Status, "duration_ms": rep.DurationMS,
-		"nodes_executed": rep.NodesExecuted, "steps": rep.Steps(), "workflow": rep.Workflow, "metrics": rep.Metrics,
-	}
-	if rep.Warnings != nil {
-		data["warnings"] = rep.Warnings
-	}
-	for k, v := range map[string]string{"run_id": rep.RunID, "temporal_run_id": rep.TemporalRunID, "resumed_from": rep.ResumedFrom} {
-		if v != "" {
-			data[k] = v
-		}
+	data := &RunResult{
+		Outputs: rep.Outputs(), Status: rep.Status, DurationMS: rep.DurationMS,
+		NodesExecuted: rep.NodesExecuted, Steps: rep.Steps(), Workflow: rep.Workflow, Metrics: rep.Metrics,
+		Warnings: rep.Warnings, RunID: rep.RunID, TemporalRunID: rep.TemporalRunID, ResumedFrom: rep.ResumedFrom,
 	}
 	e := envelope{"success": true, "data": data}
 	if rep.TracePath != "" {
@@ -307,9 +299,9 @@ func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
 	if len(out.ValidationErrors) > 0 {
 		return failureEnvelope(app.RunFailure(out, t, app.Agent)), nil
 	}
-	var warnings any = rep.Warnings
-	if rep.Warnings == nil {
-		warnings = []any{}
+	warnings := rep.Warnings
+	if warnings == nil {
+		warnings = []app.WarningReport{}
 	}
 	var inputs []app.SavedInput
 	for _, in := range t.Workflow.Inputs {
@@ -318,7 +310,7 @@ func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
 	if inputs == nil {
 		inputs = []app.SavedInput{}
 	}
-	return map[string]any{"valid": true, "message": "Workflow is valid", "warnings": warnings, "inputs": inputs}, nil
+	return &ValidResult{Valid: true, Message: "Workflow is valid", Warnings: warnings, Inputs: inputs}, nil
 }
 
 func (s *Server) workflowSave(ctx context.Context, c *call) (any, error) {
@@ -330,31 +322,26 @@ func (s *Server) workflowSave(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	info := app.SavedInfoOf(res.Saved, false)
-	data := map[string]any{
-		"name": info.Name, "path": info.Path, "description": info.Description, "inputs": info.Inputs, "outputs": info.Outputs,
-		"execute_with": executeWith(info),
-		"cli_command":  app.SavedExampleCommand(info.Name, res.Saved.Workflow),
-		"message":      fmt.Sprintf("Saved workflow '%s' to the library", info.Name),
-	}
-	if res.DraftDeleted != "" {
-		data["draft_deleted"] = res.DraftDeleted
-	}
-	if len(res.Warnings) > 0 {
-		data["warnings"] = res.Warnings
-	}
-	return data, nil
+	return &SaveResult{
+		Name: info.Name, Path: info.Path, Description: info.Description, Inputs: info.Inputs, Outputs: info.Outputs,
+		ExecuteWith:  executeWith(info),
+		CLICommand:   app.SavedExampleCommand(info.Name, res.Saved.Workflow),
+		Message:      fmt.Sprintf("Saved workflow '%s' to the library", info.Name),
+		DraftDeleted: res.DraftDeleted,
+		Warnings:     res.Warnings,
+	}, nil
 }
 
 // executeWith is the workflow_execute call for a saved workflow, with a
 // "<type>" placeholder for each required input.
-func executeWith(info *app.SavedInfo) map[string]any {
+func executeWith(info *app.SavedInfo) ExecuteWith {
 	params := map[string]any{}
 	for _, in := range info.Inputs {
 		if in.Required {
 			params[in.Name] = "<" + cmp.Or(in.Type, "value") + ">"
 		}
 	}
-	return map[string]any{"workflow": info.Name, "parameters": params}
+	return ExecuteWith{Workflow: info.Name, Parameters: params}
 }
 
 func (s *Server) workflowList(ctx context.Context, c *call) (any, error) {
@@ -362,12 +349,12 @@ func (s *Server) workflowList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := map[string]any{"workflows": list, "count": len(list), "total": total}
+	data := &WorkflowListResult{Workflows: list, Count: len(list), Total: total}
 	switch {
 	case total == 0:
-		data["hint"] = "No workflows saved yet. Build one (read pflow://instructions), test it with workflow_execute, then save it with workflow_save."
+		data.Hint = "No workflows saved yet. Build one (read pflow://instructions), test it with workflow_execute, then save it with workflow_save."
 	case len(list) == 0:
-		data["hint"] = fmt.Sprintf("No workflow matches filter '%s' (%d saved). Remove some keywords, or use workflow_discover.", c.str("filter"), total)
+		data.Hint = fmt.Sprintf("No workflow matches filter '%s' (%d saved). Remove some keywords, or use workflow_discover.", c.str("filter"), total)
 	}
 	return data, nil
 }
@@ -377,10 +364,10 @@ func (s *Server) workflowDescribe(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, withNotFoundHint(err)
 	}
-	return map[string]any{
-		"name": info.Name, "description": info.Description, "path": info.Path, "inputs": info.Inputs, "outputs": info.Outputs,
-		"node_types": info.NodeTypes, "nodes": info.Nodes, "template_inputs": nonNil(info.TemplateInputs), "execution": info.Execution,
-		"execute_with": executeWith(info), "cli_command": info.Example,
+	return &DescribeResult{
+		Name: info.Name, Description: info.Description, Path: info.Path, Inputs: info.Inputs, Outputs: info.Outputs,
+		NodeTypes: info.NodeTypes, Nodes: info.Nodes, TemplateInputs: nonNil(info.TemplateInputs), Execution: info.Execution,
+		ExecuteWith: executeWith(info), CLICommand: info.Example,
 	}, nil
 }
 
