@@ -108,7 +108,11 @@ func startProcess(ctx context.Context, srv *Server, log io.Writer) (*process, er
 	// A grandchild that inherited stderr must not keep Wait (and so crash
 	// detection) from returning once the server itself has exited.
 	cmd.WaitDelay = 500 * time.Millisecond
-	p := &process{srv: srv, cmd: cmd, token: token, stderr: proc.NewTailBuffer(10, 8<<10), log: log, done: make(chan struct{})}
+	tail := proc.NewTailBuffer(10, 8<<10)
+	if srv.Secrets != nil {
+		tail.Cut = srv.Secrets.Suffix // an overlong line never keeps half a secret
+	}
+	p := &process{srv: srv, cmd: cmd, token: token, stderr: tail, log: log, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	pipeErr := func(err error) error {
 		return pferr.Newf(pferr.Execution, "Cannot start MCP server %s: %v", srv.Name, err).

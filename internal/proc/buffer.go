@@ -85,9 +85,13 @@ type TailBuffer struct {
 	mu       sync.Mutex
 	maxLines int
 	maxBytes int
-	lines    []string // complete lines, oldest first
-	size     int      // bytes in lines
-	partial  []byte   // the current unterminated line
+	// Cut returns the end of an overlong line, at most n bytes (nil: its
+	// last n bytes). Set it, before the first Write, to a cut that never
+	// keeps part of a secret (trace.Redactor.Suffix).
+	Cut     func(s string, n int) string
+	lines   []string // complete lines, oldest first
+	size    int      // bytes in lines
+	partial []byte   // the current unterminated line
 }
 
 // NewTailBuffer returns a buffer keeping the last `lines` lines and at most
@@ -113,7 +117,7 @@ func (t *TailBuffer) Write(p []byte) (int, error) {
 			t.partial = append(t.partial, p...)
 			if len(t.partial) > t.maxBytes {
 				// Keep only the end of an overlong line.
-				t.partial = append(t.partial[:0], t.partial[len(t.partial)-t.maxBytes:]...)
+				t.partial = append(t.partial[:0], t.cut(string(t.partial))...)
 			}
 			break
 		}
@@ -127,7 +131,7 @@ func (t *TailBuffer) Write(p []byte) (int, error) {
 
 func (t *TailBuffer) push(line string) {
 	if len(line) > t.maxBytes {
-		line = line[len(line)-t.maxBytes:]
+		line = t.cut(line)
 	}
 	t.lines = append(t.lines, line)
 	t.size += len(line)
@@ -140,6 +144,14 @@ func (t *TailBuffer) push(line string) {
 		// Reuse the backing array instead of growing it forever.
 		t.lines = append(t.lines[:0], t.lines[drop:]...)
 	}
+}
+
+// cut keeps the end of an overlong line.
+func (t *TailBuffer) cut(s string) string {
+	if t.Cut != nil {
+		return t.Cut(s, t.maxBytes)
+	}
+	return s[len(s)-t.maxBytes:]
 }
 
 // Lines returns the kept lines, oldest first, including a final line that

@@ -147,3 +147,22 @@ func FuzzTailBuffer(f *testing.F) {
 		}
 	})
 }
+
+// An overlong line keeps its end through Cut, so a cut that would leave
+// part of a secret can drop it: a complete line and the unfinished one.
+func TestTailBufferCutsOverlongLinesWithCut(t *testing.T) {
+	cut := func(s string, n int) string { return "…" + s[len(s)-n+3:] }
+	b := NewTailBuffer(5, 16)
+	b.Cut = cut
+	b.Write([]byte("0123456789abcdefghij\n"))
+	if got := b.Lines(); len(got) != 1 || got[0] != "…789abcdefghij" {
+		t.Fatalf("complete line: %q", got)
+	}
+	b = NewTailBuffer(5, 16)
+	b.Cut = cut
+	b.Write([]byte(strings.Repeat("x", 20)))
+	b.Write([]byte("TAIL"))
+	if got := b.Lines(); len(got) != 1 || !strings.HasPrefix(got[0], "…") || !strings.HasSuffix(got[0], "xTAIL") {
+		t.Fatalf("unfinished line: %q", got)
+	}
+}

@@ -611,6 +611,39 @@ func (r *Redactor) prefix(s string, n int) (string, bool) {
 	}
 }
 
+// Suffix returns the end of String(s), at most n bytes, cut at a rune
+// boundary, without a piece of a secret: a secret that straddles the cut is
+// dropped whole (only a whole secret is masked, so the end of one cut
+// in half would show). It masks only a window a little longer than n.
+func (r *Redactor) Suffix(s string, n int) string {
+	if len(s) <= n {
+		return r.String(s)
+	}
+	l := r.longestPattern()
+	for w := n + 3*l; ; w *= 2 {
+		if w >= len(s) {
+			return lastRunes(r.String(s), n)
+		}
+		// The window's first l-1 bytes may hold the end of a secret
+		// that starts before it; they are dropped with the cut.
+		if red := r.String(s[len(s)-w:]); len(red)-n >= l {
+			return lastRunes(red, n)
+		}
+	}
+}
+
+// lastRunes is the end of s, at most n bytes, starting at a rune.
+func lastRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}
+
 // longestPattern is the length of the longest pattern String replaces (0:
 // none).
 func (r *Redactor) longestPattern() int {

@@ -228,3 +228,31 @@ func TestForkKeepsItsOwnSecrets(t *testing.T) {
 		t.Errorf("%v", names)
 	}
 }
+
+// The end of a long text never shows a piece of a secret, wherever the cut
+// falls: a secret cut in half is dropped whole with the cut.
+func TestSuffixNeverKeepsHalfASecret(t *testing.T) {
+	const secret = "s3cr3t-t0ken-value-XYZ"
+	r := NewRedactor()
+	r.AddSecret("API_TOKEN", secret)
+	text := strings.Repeat("a", 50) + secret + strings.Repeat("b", 30) + secret + strings.Repeat("c", 40)
+	for n := 1; n < len(text)+5; n++ {
+		got := r.Suffix(text, n)
+		if len(got) > n {
+			t.Fatalf("n=%d: %d bytes", n, len(got))
+		}
+		for i := 4; i < len(secret); i++ { // any piece of 4+ bytes
+			for j := 0; j+i <= len(secret); j++ {
+				if strings.Contains(got, secret[j:j+i]) {
+					t.Fatalf("n=%d: %q shows %q", n, got, secret[j:j+i])
+				}
+			}
+		}
+		if want := r.String(text); len(want) <= n && got != want {
+			t.Fatalf("n=%d: a text that fits is masked whole: %q", n, got)
+		}
+	}
+	if got := r.Suffix(text, 45); !strings.HasSuffix(got, strings.Repeat("c", 40)) {
+		t.Errorf("the end is kept: %q", got)
+	}
+}

@@ -482,26 +482,45 @@ func TestCancelDuringCall(t *testing.T) {
 }
 
 // A secret that reaches the server through its env never appears in an
-// error message, even when the server prints it on stderr.
+// error message, even when the server prints it on stderr: as a whole
+// line, or in a line too long to keep whole whose kept end would start in
+// the middle of the secret.
 func TestSecretsRedactedFromErrors(t *testing.T) {
-	f := newFake(t, map[string]any{}, "print-env=API_TOKEN", "crash-before-init")
-	// Add the secret env entry to the config written by newFake.
-	data, _ := os.ReadFile(f.path)
-	var doc map[string]map[string]map[string]any
-	json.Unmarshal(data, &doc)
-	doc["mcpServers"]["fake"]["env"].(map[string]any)["API_TOKEN"] = "${MY_SECRET_TOKEN}"
-	data, _ = json.Marshal(doc)
-	os.WriteFile(f.path, data, 0o600)
-	f.node = New(Config{ServersPath: f.path, Env: func(k string) (string, bool) {
-		if k == "MY_SECRET_TOKEN" {
-			return "sk-very-secret-value", true
-		}
-		return os.LookupEnv(k)
-	}})
-	r := f.run("echo", map[string]any{"message": "x"})
-	msg := errText(r)
-	if !strings.Contains(msg, "terminated unexpectedly") || !strings.Contains(msg, "debug: API_TOKEN=<REDACTED>") || strings.Contains(msg, "sk-very-secret-value") {
-		t.Fatalf("error = %q", msg)
+	const secret = "sk-very-secret-value-0123456789"
+	for _, modes := range [][]string{{"print-env=API_TOKEN", "crash-before-init"}, {"crash-long-line=API_TOKEN"}} {
+		mode := modes[0]
+		t.Run(mode, func(t *testing.T) {
+			f := newFake(t, map[string]any{}, modes...)
+			// Add the secret env entry to the config written by newFake.
+			data, _ := os.ReadFile(f.path)
+			var doc map[string]map[string]map[string]any
+			json.Unmarshal(data, &doc)
+			doc["mcpServers"]["fake"]["env"].(map[string]any)["API_TOKEN"] = "${MY_SECRET_TOKEN}"
+			data, _ = json.Marshal(doc)
+			os.WriteFile(f.path, data, 0o600)
+			f.node = New(Config{ServersPath: f.path, Env: func(k string) (string, bool) {
+				if k == "MY_SECRET_TOKEN" {
+					return secret, true
+				}
+				return os.LookupEnv(k)
+			}})
+			r := f.run("echo", map[string]any{"message": "x"})
+			msg := errText(r)
+			if !strings.Contains(msg, "terminated unexpectedly") {
+				t.Fatalf("error = %q", msg)
+			}
+			if mode == "print-env=API_TOKEN" && !strings.Contains(msg, "debug: API_TOKEN=<REDACTED>") {
+				t.Fatalf("error = %q", msg)
+			}
+			if mode != "print-env=API_TOKEN" && !strings.Contains(msg, strings.Repeat("b", 100)) {
+				t.Fatalf("the end of the long line is quoted: %q", msg)
+			}
+			for n := 6; n <= len(secret); n++ {
+				if piece := secret[len(secret)-n:]; strings.Contains(msg, piece) {
+					t.Fatalf("error shows %q of the secret:\n%.300s", piece, msg)
+				}
+			}
+		})
 	}
 }
 

@@ -36,6 +36,9 @@
 //	                     and touches MB megabytes (a browser, say)
 //	memory=MB            allocate and touch MB megabytes at start
 //	print-env=NAME       write NAME=value of an env variable to stderr at start
+//	crash-long-line=NAME write one 9,000-byte stderr line holding the value
+//	                     of an env variable where an 8 KiB tail of it cuts the
+//	                     value in half, then exit 3 before reading anything
 //	print-args           write the server's command-line arguments to stderr at start
 //	lookup               add a tool lookup{key} annotated readOnlyHint and
 //	                     idempotentHint (answers "value of <key>")
@@ -215,6 +218,12 @@ func serve(modes modeSet) int {
 	fmt.Fprintln(os.Stderr, "fake MCP server starting")
 	if name, ok := modes["print-env"]; ok {
 		fmt.Fprintf(os.Stderr, "debug: %s=%s\n", name, os.Getenv(name))
+	}
+	if name, ok := modes["crash-long-line"]; ok {
+		v := os.Getenv(name)
+		tail := 8<<10 - len(v)/2 // the 8 KiB end of the line starts mid-value
+		fmt.Fprintf(os.Stderr, "%s%s%s\n", strings.Repeat("a", 9000-tail-len(v)), v, strings.Repeat("b", tail))
+		return 3
 	}
 	if modes.has("print-args") {
 		fmt.Fprintf(os.Stderr, "debug: args %s\n", strings.Join(os.Args[1:], " "))
