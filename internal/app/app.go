@@ -41,6 +41,9 @@ type App struct {
 	// sessions open across runs (issue #15); nil in the one-shot CLI, whose
 	// runs start and stop their servers (D5).
 	MCPPool *mcpclient.Pool
+	// Afterwards, set by a long-lived process, does the work after a run
+	// (its trace, retention) once the run has answered; nil: before.
+	Afterwards *Afterwards
 	// Temporal runs workflows on Temporal (issue #17); set by the
 	// pflow-temporal binary, nil in pflow (whose start-up must not pay for
 	// the Temporal SDK).

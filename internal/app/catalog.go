@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/nodes/builtin"
@@ -72,7 +73,7 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 	if err != nil {
 		return nil, nil, err
 	}
-	if want, stale := coreEntriesStale(f, core); stale {
+	if want, stale := coreEntriesStale(f, core, st.LLM.DefaultModel); stale {
 		err := store.Update(ctx, func(f *registry.File) error {
 			for k, e := range f.Nodes {
 				if e.Type == registry.TypeCore {
@@ -147,8 +148,34 @@ func (a *App) Catalog(ctx context.Context) (*registry.Catalog, *settings.Setting
 	return cat, st, nil
 }
 
-// coreEntriesStale compares registry.json's core entries with the built-ins.
-func coreEntriesStale(f *registry.File, core []*node.Spec) (map[string]*registry.Entry, bool) {
+// coreEntriesStale compares registry.json's core entries with the built-ins
+// (made with the default LLM model). A File found current is remembered, so
+// a long-lived process, which gets the same File while registry.json is
+// unchanged, compares once.
+func coreEntriesStale(f *registry.File, core []*node.Spec, model string) (map[string]*registry.Entry, bool) {
+	coreChecked.mu.Lock()
+	current := coreChecked.f == f && coreChecked.model == model
+	coreChecked.mu.Unlock()
+	if current {
+		return nil, false
+	}
+	want, stale := compareCoreEntries(f, core)
+	if !stale {
+		coreChecked.mu.Lock()
+		coreChecked.f, coreChecked.model = f, model
+		coreChecked.mu.Unlock()
+	}
+	return want, stale
+}
+
+// coreChecked is the last registry File whose core entries were current.
+var coreChecked struct {
+	mu    sync.Mutex
+	f     *registry.File
+	model string
+}
+
+func compareCoreEntries(f *registry.File, core []*node.Spec) (map[string]*registry.Entry, bool) {
 	want := make(map[string]*registry.Entry, len(core))
 	for _, s := range core {
 		want[s.Type] = registry.EntryFromSpec(s)

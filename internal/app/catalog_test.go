@@ -204,3 +204,39 @@ func TestIncludeTestNodesFromEnvAndSettings(t *testing.T) {
 		}
 	}
 }
+
+// A long-lived process builds its catalog for every run: while
+// registry.json is unchanged it reuses the decoded file and its check of
+// the core entries, and a change (another process syncing, or an edit
+// that breaks a core entry) is seen by the next run.
+func TestCatalogSeesRegistryChangesBetweenRuns(t *testing.T) {
+	a, _ := testApp(t)
+	ctx := context.Background()
+	if _, _, err := a.Catalog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f1, _ := a.RegistryStore().LoadWithoutSchemas()
+	f2, _ := a.RegistryStore().LoadWithoutSchemas()
+	if f1 != f2 {
+		t.Error("an unchanged registry.json is decoded again")
+	}
+	// Another process registers a tool and breaks the shell node's entry.
+	if err := a.RegistryStore().Update(ctx, func(f *registry.File) error {
+		f.Nodes["mcp-x-y"] = mcpEntry("x", "y", map[string]any{"q": map[string]any{"type": "string"}})
+		f.Nodes["shell"].Interface.Description = "tampered"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cat, _, err := a.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cat.Lookup("mcp-x-y"); !ok {
+		t.Error("a tool registered since the last run is missing")
+	}
+	f, _ := a.RegistryStore().Load()
+	if f.Nodes["shell"].Interface.Description == "tampered" {
+		t.Error("a broken core entry was not rewritten")
+	}
+}

@@ -292,12 +292,20 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	tracker.Close()
 	out.Result = res
 	if !req.NoTrace {
-		path, terr := trace.Write(a.Paths.Debug, traceName(req.Target), w, req.Params, res, red)
-		if terr != nil {
-			fmt.Fprintf(a.Log, "Warning: could not write the trace: %v%s\n", terr, hintLine(terr))
-		} else {
-			out.TracePath = path
+		name := traceName(req.Target)
+		path := filepath.Join(a.Paths.Debug, trace.FileName(name, res.Started))
+		out.TracePath = path
+		params := req.Params
+		var terr error
+		a.later(func() {
+			if terr = trace.WriteFile(path, name, w, params, res, red); terr != nil {
+				fmt.Fprintf(a.Log, "Warning: could not write the trace: %v%s\n", terr, hintLine(terr))
+				return
+			}
 			a.pruneTraces(st)
+		})
+		if a.Afterwards == nil && terr != nil {
+			out.TracePath = "" // said when it failed
 		}
 	}
 	if record != nil {
@@ -307,7 +315,8 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			fmt.Fprintf(a.Log, "Warning: could not finish the record of run %s: %v\n", record.ID, err)
 		}
 		resume.unlock()
-		a.pruneRuns(st, record.ID)
+		id := record.ID
+		a.later(func() { a.pruneRuns(st, id) })
 	}
 	if req.Target.Saved && res.Success() {
 		// Values known to be secret (from env or settings, even when typed on

@@ -142,6 +142,7 @@ func (rs *resumeState) unlock() {
 // ResumeTarget finds the workflow a recorded run ran (ref is a run id or
 // "last"), as it is now: the saved workflow or the file, re-read.
 func (a *App) ResumeTarget(ref string) (*Target, error) {
+	a.settle()
 	st := a.RunStore()
 	id, err := st.Resolve(ref)
 	if err != nil {
@@ -170,6 +171,7 @@ func (a *App) ResumeTarget(ref string) (*Target, error) {
 // openResume loads and locks the run req.Resume names and checks that t is
 // the workflow it ran.
 func (a *App) openResume(ctx context.Context, req RunRequest) (*resumeState, error) {
+	a.settle()
 	st := a.RunStore()
 	id, err := st.Resolve(req.Resume)
 	if err != nil {
@@ -365,6 +367,7 @@ func (a *App) pruneRuns(st *settings.Settings, keep ...string) {
 // limits, when keep or maxAgeDays is not negative). It returns how many it
 // removed.
 func (a *App) PruneRuns(keep, maxAgeDays int) (int, error) {
+	a.settle()
 	st, err := a.Settings()
 	if err != nil {
 		return 0, err
@@ -381,6 +384,7 @@ func (a *App) PruneRuns(keep, maxAgeDays int) (int, error) {
 
 // ListRuns lists recorded runs, newest first (limit 0: all).
 func (a *App) ListRuns(limit int) ([]runs.Summary, error) {
+	a.settle()
 	return a.RunStore().List(limit)
 }
 
@@ -421,6 +425,7 @@ type StepLine struct {
 // ShowRun returns a run's record as a timeline: every step (and batch item)
 // that ended, and those that started and never ended, in order.
 func (a *App) ShowRun(ref string) (*RunDetail, error) {
+	a.settle()
 	st := a.RunStore()
 	id, err := st.Resolve(ref)
 	if err != nil {

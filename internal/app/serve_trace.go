@@ -15,6 +15,7 @@ import (
 
 // ListTraceFiles returns the trace files in the debug directory, newest first.
 func (a *App) ListTraceFiles() ([]string, error) {
+	a.settle()
 	ents, err := os.ReadDir(a.Paths.Debug)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -55,6 +56,7 @@ func (a *App) ListTraceFiles() ([]string, error) {
 // trace file name, or a path; whatever it is, the file must be a regular
 // .json file inside the debug directory — anything else is a security error.
 func (a *App) ReadTraceFile(ref string) (string, map[string]any, error) {
+	a.settle()
 	dir := a.Paths.Debug
 	ref = strings.TrimSpace(ref)
 	if ref == "" || ref == "latest" {

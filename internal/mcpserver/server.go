@@ -105,6 +105,9 @@ func New(opts Options) *Server {
 	// One pool of warm MCP sessions for every run this server makes.
 	a := *opts.App
 	a.MCPPool = mcpclient.NewPool(opts.ServerIdle, opts.Log)
+	// A run's trace and the retention housekeeping are written after it
+	// has answered.
+	a.Afterwards = app.NewAfterwards()
 	opts.App = &a
 	s := &Server{opts: opts, wfTools: map[string]string{}, resources: map[string]string{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
@@ -136,6 +139,7 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 func (s *Server) Shutdown() {
 	s.cancel()
 	s.inflight.Wait()
+	s.opts.App.Afterwards.Settle() // every trace written
 	// Then the warm MCP servers, and everything they started.
 	s.opts.App.MCPPool.Close()
 }

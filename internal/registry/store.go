@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
@@ -316,7 +317,12 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 		return s.Load()
 	}
 	size, mtime, ino := st.Size(), st.ModTime().UnixNano(), inode(st)
+	key := fileKey{s.Path, size, mtime, ino}
+	if f := lastLoaded.get(key); f != nil {
+		return f, nil
+	}
 	if f, ok := s.cached(size, mtime, ino); ok {
+		lastLoaded.put(key, f)
 		return f, nil
 	}
 	data, err := os.ReadFile(s.Path)
@@ -340,8 +346,44 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 	}
 	if int64(len(data)) == size {
 		s.writeCache(size, mtime, ino, f)
+		lastLoaded.put(key, f)
 	}
 	return f, nil
+}
+
+// fileKey identifies one version of a file: an atomic replace changes its
+// inode, a write its size or mtime.
+type fileKey struct {
+	path        string
+	size, mtime int64
+	ino         uint64
+}
+
+// lastLoaded keeps the File LoadWithoutSchemas last decoded, for a
+// long-lived process (pflow mcp serve, a worker) that builds its catalog
+// for every run: while the file is unchanged, it is not decoded again.
+// Callers share the File and must not modify it.
+var lastLoaded loadMemo
+
+type loadMemo struct {
+	mu  sync.Mutex
+	key fileKey
+	f   *File
+}
+
+func (m *loadMemo) get(k fileKey) *File {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.key == k {
+		return m.f
+	}
+	return nil
+}
+
+func (m *loadMemo) put(k fileKey, f *File) {
+	m.mu.Lock()
+	m.key, m.f = k, f
+	m.mu.Unlock()
 }
 
 // ---- Patch: the lean read-modify-write ----

@@ -103,12 +103,26 @@ func Write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *r
 }
 
 func write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor, lim limits) (string, error) {
+	path := filepath.Join(dir, FileName(name, res.Started))
+	if err := writeFile(path, name, w, inputs, res, red, lim); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// WriteFile is Write to a path of the caller's choosing (a name from
+// FileName in the traces directory): a long-lived process answers with the
+// path and writes the trace afterwards.
+func WriteFile(path, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor) error {
+	return writeFile(path, name, w, inputs, res, red, defaultLimits)
+}
+
+func writeFile(path, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor, lim limits) error {
 	d := newDoc(name, w, inputs, res, lim)
 	m := &encoder{red: red, lim: lim, end: math.MaxInt64}
 	d.emit(m, nil, false)
 	d.plan(m.n, m.cut)
-	path := filepath.Join(dir, FileName(name, res.Started))
-	err := fsutil.WriteAtomicFunc(path, 0o600, func(f io.Writer) error {
+	return fsutil.WriteAtomicFunc(path, 0o600, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 64<<10)
 		e := &encoder{w: bw, red: red, lim: lim, end: math.MaxInt64}
 		d.emit(e, d.alloc, d.truncated)
@@ -117,10 +131,6 @@ func write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *r
 		}
 		return bw.Flush()
 	})
-	if err != nil {
-		return "", err
-	}
-	return path, nil
 }
 
 // doc is a trace to write: the run's fields, and its values by reference

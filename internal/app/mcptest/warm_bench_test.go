@@ -16,18 +16,24 @@ import (
 
 // BenchmarkPooledRun is App.Run of a workflow of 3 calls to a warm pooled
 // MCP server (the fake), with and without the run record and the trace:
-// what a workflow_execute costs besides the calls.
+// what a workflow_execute costs besides the calls; serve is record+trace
+// as pflow mcp serve does it (the trace written after the answer).
 func BenchmarkPooledRun(b *testing.B) {
 	for _, c := range []struct {
 		name              string
 		noTrace, noRecord bool
-	}{{"record+trace", false, false}, {"record", true, false}, {"trace", false, true}, {"bare", true, true}} {
+		afterwards        bool
+	}{{"record+trace", false, false, false}, {"serve", false, false, true}, {"record", true, false, false}, {"trace", false, true, false}, {"bare", true, true, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			home := b.TempDir()
 			a := app.New([]string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH"), "HOME=" + home}, nil)
 			addFakeB(b, a)
 			a.MCPPool = mcpclient.NewPool(time.Hour, nil)
 			defer a.MCPPool.Close()
+			if c.afterwards { // as pflow mcp serve: trace and retention after the answer
+				a.Afterwards = app.NewAfterwards()
+				defer a.Afterwards.Settle()
+			}
 			md := "# Three\nThree calls.\n\n## Steps\n"
 			for i := 1; i <= 3; i++ {
 				md += fmt.Sprintf("\n### s%d\nEcho.\n- type: mcp-fake-echo\n- message: m%d\n", i, i)

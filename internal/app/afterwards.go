@@ -1,0 +1,75 @@
+package app
+
+import "sync"
+
+// Afterwards runs the work a long-lived process (pflow mcp serve) does
+// after a run has its answer — writing its trace, applying the retention
+// settings to traces and run records — on one goroutine, in order, so the
+// agent gets the result without waiting for it (issue #15). Readers of what
+// that work writes (trace_read, the run listings, a resume) call Settle
+// first, so in this process they always see it done. The one-shot CLI has
+// none: the work is done before the run returns.
+type Afterwards struct {
+	mu      sync.Mutex
+	queue   []func()
+	busy    bool
+	settled *sync.Cond
+}
+
+// NewAfterwards returns an empty queue.
+func NewAfterwards() *Afterwards {
+	w := &Afterwards{}
+	w.settled = sync.NewCond(&w.mu)
+	return w
+}
+
+// Do queues f.
+func (w *Afterwards) Do(f func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queue = append(w.queue, f)
+	if !w.busy {
+		w.busy = true
+		go w.drain()
+	}
+}
+
+func (w *Afterwards) drain() {
+	w.mu.Lock()
+	for len(w.queue) > 0 {
+		f := w.queue[0]
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+		f()
+		w.mu.Lock()
+	}
+	w.busy = false
+	w.settled.Broadcast()
+	w.mu.Unlock()
+}
+
+// Settle waits until everything queued so far is done.
+func (w *Afterwards) Settle() {
+	w.mu.Lock()
+	for w.busy {
+		w.settled.Wait()
+	}
+	w.mu.Unlock()
+}
+
+// later runs f after the run has answered in a long-lived process, now
+// otherwise.
+func (a *App) later(f func()) {
+	if a.Afterwards == nil {
+		f()
+		return
+	}
+	a.Afterwards.Do(f)
+}
+
+// settle waits for the work queued by later.
+func (a *App) settle() {
+	if a.Afterwards != nil {
+		a.Afterwards.Settle()
+	}
+}

@@ -1,0 +1,62 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+)
+
+// Work queued after a run is done in order, and Settle returns only when
+// all of it is.
+func TestAfterwardsRunsInOrderAndSettles(t *testing.T) {
+	w := NewAfterwards()
+	var got []int
+	release := make(chan struct{})
+	w.Do(func() { <-release; got = append(got, 1) })
+	for i := 2; i <= 50; i++ {
+		w.Do(func() { got = append(got, i) })
+	}
+	close(release)
+	w.Settle()
+	if len(got) != 50 {
+		t.Fatalf("ran %d of 50", len(got))
+	}
+	for i, v := range got {
+		if v != i+1 {
+			t.Fatalf("out of order: %v", got)
+		}
+	}
+	w.Settle() // nothing queued: returns at once
+}
+
+// In a long-lived process a run answers with its trace's path before the
+// trace is written; the trace is there once the work has settled, and the
+// readers of traces settle first.
+func TestTraceIsWrittenAfterTheAnswer(t *testing.T) {
+	home := t.TempDir()
+	a := New([]string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH")}, nil)
+	a.Afterwards = NewAfterwards()
+	wf := filepath.Join(t.TempDir(), "t.pflow.md")
+	os.WriteFile(wf, []byte("# T\nA test.\n\n## Steps\n\n### a\nEcho.\n- type: shell\n- command: echo hi\n"), 0o644)
+	target, err := a.ResolveTarget(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held atomic.Bool
+	gate := make(chan struct{})
+	a.Afterwards.Do(func() { held.Store(true); <-gate }) // the queue is busy: the trace waits
+	out, err := a.Run(context.Background(), RunRequest{Target: target})
+	if err != nil || !out.Result.Success() || out.TracePath == "" {
+		t.Fatalf("%v %+v", err, out)
+	}
+	if _, err := os.Stat(out.TracePath); err == nil {
+		t.Fatal("the trace was written before the run answered")
+	}
+	close(gate)
+	path, doc, err := a.ReadTraceFile("latest") // settles first
+	if err != nil || path != out.TracePath || doc == nil {
+		t.Fatalf("trace_read latest: %v %s (want %s)", err, path, out.TracePath)
+	}
+}
