@@ -44,36 +44,6 @@ func (a *App) Library() *library.Library {
 	return &library.Library{Dir: a.Paths.Workflows, DraftsDir: a.Paths.Drafts, Log: a.Log}
 }
 
-// looksLikePath reports whether arg names a file rather than a saved workflow.
-func looksLikePath(arg string) bool {
-	l := strings.ToLower(arg)
-	return strings.ContainsAny(arg, `/\`) || strings.HasSuffix(l, ".md") || strings.HasSuffix(l, ".json")
-}
-
-// ResolveTarget finds the workflow named by a CLI argument: a file path
-// (.pflow.md or .json), else a saved workflow name.
-func (a *App) ResolveTarget(arg string) (*Target, error) {
-	if looksLikePath(arg) {
-		if _, err := os.Stat(arg); err == nil {
-			w, err := workflow.ParseFile(arg)
-			if err != nil {
-				return nil, parseError(arg, err)
-			}
-			return &Target{Workflow: w, Name: arg, Path: w.Source.Path}, nil
-		}
-		if strings.ContainsAny(arg, `/\`) {
-			return nil, &pferr.Error{Kind: pferr.NotFound, Message: fmt.Sprintf("workflow file '%s' does not exist", arg),
-				Hint: "Check the path (relative paths are relative to the current directory), or run a saved workflow by name: pflow workflow list"}
-		}
-	}
-	name := strings.TrimSuffix(arg, ".pflow.md")
-	s, err := a.Library().Load(name)
-	if err != nil {
-		return nil, err
-	}
-	return &Target{Workflow: s.Workflow, Name: s.Name, Saved: true, Path: s.Path}, nil
-}
-
 func parseError(arg string, err error) error {
 	if pe, ok := err.(*workflow.ParseError); ok {
 		return &pferr.Error{Kind: pferr.Validation, Message: "invalid workflow syntax in " + arg + "\n" + pe.Headline(), Err: err,

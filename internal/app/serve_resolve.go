@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,81 +75,6 @@ func isPflowMDPath(s string) bool {
 	return strings.HasSuffix(strings.ToLower(s), library.Ext)
 }
 
-// ResolveAgentWorkflow finds the workflow an agent passed as a tool argument,
-// trying in order (002, D10): inline JSON IR (an object, or a string holding
-// one), inline .pflow.md markdown (a string with a newline), a saved
-// workflow name, a draft name, then an explicit path to an existing .pflow.md
-// file allowed by pol. Anything else that looks like a path ("../etc/passwd",
-// "/etc/passwd") is refused as a name with a security error.
-func (a *App) ResolveAgentWorkflow(ref any, pol PathPolicy) (*Target, error) {
-	switch v := ref.(type) {
-	case map[string]any:
-		data, err := json.Marshal(v)
-		if err != nil {
-			return nil, pferr.Newf(pferr.Validation, "workflow IR is not JSON-encodable: %v", err)
-		}
-		return agentInlineIR(data)
-	case string:
-		return a.resolveAgentString(v, pol)
-	case nil:
-		return nil, pferr.New(pferr.Validation, "no workflow given").
-			WithHint("Pass a saved workflow name, .pflow.md markdown text, or a JSON IR object.")
-	default:
-		return nil, pferr.Newf(pferr.Validation, "workflow must be a string or an object, got %T", ref).
-			WithHint("Pass a saved workflow name, .pflow.md markdown text, or a JSON IR object.")
-	}
-}
-
-func agentInlineIR(data []byte) (*Target, error) {
-	w, err := workflow.ParseJSON(data, "")
-	if err != nil {
-		return nil, parseError("the inline workflow IR", err)
-	}
-	return &Target{Workflow: w, Name: "inline"}, nil
-}
-
-func (a *App) resolveAgentString(s string, pol PathPolicy) (*Target, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return nil, pferr.New(pferr.Validation, "workflow is empty").
-			WithHint("Pass a saved workflow name, .pflow.md markdown text, or a JSON IR object.")
-	}
-	if strings.HasPrefix(t, "{") {
-		return agentInlineIR([]byte(t))
-	}
-	if strings.Contains(s, "\n") {
-		w, err := workflow.ParseMarkdown([]byte(s), "")
-		if err != nil {
-			return nil, parseError("the inline workflow markdown", err)
-		}
-		return &Target{Workflow: w, Name: agentInlineName(w)}, nil
-	}
-	if isPflowMDPath(t) && strings.ContainsAny(t, `/\`) {
-		return a.agentLoadFile(t, pol)
-	}
-	name := t
-	if isPflowMDPath(t) {
-		name = t[:len(t)-len(library.Ext)]
-	}
-	if err := library.ValidateName(name); err != nil {
-		if isPflowMDPath(t) && pferr.KindOf(err) != pferr.Security {
-			return a.agentLoadFile(t, pol)
-		}
-		return nil, err
-	}
-	return a.agentLoadSavedOrDraft(name, t, pol)
-}
-
-// inlineName names an inline markdown workflow for its trace file.
-func agentInlineName(w *workflow.Workflow) string {
-	if w.Source != nil && w.Source.Title != "" {
-		if n := library.SuggestName(w.Source.Title); n != "" {
-			return n
-		}
-	}
-	return "inline"
-}
-
 // loadSavedOrDraft loads a saved workflow, else a draft of that name, else
 // (when arg is a file name that exists) the file.
 func (a *App) agentLoadSavedOrDraft(name, arg string, pol PathPolicy) (*Target, error) {
@@ -195,7 +119,7 @@ func (a *App) LoadDraftTarget(name string) (*Target, error) {
 	return &Target{Workflow: w, Name: name, Path: path}, nil
 }
 
-// loadWorkflowFile reads an explicit .pflow.md path allowed by pol.
+// agentLoadFile reads an explicit .pflow.md path allowed by pol.
 func (a *App) agentLoadFile(path string, pol PathPolicy) (*Target, error) {
 	if !isPflowMDPath(path) {
 		return nil, &pferr.Error{Kind: pferr.Security,
