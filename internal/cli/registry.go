@@ -72,9 +72,9 @@ func newRegistryListCmd(f *Factory) *cobra.Command {
 				cat = registry.NewCatalog(specs)
 			}
 			if asJSON {
-				nodes := []map[string]any{}
+				nodes := []nodeBriefJSON{}
 				for _, s := range cat.Specs() {
-					nodes = append(nodes, map[string]any{"name": s.Type, "type": registry.TypeOf(s), "group": registry.GroupOf(s), "description": s.Interface.Description})
+					nodes = append(nodes, nodeBriefJSON{Name: s.Type, Type: registry.TypeOf(s), Group: registry.GroupOf(s), Description: s.Interface.Description})
 				}
 				return writeJSON(f.IO.Out, map[string]any{"nodes": nodes})
 			}
@@ -136,9 +136,9 @@ func renderSearch(w io.Writer, cat *registry.Catalog, kws []string, asJSON bool)
 	rs := cat.Search(kws)
 	q := strings.Join(kws, " ")
 	if asJSON {
-		out := []map[string]any{}
+		out := []searchHitJSON{}
 		for _, r := range rs {
-			out = append(out, map[string]any{"name": r.Spec.Type, "type": registry.TypeOf(r.Spec), "score": r.Score, "match": r.Match, "description": r.Spec.Interface.Description})
+			out = append(out, searchHitJSON{Name: r.Spec.Type, Type: registry.TypeOf(r.Spec), Score: r.Score, Match: r.Match, Description: r.Spec.Interface.Description})
 		}
 		return writeJSON(w, map[string]any{"query": q, "results": out})
 	}
@@ -178,22 +178,6 @@ func newRegistrySearchCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func specJSON(s *node.Spec) map[string]any {
-	m := map[string]any{"name": s.Type, "type": registry.TypeOf(s), "group": registry.GroupOf(s), "interface": s.Interface,
-		"usage": registry.UsageSnippet(s)}
-	if srv := registry.MCPServerOf(s); srv != "" {
-		m["mcp"] = map[string]any{"server": srv, "tool": registry.MCPToolOf(s)}
-	}
-	var paths []map[string]any
-	for _, p := range registry.OutputPaths(s.Interface.Outputs) {
-		paths = append(paths, map[string]any{"path": p.Path, "type": p.Type})
-	}
-	if paths != nil {
-		m["output_paths"] = paths
-	}
-	return m
-}
-
 func newRegistryDescribeCmd(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -206,7 +190,7 @@ func newRegistryDescribeCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				out := []map[string]any{}
+				out := []nodeSpecJSON{}
 				for _, s := range specs {
 					out = append(out, specJSON(s))
 				}
@@ -238,11 +222,11 @@ func newRegistryDiscoverCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				out := []map[string]any{}
+				out := []nodeSpecJSON{}
 				for _, m := range ms {
 					j := specJSON(m.Spec)
-					j["confidence"] = m.Confidence
-					j["reasons"] = nonNil(m.Reasons)
+					conf, reasons := m.Confidence, nonNil(m.Reasons)
+					j.Confidence, j.Reasons = &conf, &reasons
 					out = append(out, j)
 				}
 				return writeJSON(f.IO.Out, map[string]any{"query": query, "matches": out})

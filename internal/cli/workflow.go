@@ -113,9 +113,9 @@ func newWorkflowListCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				out := make([]map[string]any, 0, len(list))
+				out := make([]savedJSON, 0, len(list))
 				for _, s := range list {
-					out = append(out, savedJSON(s))
+					out = append(out, savedOf(s))
 				}
 				return writeJSON(f.IO.Out, map[string]any{"workflows": out, "total": len(out)})
 			}
@@ -144,13 +144,6 @@ func newWorkflowListCmd(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
 	return cmd
-}
-
-func savedJSON(s *library.Saved) map[string]any {
-	info := app.SavedInfoOf(s, false)
-	m := map[string]any{"name": info.Name, "description": info.Description, "path": info.Path,
-		"inputs": info.Inputs, "outputs": info.Outputs, "node_types": info.NodeTypes, "metadata": s.Meta}
-	return m
 }
 
 func plural(n int, one, many string) string {
@@ -338,13 +331,12 @@ func newWorkflowDiscoverCmd(f *Factory) *cobra.Command {
 				hits = append(hits, hit{m, s})
 			}
 			if asJSON {
-				out := make([]map[string]any, 0, len(hits))
+				out := make([]savedJSON, 0, len(hits))
 				for _, h := range hits {
-					j := savedJSON(h.s)
-					delete(j, "metadata")
-					j["confidence"] = h.m.Confidence
-					j["reasons"] = nonNil(h.m.Reasons)
-					j["example"] = app.SavedExampleCommand(h.s.Name, h.s.Workflow)
+					j := savedOf(h.s)
+					conf, reasons := h.m.Confidence, nonNil(h.m.Reasons)
+					j.Metadata, j.Confidence, j.Reasons = nil, &conf, &reasons
+					j.Example = app.SavedExampleCommand(h.s.Name, h.s.Workflow)
 					out = append(out, j)
 				}
 				return writeJSON(f.IO.Out, map[string]any{"query": query, "matches": out, "searched": total})
