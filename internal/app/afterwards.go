@@ -10,10 +10,11 @@ import "sync"
 // first, so in this process they always see it done. The one-shot CLI has
 // none: the work is done before the run returns.
 type Afterwards struct {
-	mu      sync.Mutex
-	queue   []func()
-	busy    bool
-	settled *sync.Cond
+	mu           sync.Mutex
+	queue        []func()
+	busy         bool
+	queued, done uint64 // jobs queued and finished so far
+	settled      *sync.Cond
 }
 
 // NewAfterwards returns an empty queue.
@@ -28,6 +29,7 @@ func (w *Afterwards) Do(f func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.queue = append(w.queue, f)
+	w.queued++
 	if !w.busy {
 		w.busy = true
 		go w.drain()
@@ -42,16 +44,18 @@ func (w *Afterwards) drain() {
 		w.mu.Unlock()
 		f()
 		w.mu.Lock()
+		w.done++
+		w.settled.Broadcast()
 	}
 	w.busy = false
-	w.settled.Broadcast()
 	w.mu.Unlock()
 }
 
-// Settle waits until everything queued so far is done.
+// Settle waits until everything queued so far is done (not what is queued
+// while it waits: a busy server does not keep a reader waiting).
 func (w *Afterwards) Settle() {
 	w.mu.Lock()
-	for w.busy {
+	for target := w.queued; w.done < target; {
 		w.settled.Wait()
 	}
 	w.mu.Unlock()
