@@ -54,7 +54,8 @@ func newRunCmd(f *Factory) *cobra.Command {
 		Use:   "pflow [flags] <workflow.pflow.md|workflow.json|saved-name> [key=value...]",
 		Short: "Run deterministic workflows of shell, HTTP, file, LLM, code and MCP steps",
 		Long: `pflow runs workflows written as .pflow.md files (or JSON IR), or saved in your
-library, passing inputs as key=value. Flags go before the workflow.
+library, passing inputs as key=value. Flags go before the workflow. The workflow may
+also be given as its text: markdown (it has a newline) or a JSON IR object.
 
 Examples:
   pflow examples/hello.pflow.md name=World
