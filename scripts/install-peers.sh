@@ -32,5 +32,27 @@ stamp=node_modules/.pflow-lock-stamp
 if [ -f "$stamp" ] && cmp -s package-lock.json "$stamp"; then
   exit 0
 fi
+# A clean checkout reuses the packages an earlier install of the same lock
+# file left in the cache (hard links: under a second, where npm ci takes
+# half a minute); PFLOW_PEERS_CACHE=off always runs npm ci.
+cache_root="${PFLOW_PEERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pflow-test-peers}"
+cache="$cache_root/$(sha256sum package-lock.json | cut -c1-16)"
+if [ "$cache_root" != off ] && [ -f "$cache/node_modules/.pflow-lock-stamp" ] &&
+  cmp -s package-lock.json "$cache/node_modules/.pflow-lock-stamp"; then
+  rm -rf node_modules
+  if cp -al "$cache/node_modules" node_modules 2>/dev/null || cp -a "$cache/node_modules" node_modules; then
+    exit 0
+  fi
+  rm -rf node_modules
+fi
 npm ci --no-audit --no-fund --loglevel=error
 cp package-lock.json "$stamp"
+if [ "$cache_root" != off ] && [ ! -d "$cache" ] && mkdir -p "$cache_root" 2>/dev/null; then
+  # Made aside and renamed into place: a concurrent install never sees half.
+  tmp=$(mktemp -d "$cache_root/.tmp.XXXXXX")
+  if cp -al node_modules "$tmp/node_modules" 2>/dev/null || cp -a node_modules "$tmp/node_modules"; then
+    mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"
+  else
+    rm -rf "$tmp"
+  fi
+fi
