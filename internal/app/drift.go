@@ -39,7 +39,7 @@ func (a *App) liveDrift(ctx context.Context, w *workflow.Workflow, st *settings.
 		if err != nil {
 			out = append(out, validate.Diagnostic{Severity: validate.SeverityWarning, NodeID: nodes[0].ID, Param: "type", Line: nodes[0].Line,
 				Message: fmt.Sprintf("Could not check the tools of MCP server %s against the registry: %s", server, strings.SplitN(mcpclient.ErrorText(err), "\n", 2)[0]),
-				Hint:    fmt.Sprintf("pflow mcp test %s shows what is wrong with it.", server)})
+				Fixes:   []pferr.Fix{{Text: "To see what is wrong with it, {do}.", Do: pferr.PersonOnly("mcp test " + server)}}})
 			continue
 		}
 		live := map[string]string{}

@@ -151,7 +151,8 @@ func (a *App) saveWorkflow(ctx context.Context, w *workflow.Workflow, content []
 // are not re-parsed. It returns the matches and how many were searched.
 func (a *App) RankSavedWorkflows(query string, limit int) ([]discovery.Match, int, error) {
 	if strings.TrimSpace(query) == "" {
-		return nil, 0, pferr.New(pferr.Usage, "the query is empty").WithHint(`Describe the task, e.g. pflow workflow discover "summarize the open pull requests of a repo"`)
+		return nil, 0, pferr.New(pferr.Usage, "the query is empty").WithFix(pferr.Fix{Text: "Describe the task: {do}.",
+			Do: pferr.Run(`workflow discover "summarize the open pull requests of a repo"`, "workflow_discover", map[string]any{"query": "summarize the open pull requests of a repo"})})
 	}
 	if err := discovery.CheckQueryLen(query); err != nil {
 		return nil, 0, err
