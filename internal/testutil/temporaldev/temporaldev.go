@@ -7,6 +7,7 @@ package temporaldev
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -104,7 +105,26 @@ func build() (string, error) {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := Binary(t)
-	ports := freePorts(t, 4)
+	// The ports are free when chosen, but another process (a test suite
+	// running beside this one) may take one before the server binds it:
+	// then the server exits at once, and it is started again on others.
+	for attempt := 1; ; attempt++ {
+		srv, err := start(t, bin)
+		if err == nil {
+			return srv
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			t.Fatal(err)
+		}
+	}
+}
+
+// errPortTaken is a server that exited because one of its ports was taken.
+var errPortTaken = errors.New("a port was taken")
+
+func start(t testing.TB, bin string) (*Server, error) {
+	t.Helper()
+	ports := pickPorts(t, 4)
 	hostPort := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 	args := []string{
 		"server", "start-dev",
@@ -126,7 +146,7 @@ func Start(t testing.TB) *Server {
 	setPdeathsig(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("temporaldev: starting %s: %v", bin, err)
+		return nil, fmt.Errorf("temporaldev: starting %s: %v", bin, err)
 	}
 	exited := make(chan struct{})
 	var waitErr error
@@ -149,12 +169,16 @@ func Start(t testing.TB) *Server {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("temporaldev: temporal server exited before it was ready (%v)\n  command: %s %s\n  server output (last lines):\n%s",
+			err := fmt.Errorf("temporaldev: temporal server exited before it was ready (%v)\n  command: %s %s\n  server output (last lines):\n%s",
 				waitErr, bin, strings.Join(args, " "), lastLines(out.String()))
+			if strings.Contains(out.String(), "address already in use") {
+				err = fmt.Errorf("%w: %w", errPortTaken, err)
+			}
+			return nil, err
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("temporaldev: temporal server on %s did not serve namespace default within %s\n  command: %s %s\n  last probe: %v\n%s\n  server output (last lines):\n%s",
+			return nil, fmt.Errorf("temporaldev: temporal server on %s did not serve namespace default within %s\n  command: %s %s\n  last probe: %v\n%s\n  server output (last lines):\n%s",
 				hostPort, readyTimeout, bin, strings.Join(args, " "), err, lastLines(string(probeOut)), lastLines(out.String()))
 		}
 		select {
@@ -162,8 +186,11 @@ func Start(t testing.TB) *Server {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return &Server{HostPort: hostPort, Namespace: "default"}
+	return &Server{HostPort: hostPort, Namespace: "default"}, nil
 }
+
+// pickPorts chooses the server's ports (a test replaces it to take one).
+var pickPorts = freePorts
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
 // All listeners are held until every port is chosen, so none repeats.
