@@ -29,41 +29,26 @@ type marked struct {
 	pid, pgid int
 }
 
-// settledMarker is markerOf for a process that may be in the middle of
-// an exec: it asks again, for up to about 20 ms, while the answer is not
-// for good, so a descendant caught mid-exec is neither missed by a kill
-// nor counted out of a memory limit.
-func settledMarker(pid string) (string, bool) {
-	v, found, sure := markerOf(pid)
-	for i := 0; !found && !sure && i < 20; i++ {
-		time.Sleep(time.Millisecond)
-		v, found, sure = markerOf(pid)
-	}
-	return v, found
-}
-
-// markerOf returns the TrackingVar value in the environment of process pid
-// (a /proc entry name), and whether a "not found" is for good: false while
-// the environment cannot be read or is empty, as it is for a moment while
-// a process execs (or once it is a zombie or gone), so a caller asks
-// again. Only processes of pflow's own user are read.
-func markerOf(pid string) (v string, found, sure bool) {
+// readMarker returns the TrackingVar value in the environment of process
+// pid (a /proc entry name). Only processes of pflow's own user are read;
+// any error (the process is gone, a zombie, unreadable) yields false.
+func readMarker(pid string) (string, bool) {
 	if st, err := os.Stat("/proc/" + pid); err != nil {
-		return "", false, false
+		return "", false
 	} else if s, ok := st.Sys().(*syscall.Stat_t); !ok || int(s.Uid) != os.Geteuid() {
-		return "", false, true
+		return "", false
 	}
 	env, err := os.ReadFile("/proc/" + pid + "/environ")
-	if err != nil || len(env) == 0 {
-		return "", false, false
+	if err != nil {
+		return "", false
 	}
 	prefix := []byte(TrackingVar + "=")
 	for kv := range bytes.SplitSeq(env, []byte{0}) {
 		if v, ok := bytes.CutPrefix(kv, prefix); ok {
-			return string(v), true, true
+			return string(v), true
 		}
 	}
-	return "", false, true
+	return "", false
 }
 
 // statFields returns the fields of /proc/<pid>/stat after "(comm)":
@@ -110,13 +95,13 @@ func scan(tokens map[string]bool) []marked {
 			continue
 		}
 		f, ok := statFields(name)
-		if !ok || f[0][0] == 'Z' || f[0][0] == 'X' || string(f[1]) == "2" {
-			continue // a zombie, or a kernel thread (a child of kthreadd)
+		if !ok || f[0][0] == 'Z' || f[0][0] == 'X' {
+			continue
 		}
 		if start, _ := strconv.ParseUint(string(f[19]), 10, 64); start < since {
 			continue
 		}
-		v, ok := settledMarker(name)
+		v, ok := readMarker(name)
 		if !ok || !hasToken(v, tokens) {
 			continue
 		}
@@ -157,7 +142,7 @@ func pin(ps []marked, tokens map[string]bool) []target {
 			ts = append(ts, target{pid: p.pid, fd: -1})
 			continue
 		}
-		if v, ok := settledMarker(strconv.Itoa(p.pid)); !ok || !hasToken(v, tokens) {
+		if v, ok := readMarker(strconv.Itoa(p.pid)); !ok || !hasToken(v, tokens) {
 			unix.Close(fd)
 			continue
 		}
@@ -368,11 +353,8 @@ func (m *MemoryMeter) RSS() int64 {
 			start := string(f[19])
 			ent, ok := m.seen[pid]
 			if !ok || ent.start != start {
-				v, found, sure := markerOf(name)
+				v, found := readMarker(name)
 				ent = meterEntry{start: start, marked: found && hasToken(v, tokens)}
-				if !found && !sure {
-					ent.start = "" // caught mid-exec: read it again next time
-				}
 			}
 			next[pid] = ent
 			in = ent.marked
