@@ -140,8 +140,10 @@ func TestTrackerNesting(t *testing.T) {
 // MemoryMeter counts a marked descendant outside the group.
 func TestMemoryMeterCountsEscapedDescendant(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	// The descendant holds ~64 MB of touched memory outside the group.
-	script := `setsid sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec head -c 67108864 /dev/zero | tail' "$1" & while [ ! -s "$1" ]; do sleep 0.01; done; sleep 300`
+	// The descendant holds ~64 MB of touched memory outside the group
+	// until it is killed: tail keeps what it read while its input stays
+	// open (sleep holds it), so a meter that samples late still sees it.
+	script := `setsid sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; { head -c 67108864 /dev/zero; exec sleep 300; } | tail' "$1" & while [ ! -s "$1" ]; do sleep 0.01; done; sleep 300`
 	cmd := exec.Command("/bin/sh", "-c", script, "sh", pidFile)
 	SetProcessGroup(cmd)
 	token := MarkCmd(context.Background(), cmd)
