@@ -35,6 +35,20 @@ func workflowRef(c *call) (any, error) {
 	return w, nil
 }
 
+// callWorkflow resolves the workflow a call's workflow or workflow_ir
+// argument names, under the server's path policy.
+func (s *Server) callWorkflow(c *call) (*app.Target, error) {
+	ref, err := workflowRef(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.app.ResolveAgentWorkflow(ref, s.policy())
+	if err != nil {
+		return nil, withNotFoundHint(err)
+	}
+	return t, nil
+}
+
 var inputsSchema = arrayOf(props("", map[string]*jsonschema.Schema{
 	"name": str(""), "type": str(""), "required": {Type: "boolean"}, "default": anyValue(""), "description": str(""),
 }), "Declared inputs.")
@@ -209,13 +223,9 @@ func (s *Server) workflowDiscover(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
-	ref, err := workflowRef(c)
+	t, err := s.callWorkflow(c)
 	if err != nil {
 		return nil, err
-	}
-	t, err := c.app.ResolveAgentWorkflow(ref, s.policy())
-	if err != nil {
-		return nil, withNotFoundHint(err)
 	}
 	req := app.RunRequest{Target: t, Params: c.object("parameters"), Resume: c.str("resume"), RerunUnsafe: c.boolean("rerun_unsafe"), Origin: "mcp"}
 	req.Temporal = c.srv.opts.Temporal
@@ -283,13 +293,9 @@ func withNotFoundHint(err error) error {
 }
 
 func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
-	ref, err := workflowRef(c)
+	t, err := s.callWorkflow(c)
 	if err != nil {
 		return nil, err
-	}
-	t, err := c.app.ResolveAgentWorkflow(ref, s.policy())
-	if err != nil {
-		return nil, withNotFoundHint(err)
 	}
 	out, err := c.app.Run(ctx, app.RunRequest{Target: t, ValidateOnly: true, NoTrace: true})
 	if err != nil {

@@ -17,27 +17,10 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/stephash"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
-
-// syncBuffer is a log written from the record's writer goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var testKey = []byte("0123456789abcdef0123456789abcdef")
 
@@ -148,7 +131,7 @@ func TestRecordThatCannotBeCreated(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var log syncBuffer
+	var log fakemcp.Buffer // written from the record's writer goroutine
 	r, err := Open(filepath.Join(file, "runs")).Create(Options{Key: testKey, Log: &log})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@
 package temporaldev
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/proc"
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 const (
@@ -139,7 +139,7 @@ func start(t testing.TB, bin string) (*Server, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
-	out := &syncBuffer{}
+	out := &fakemcp.Buffer{} // the exec package writes it while start reads it
 	cmd.Stdout = out
 	cmd.Stderr = out
 	proc.SetProcessGroup(cmd)
@@ -206,25 +206,6 @@ func freePorts(t testing.TB, n int) []int {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports
-}
-
-// syncBuffer collects a child's output; the exec package writes to it from
-// its own goroutines while Start may read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // lastLines returns the last 40 lines of s, indented.
