@@ -286,7 +286,14 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		}
 		resume.unlock()
 		id := record.ID
-		a.later(func() { a.pruneRuns(st, id) })
+		a.later(func() {
+			a.pruneRuns(st, id)
+			if a.Afterwards != nil {
+				// A long-lived process makes its next run's directory now,
+				// when retention gave it none (see runs.Store.MakeSpare).
+				a.RunStore().MakeSpare()
+			}
+		})
 	}
 	if req.Target.Saved && res.Success() {
 		// Values known to be secret (from env or settings, even when typed on

@@ -247,15 +247,21 @@ func (r *Run) setup() error {
 		os.RemoveAll(r.dir)
 		return err
 	}
-	err := os.Mkdir(r.dir, 0o700)
-	if errors.Is(err, fs.ErrNotExist) {
-		// The runs directory is made by Key, unless removed since.
-		if err = os.MkdirAll(filepath.Dir(r.dir), 0o700); err == nil {
-			err = os.Mkdir(r.dir, 0o700)
+	// A spare (see spare.go) holds the files below, empty; without one they
+	// are made.
+	claimed := r.store.claimSpare(r.dir)
+	var err error
+	if !claimed {
+		err = os.Mkdir(r.dir, 0o700)
+		if errors.Is(err, fs.ErrNotExist) {
+			// The runs directory is made by Key, unless removed since.
+			if err = os.MkdirAll(filepath.Dir(r.dir), 0o700); err == nil {
+				err = os.Mkdir(r.dir, 0o700)
+			}
 		}
-	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", r.dir, err) // never another run's directory
+		if err != nil {
+			return fmt.Errorf("create %s: %w", r.dir, err) // never another run's directory
+		}
 	}
 	r.lock = o.Lock
 	if r.lock == nil {
@@ -277,28 +283,31 @@ func (r *Run) setup() error {
 	// no temp file and rename (a reader never sees them half written in a
 	// listed run, and a kill leaves a directory that is not one).
 	mask := o.Redactor.Masker()
-	if len(ir) > 0 {
-		if err := createFile(filepath.Join(r.dir, irFile), mask.Bytes(ir)); err != nil {
-			return fail(err)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{irFile, ir}, {sourceFile, o.Source}} {
+		path := filepath.Join(r.dir, f.name)
+		if len(f.data) > 0 {
+			if err := createFile(path, mask.Bytes(f.data)); err != nil {
+				return fail(err)
+			}
+		} else if claimed {
+			os.Remove(path) // as a record made without a spare
 		}
 	}
-	if len(o.Source) > 0 {
-		if err := createFile(filepath.Join(r.dir, sourceFile), mask.Bytes(o.Source)); err != nil {
-			return fail(err)
-		}
-	}
-	if r.f, err = os.OpenFile(filepath.Join(r.dir, stepsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+	if r.f, err = openNew(filepath.Join(r.dir, stepsFile), os.O_APPEND); err != nil {
 		return fail(err)
 	}
 	// run.json's and status.json's files are made now and renamed into
 	// place when the run starts and ends; one that never does leaves them
 	// empty under their temp names, in a directory that is not a run.
-	metaTmp := filepath.Join(r.dir, "."+metaFile+".tmp")
-	mf, err := os.OpenFile(metaTmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	metaTmp := filepath.Join(r.dir, metaTemp)
+	mf, err := openNew(metaTmp, 0)
 	if err != nil {
 		return fail(err)
 	}
-	r.status, _ = os.OpenFile(filepath.Join(r.dir, statusTemp), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	r.status, _ = openNew(filepath.Join(r.dir, statusTemp), 0)
 	select {
 	case <-r.started:
 	case <-r.aborted:
@@ -324,9 +333,10 @@ func (r *Run) setup() error {
 // statusTemp is status.json while the run is in progress (empty).
 const statusTemp = "." + statusFile + ".tmp"
 
-// createFile writes data to a new file at path (one write).
+// createFile writes data to a file of the run's new directory (one write;
+// a spare's empty file is re-used).
 func createFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := openNew(path, 0)
 	if err != nil {
 		return err
 	}
@@ -339,6 +349,29 @@ func createFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// openNew opens a file of the run's new directory for writing, made when
+// missing (a spare's files are there, and empty). It does not truncate: on
+// ext4, a file truncated (even when already empty) is flushed to the disk
+// when closed after a write, which costs more than the write (spare.go
+// leaves its files empty without that mark); a file that is not empty is
+// emptied after it is opened.
+func openNew(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || st.Size() > 0 {
+		if err == nil {
+			err = f.Truncate(0)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // Hasher returns the keyed digests of this store (for inputs).

@@ -22,7 +22,9 @@
 // the step runs and its end before the next step starts, so a kill -9 loses
 // at most the step in flight, and a resume knows it may have partly run.
 // Events of steps that are safe to repeat are written in batches, at most
-// linger late.
+// linger late. A run's directory is a spare when one is there: the emptied
+// directory of a run that retention removed, or one made ahead by a
+// long-lived process (spare.go).
 package runs
 
 import (
@@ -225,21 +227,30 @@ func (s *Store) Resolve(ref string) (string, error) {
 
 // ids lists run ids, newest first.
 func (s *Store) ids() ([]string, error) {
+	ids, _, err := s.scan()
+	return ids, err
+}
+
+// scan lists run ids, newest first, and the spares being made that a
+// killed process left.
+func (s *Store) scan() (ids, stale []string, err error) {
 	ents, err := os.ReadDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, pferr.Newf(pferr.Config, "cannot read the runs directory: %v", err).WithWhere(s.Dir)
+		return nil, nil, pferr.Newf(pferr.Config, "cannot read the runs directory: %v", err).WithWhere(s.Dir)
 	}
-	var ids []string
 	for _, e := range ents {
-		if e.IsDir() && validID(e.Name()) {
+		switch {
+		case e.IsDir() && validID(e.Name()):
 			ids = append(ids, e.Name())
+		case staleNewSpare(e):
+			stale = append(stale, e.Name())
 		}
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(ids)))
-	return ids, nil
+	return ids, stale, nil
 }
 
 // readJSON decodes path into v.
@@ -434,32 +445,41 @@ type Retention struct {
 }
 
 // Prune removes runs beyond the policy, oldest first, never one that is in
-// progress (locked) nor any named in keep. It returns how many it removed.
+// progress (locked) nor any named in keep: their directories become spares
+// while a slot is free (see spare.go), else are deleted. It returns how
+// many it removed.
 func (s *Store) Prune(p Retention, keep ...string) (int, error) {
 	if p.Keep <= 0 && p.MaxAge <= 0 {
 		return 0, nil
 	}
-	ids, err := s.ids()
+	ids, stale, err := s.scan()
 	if err != nil {
 		return 0, err
 	}
-	spare := map[string]bool{}
+	for _, name := range stale {
+		os.RemoveAll(filepath.Join(s.Dir, name))
+	}
+	kept := map[string]bool{}
 	for _, k := range keep {
-		spare[k] = true
+		kept[k] = true
 	}
 	cutoff := s.now().Add(-p.MaxAge).UTC().Format(idTimeLayout)
 	removed := 0
 	for i, id := range ids {
 		tooMany := p.Keep > 0 && i >= p.Keep
 		tooOld := p.MaxAge > 0 && id < cutoff
-		if (!tooMany && !tooOld) || spare[id] {
+		if (!tooMany && !tooOld) || kept[id] {
 			continue
 		}
 		lk, ok, err := fsutil.TryLockFile(filepath.Join(s.dir(id), lockBase))
 		if err != nil || !ok {
 			continue // in progress
 		}
-		err = os.RemoveAll(s.dir(id))
+		if s.recycle(id) {
+			err = nil // its directory is now a spare, its files empty
+		} else {
+			err = os.RemoveAll(s.dir(id))
+		}
 		lk.Unlock()
 		if err == nil {
 			removed++
