@@ -516,7 +516,7 @@ func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 	if len(mcpTypes) == 0 {
 		return nil
 	}
-	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
+	f, err := mcpclient.LoadFileShared(a.Paths.MCPServers)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

@@ -7,14 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pflow-go/pflow/internal/settings"
 )
 
 // The recording overhead of DESIGN.md §5 "Durable runs" (D17: ≤ 5%) on the
 // engine targets' two workloads, through the use-case the CLI and the MCP
 // server call (App.Run: inputs, validation, run, record), side by side:
 // record=off is --no-record, record=on writes run.json and steps.jsonl with
-// every step's (or batch item's) outputs and digests. The trace is off in
-// both, so the figure is the record's cost alone.
+// every step's (or batch item's) outputs and digests, in a store that holds
+// as many runs as retention keeps (fillRunStore). The trace is off in both,
+// so the figure is the record's cost alone.
 //
 //	go test -run '^$' -bench RecordOverhead -benchmem ./internal/app
 
@@ -38,6 +41,9 @@ func benchRecordOverhead(b *testing.B, src []byte, params func() map[string]any)
 				b.Fatal(err)
 			}
 			ctx := context.Background()
+			if on {
+				fillRunStore(b, a)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				out, err := a.Run(ctx, RunRequest{Target: t, Params: params(), NoTrace: true, NoRecord: !on})
@@ -51,6 +57,24 @@ func benchRecordOverhead(b *testing.B, src []byte, params func() map[string]any)
 			b.StopTimer()
 			os.RemoveAll(filepath.Join(home, "runs")) // keep retention pruning out of later rounds
 		})
+	}
+}
+
+// fillRunStore records as many runs (of a one-step workflow) as retention
+// keeps, untimed: the store of someone who has used pflow for a while, in
+// which each new run's record replaces the oldest (runs/spare.go).
+func fillRunStore(b *testing.B, a *App) {
+	b.Helper()
+	wf := filepath.Join(b.TempDir(), "one.pflow.md")
+	os.WriteFile(wf, []byte("# One\nOne step.\n\n## Steps\n\n### s\nEcho.\n- type: echo\n- message: hi\n"), 0o644)
+	t, err := a.ResolveTarget(wf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range settings.DefaultRetentionCount + 1 {
+		if out, err := a.Run(context.Background(), RunRequest{Target: t, NoTrace: true}); err != nil || !out.Result.Success() {
+			b.Fatalf("fill: %v", err)
+		}
 	}
 }
 

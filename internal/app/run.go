@@ -396,7 +396,7 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 			r.AddSecret(k, v)
 		}
 	}
-	if f, err := mcpclient.LoadFile(a.Paths.MCPServers); err == nil {
+	if f, err := mcpclient.LoadFileShared(a.Paths.MCPServers); err == nil {
 		lookup := a.LookupProcessEnv
 		if st != nil {
 			lookup = a.EnvLookup(st)

@@ -61,7 +61,7 @@ func (a *App) applyTrust(cat *registry.Catalog, all bool) {
 		}
 		if !all && trusted == nil {
 			trusted = map[string]bool{}
-			if f, err := mcpclient.LoadFile(a.Paths.MCPServers); err == nil {
+			if f, err := mcpclient.LoadFileShared(a.Paths.MCPServers); err == nil {
 				for name, cfg := range f.Servers {
 					if b, _ := cfg[TrustReadOnlyKey].(bool); b {
 						trusted[name] = true
@@ -323,7 +323,7 @@ func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runt
 	m := runs.Meta{Workflow: workflowRef(req.Target, nil), Inputs: public, SecretInputs: secret, InputSources: sources,
 		Origin: req.Origin, Options: recordOptions(req), Started: a.now()}
 	o := runs.Options{Meta: m, Source: src, Redactor: red, Version: buildVersion(), Log: a.Log, Key: key,
-		MakeIR: func() []byte { return marshalIR(w, len(src)) }}
+		MakeIR: func() []byte { return irOf(w, len(src)) }}
 	if rs != nil {
 		o.Meta.ResumedFrom = rs.id
 		o.Resume = rs.log
@@ -332,6 +332,34 @@ func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runt
 		o.Cache = a.StepCache()
 	}
 	return st.Prepare(o)
+}
+
+// lastIR is the IR of the workflow recorded last. A parsed workflow is not
+// modified (a long-lived process shares it between the runs of an
+// unchanged file, workflow.ParseFileShared), so running the same workflow
+// again marshals it once.
+var lastIR struct {
+	mu sync.Mutex
+	w  *workflow.Workflow
+	ir []byte
+}
+
+// irOf returns w's IR (see marshalIR), from lastIR when w ran last.
+func irOf(w *workflow.Workflow, sizeHint int) []byte {
+	lastIR.mu.Lock()
+	if lastIR.w == w {
+		ir := lastIR.ir
+		lastIR.mu.Unlock()
+		return ir
+	}
+	lastIR.mu.Unlock()
+	ir := marshalIR(w, sizeHint)
+	if ir != nil {
+		lastIR.mu.Lock()
+		lastIR.w, lastIR.ir = w, ir
+		lastIR.mu.Unlock()
+	}
+	return ir
 }
 
 // marshalIR is value.MarshalJSON(w) into a buffer sized for it from the

@@ -135,7 +135,7 @@ func (a *App) agentLoadFile(path string, pol PathPolicy) (*Target, error) {
 		return nil, pferr.Newf(pferr.NotFound, "workflow file not found: %s", path).
 			WithHint("Check the path (relative paths are relative to the server's working directory), or pass the markdown text itself.")
 	}
-	w, err := workflow.ParseFile(abs)
+	w, err := workflow.ParseFileShared(abs) // a run does not modify its workflow
 	if err != nil {
 		return nil, parseError(path, err)
 	}

@@ -120,6 +120,12 @@ func WriteAtomicFunc(path string, perm fs.FileMode, write func(io.Writer) error)
 	return writeAtomic(path, perm, true, write)
 }
 
+// ReplaceFunc is ReplaceFile for content streamed by write: atomic for
+// readers and a killed process, not flushed to the disk.
+func ReplaceFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	return writeAtomic(path, perm, false, write)
+}
+
 func writeAtomic(path string, perm fs.FileMode, durable bool, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := mkdirAll(dir, 0o755); err != nil {

@@ -68,6 +68,21 @@ func LoadFile(path string) (*File, error) {
 	return parseFile(path, data)
 }
 
+// LoadFileShared is LoadFile for readers that do not modify the File: while
+// mcp-servers.json is unchanged, a long-lived process (pflow mcp serve),
+// which reads it several times per run, decodes it once. The File is
+// shared: it must not be modified.
+func LoadFileShared(path string) (*File, error) {
+	f, err := sharedFiles.Load(path, func(data []byte) (*File, error) { return parseFile(path, data) })
+	var pe *pferr.Error
+	if err == nil || errors.As(err, &pe) { // parseFile's errors are *pferr.Error
+		return f, err
+	}
+	return LoadFile(path) // missing or unreadable: as LoadFile says
+}
+
+var sharedFiles fsutil.Memo[*File]
+
 func parseFile(path string, data []byte) (*File, error) {
 	f := &File{Servers: map[string]map[string]any{}}
 	if len(strings.TrimSpace(string(data))) == 0 {

@@ -270,7 +270,7 @@ func notConfigured(name string, f *File) error {
 
 // LoadServer loads mcp-servers.json and resolves one server.
 func LoadServer(path, name string, lookup func(string) (string, bool), log io.Writer) (*Server, error) {
-	f, err := LoadFile(path)
+	f, err := LoadFileShared(path)
 	if err != nil {
 		return nil, err
 	}

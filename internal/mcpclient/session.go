@@ -342,6 +342,7 @@ func (s *Session) forgetTools() {
 type toolSchemas struct {
 	input  *InputSchema
 	output *jsonschema.Resolved
+	hash   string // SchemaHash of the input schema
 }
 
 func (s *Session) compiled(t *mcp.Tool) *toolSchemas {
@@ -351,7 +352,7 @@ func (s *Session) compiled(t *mcp.Tool) *toolSchemas {
 	if c != nil {
 		return c
 	}
-	c = &toolSchemas{input: CompileInputSchema(t.InputSchema)}
+	c = &toolSchemas{input: CompileInputSchema(t.InputSchema), hash: SchemaHash(t.InputSchema)}
 	if t.OutputSchema != nil {
 		c.output = compileOutputSchema(t.OutputSchema)
 	}
@@ -367,6 +368,10 @@ func (s *Session) compiled(t *mcp.Tool) *toolSchemas {
 	s.toolsMu.Unlock()
 	return c
 }
+
+// InputSchemaHash is SchemaHash of tool t's input schema (as returned by
+// Session.Tool), computed once per session.
+func (s *Session) InputSchemaHash(t *mcp.Tool) string { return s.compiled(t).hash }
 
 // CoerceArgs is the package's CoerceArgs for tool t (as returned by
 // Session.Tool), with t's inputSchema compiled once per session.

@@ -110,7 +110,9 @@ func newApp(env []string, log *fakemcp.Buffer) *app.App { return app.New(env, lo
 // side in one run by the TypeScript SDK client (testdata/peers/e2e/warm.mjs):
 // the median workflow_execute of a workflow of 3 calls to a node stdio
 // server (the reference "everything" server), from the second call on,
-// against the same 3 calls made by the client on its own open session.
+// against the same 3 calls made by the client on its own open session; and
+// the floor of a workflow_execute in the same run: a ping to pflow plus the
+// 3 calls as pflow makes them (the steps' durations in its results).
 //
 //	go test -run '^$' -bench WarmSessions -benchtime 1x ./internal/mcpserver
 func BenchmarkWarmSessionsVsDirect(b *testing.B) {
@@ -139,6 +141,8 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 			Pflow  float64 `json:"pflow_median_ms"`
 			Ratio  float64 `json:"ratio"`
 			First  float64 `json:"first_call_ms"`
+			Ping   float64 `json:"ping_median_ms"`
+			Steps  float64 `json:"steps_median_ms"`
 		}
 		line := out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
@@ -148,5 +152,7 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 		b.ReportMetric(r.Pflow, "pflow-ms")
 		b.ReportMetric(r.Ratio, "ratio")
 		b.ReportMetric(r.First, "first-call-ms")
+		b.ReportMetric(r.Ping, "ping-ms")
+		b.ReportMetric(r.Steps, "steps-ms")
 	}
 }

@@ -134,8 +134,16 @@ type Run struct {
 	finished chan struct{}
 	urgent   bool // a step waits for its event to be written
 	waiters  int  // producers waiting on done
-	f        *os.File
-	setupErr error // the record could not be created (see setup)
+	// idle is set by the writer while it holds nothing unwritten and the
+	// record's files are made: an event a step waits for is then written
+	// by the step's goroutine itself (writeInline), under mu, instead of
+	// waking the writer and waiting to be woken (two hand-offs that cost
+	// more than the write on a busy machine).
+	idle      bool
+	inlineEnc *encoder
+	inlineBuf []byte
+	f         *os.File
+	setupErr  error // the record could not be created (see setup)
 	// started is closed by Start, aborted by Abort (see Prepare).
 	started, aborted chan struct{}
 	startOnce        sync.Once
@@ -664,6 +672,11 @@ func (r *Run) enqueueLocked(p pending, wait bool) {
 		r.done.Wait()
 		r.waiters--
 	}
+	if wait && r.idle && r.written == r.seq && len(r.queue) == 0 && r.pushed.Load() == 0 {
+		r.writeInline(p)
+		r.mu.Unlock()
+		return
+	}
 	r.seq++
 	p.seq = r.seq
 	r.queue = append(r.queue, p)
@@ -687,6 +700,37 @@ func (r *Run) enqueueLocked(p pending, wait bool) {
 	if wake {
 		r.signal() // after Unlock: the writer's first move is to take the lock
 	}
+}
+
+// writeInline writes p's event at once, with r.mu held (see Run.idle).
+func (r *Run) writeInline(p pending) {
+	if r.inlineEnc == nil {
+		r.inlineEnc = newEncoder(r.opts.Redactor)
+	}
+	if p.line != nil {
+		r.inlineBuf = append(r.inlineBuf[:0], p.line...)
+	} else {
+		r.inlineBuf = r.appendEvent(r.inlineBuf[:0], r.inlineEnc, &p)
+	}
+	r.seq++
+	if err := r.write(r.inlineBuf, nil); err != nil {
+		r.writeFailed(err)
+	} else {
+		r.written = r.seq
+	}
+	if p.ev == evEnd && p.rec != nil {
+		runtime.ReleaseRecord(p.rec)
+	}
+	if cap(r.inlineBuf) > 4*writeChunk {
+		r.inlineBuf = nil
+	}
+}
+
+// writeFailed records the first write error (r.mu held): the run goes on
+// unrecorded from here.
+func (r *Run) writeFailed(err error) {
+	r.failed = err
+	fmt.Fprintf(r.log, "Warning: could not write the record of run %s (%v); the run goes on, but resuming it may run steps again\n", r.ID, err)
 }
 
 // signal wakes the writer.
@@ -798,6 +842,7 @@ func (r *Run) writer() {
 		// before anything queued after, which this batch takes too.
 		popped := r.popStack()
 		r.mu.Lock()
+		r.idle = false
 		batch := r.queue
 		r.queue, r.spare = r.spare[:0], nil
 		r.queued.Store(0)
@@ -855,12 +900,12 @@ func (r *Run) writer() {
 		clear(batch) // outside the lock: producers wait for none of this
 		r.mu.Lock()
 		if werr != nil && r.failed == nil {
-			r.failed = werr
-			fmt.Fprintf(r.log, "Warning: could not write the record of run %s (%v); the run goes on, but resuming it may run steps again\n", r.ID, werr)
+			r.writeFailed(werr)
 		}
 		if len(buf) == 0 && len(held) == 0 && encoded > r.written {
 			r.written = encoded
 		}
+		r.idle = ready && len(buf) == 0 && len(held) == 0 && !closing && r.failed == nil
 		if r.waiters > 0 {
 			r.done.Broadcast() // their event is written, or there is room in the queue
 		}

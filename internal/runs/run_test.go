@@ -289,3 +289,60 @@ func TestItemEndsOutOfOrder(t *testing.T) {
 		}
 	}
 }
+
+// Steps with side effects, whose events their goroutine writes itself when
+// the writer is idle, beside a parallel batch whose item ends the writer
+// collects: each start is on disk when Begin returns, each end when End
+// returns, and the record holds every event once, whole.
+func TestStepsThatWaitBesideABatch(t *testing.T) {
+	s := Open(t.TempDir())
+	r, err := s.Create(Options{Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := &workflow.Node{ID: "each", Type: "echo", Params: map[string]any{"message": "${item}"}}
+	const items, steps = 1000, 20
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < items; i += 2 {
+				rec := stepRecord(item, i, node.Effects{Pure: true}, map[string]any{"message": fmt.Sprint("item ", i)})
+				finish(rec, map[string]any{"echo": fmt.Sprint("item ", i)})
+				r.End(rec)
+			}
+		}()
+	}
+	ctx := context.Background()
+	for i := 0; i < steps; i++ {
+		n := &workflow.Node{ID: fmt.Sprintf("s%d", i), Type: "shell", Params: map[string]any{"command": "touch x"}}
+		rec := stepRecord(n, -1, node.Effects{}, map[string]any{"command": "touch x"})
+		if _, err := r.Begin(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		log, _ := s.Events(r.ID)
+		if fl := log.InFlight(); len(fl) != 1 || fl[0].Path != n.ID {
+			t.Fatalf("step %s started: in flight on disk %+v", n.ID, fl)
+		}
+		finish(rec, map[string]any{"stdout": n.ID})
+		r.End(rec)
+		log, _ = s.Events(r.ID)
+		if ev := log.end(stepKey{n.ID, 1, -1}); ev == nil || len(log.InFlight()) != 0 {
+			t.Fatalf("step %s ended: its end is not on disk (%+v)", n.ID, ev)
+		}
+	}
+	wg.Wait()
+	if err := r.Close(&runtime.Result{Status: runtime.RunSuccess}, ""); err != nil {
+		t.Fatal(err)
+	}
+	log, err := s.Events(r.ID)
+	if err != nil || log.Skipped > 0 || len(log.Events) != items+2*steps {
+		t.Fatalf("events: %v, skipped %d, %d of %d", err, log.Skipped, len(log.Events), items+2*steps)
+	}
+	for i := 0; i < items; i++ {
+		if ev := log.end(stepKey{"each", 1, i}); ev == nil || ev.Outputs()["echo"] != fmt.Sprint("item ", i) {
+			t.Fatalf("item %d: %+v", i, ev)
+		}
+	}
+}

@@ -122,7 +122,12 @@ func writeFile(path, name string, w *workflow.Workflow, inputs map[string]any, r
 	m := &encoder{red: red, lim: lim, end: math.MaxInt64}
 	d.emit(m, nil, false)
 	d.plan(m.n, m.cut)
-	return fsutil.WriteAtomicFunc(path, 0o600, func(f io.Writer) error {
+	// A trace is written once and never replaced: atomic (a reader or a
+	// killed pflow sees all of it or none), not flushed with fsync, whose
+	// journal commit slowed the next run of a busy pflow mcp serve — a
+	// power loss may lose the newest trace, as it may the newest events
+	// of a run's record.
+	return fsutil.ReplaceFunc(path, 0o600, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 64<<10)
 		e := &encoder{w: bw, red: red, lim: lim, end: math.MaxInt64}
 		d.emit(e, d.alloc, d.truncated)

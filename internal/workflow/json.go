@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -262,8 +263,29 @@ func ParseFile(path string) (*Workflow, error) {
 			return nil, &ParseError{Path: abs, Message: "Cannot read workflow file " + path + ": " + msg, Suggestion: "Check that the path names a readable file.", err: err}
 		}
 	}
+	return parseData(path, src, isJSON)
+}
+
+func parseData(path string, src []byte, isJSON bool) (*Workflow, error) {
 	if isJSON {
 		return ParseJSON(src, path)
 	}
 	return ParseMarkdown(src, path)
 }
+
+// ParseFileShared is ParseFile for callers that do not modify the
+// Workflow: while the file is unchanged, a long-lived process (pflow mcp
+// serve, running the same workflow file again and again) parses it once.
+// The Workflow is shared: it must not be modified. Errors are ParseFile's.
+func ParseFileShared(path string) (*Workflow, error) {
+	lower := strings.ToLower(path)
+	if isJSON := strings.HasSuffix(lower, ".json"); isJSON || strings.HasSuffix(lower, ".pflow.md") {
+		w, err := sharedFiles.Load(path, func(src []byte) (*Workflow, error) { return parseData(path, src, isJSON) })
+		if err == nil {
+			return w, nil
+		}
+	}
+	return ParseFile(path)
+}
+
+var sharedFiles fsutil.Memo[*Workflow]

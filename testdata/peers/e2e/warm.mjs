@@ -8,7 +8,11 @@
 // sequential echo calls. pflow: the same client opens `pflow mcp serve`
 // (PFLOW_HOME prepared with that server synced) and times workflow_execute
 // of <workflow-file>, a workflow of the same 3 echo calls, from the second
-// call on. Prints {direct_median_ms, pflow_median_ms, ratio, first_call_ms}.
+// call on. Each round also times an MCP ping to pflow, and reads the steps'
+// durations from the result (the 3 calls as pflow makes them): the floor of
+// any workflow_execute is one round trip to pflow plus its calls. Prints
+// {direct_median_ms, pflow_median_ms, ratio, first_call_ms, ping_median_ms,
+// steps_median_ms, floor_ratio}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -47,18 +51,26 @@ const pflow = await connect(bin, ["mcp", "serve"]);
 const execute = async () => {
   const r = await pflow.callTool({ name: "workflow_execute", arguments: { workflow, parameters: {} } });
   if (r.isError) throw new Error(r.content[0].text);
+  return r.structuredContent.data.steps.reduce((sum, s) => sum + s.duration_ms, 0);
 };
 let t0 = process.hrtime.bigint();
 await execute(); // starts the server
 const first = ms(t0);
 for (let i = 0; i < 2; i++) await execute();
-const pflowTimes = [];
+const pflowTimes = [], stepTimes = [], pingTimes = [];
 for (let i = 0; i < rounds; i++) {
   t0 = process.hrtime.bigint();
-  await execute();
+  stepTimes.push(await execute());
   pflowTimes.push(ms(t0));
+  t0 = process.hrtime.bigint();
+  await pflow.ping();
+  pingTimes.push(ms(t0));
 }
 await pflow.close();
 
-const d = median(directTimes), p = median(pflowTimes);
-console.log(JSON.stringify({ rounds, direct_median_ms: +d.toFixed(3), pflow_median_ms: +p.toFixed(3), ratio: +(p / d).toFixed(2), first_call_ms: +first.toFixed(1) }));
+const d = median(directTimes), p = median(pflowTimes), pg = median(pingTimes), st = median(stepTimes);
+const r3 = (x) => +x.toFixed(3);
+console.log(JSON.stringify({
+  rounds, direct_median_ms: r3(d), pflow_median_ms: r3(p), ratio: +(p / d).toFixed(2), first_call_ms: +first.toFixed(1),
+  ping_median_ms: r3(pg), steps_median_ms: r3(st), floor_ratio: +((pg + st) / d).toFixed(2),
+}));

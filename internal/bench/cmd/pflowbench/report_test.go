@@ -33,7 +33,7 @@ BenchmarkBatchFloor/items=100000-2 3 30000000 ns/op 760 held-B/item 330000 items
 BenchmarkValidateTemplates/n=1000-2 100 1000000 ns/op 400000 B/op 8000 allocs/op
 BenchmarkValidateTemplates/n=2000-2 100 2100000 ns/op 800000 B/op 16000 allocs/op
 BenchmarkValidateTemplates/n=4000-2 100 4300000 ns/op 1600000 B/op 32000 allocs/op
-BenchmarkWarmSessionsVsDirect-2 1 1250000000 ns/op 0.75 direct-ms 190 first-call-ms 4.4 pflow-ms 5.87 ratio
+BenchmarkWarmSessionsVsDirect-2 1 1250000000 ns/op 0.75 direct-ms 190 first-call-ms 4.4 pflow-ms 5.87 ratio 0.4 ping-ms 0.8 steps-ms
 BenchmarkPooledRun/record+trace-2 300 3600000 ns/op
 BenchmarkPooledRun/serve-2 300 2900000 ns/op
 BenchmarkPooledRun/record-2 300 2700000 ns/op
@@ -107,6 +107,11 @@ func TestTargetsVerdicts(t *testing.T) {
 		if tg.Why == "" {
 			t.Errorf("%s: no explanation", goal)
 		}
+	}
+	// The warm hub's floor: ping 0.4 + steps 0.8 = 1.60× the 0.75 ms direct
+	// calls, leaving nothing of the 1.5× for pflow's own 3.2 ms.
+	if why := got["`workflow_execute` of 3 calls to a warm node stdio server ≤ 1.5× the same 3 calls on the client's own open session (TS SDK client)"].Why; !strings.Contains(why, "is 1.60× the direct calls") || !strings.Contains(why, "it takes 3.20 ms") {
+		t.Errorf("warm hub floor: %s", why)
 	}
 	// The Go-server rows: 38 vs 16 ms is not ≤ 1.15×, and the one-call
 	// variants split the overhead into a fixed and a per-call part.
