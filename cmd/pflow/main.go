@@ -8,9 +8,10 @@ import (
 	"os"
 
 	"github.com/pflow-go/pflow/internal/cli"
+	"github.com/pflow-go/pflow/internal/gctune"
 )
 
 func main() {
-	tuneStartupGC(os.Getenv)
+	gctune.Startup(os.Getenv)
 	os.Exit(cli.Run(nil))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pflow-go/pflow/internal/gctune"
 	"github.com/pflow-go/pflow/internal/mcpserver"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
@@ -63,6 +64,7 @@ With --temporal host:port every run goes to that Temporal service, run by pflow 
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			gctune.LongLived(f.App.Getenv)
 			if token == "" {
 				token = f.App.Getenv("PFLOW_MCP_TOKEN")
 			}

@@ -1,4 +1,4 @@
-package main
+package gctune
 
 import (
 	"runtime"
@@ -19,8 +19,8 @@ func gcPercent() int {
 func TestStartupGCIsRaisedUntilTheFirstCollection(t *testing.T) {
 	defer debug.SetGCPercent(gcPercent())
 	debug.SetGCPercent(100)
-	if !tuneStartupGC(func(string) string { return "" }) {
-		t.Fatal("tuneStartupGC did nothing without GOGC")
+	if !Startup(func(string) string { return "" }) {
+		t.Fatal("Startup did nothing without GOGC")
 	}
 	if got := gcPercent(); got != startupGCPercent {
 		t.Fatalf("GC percent at start-up = %d, want %d", got, startupGCPercent)
@@ -39,15 +39,38 @@ func TestStartupGCIsRaisedUntilTheFirstCollection(t *testing.T) {
 func TestStartupGCRespectsGOGC(t *testing.T) {
 	defer debug.SetGCPercent(gcPercent())
 	debug.SetGCPercent(77)
-	if tuneStartupGC(func(k string) string {
+	if Startup(func(k string) string {
 		if k == "GOGC" {
 			return "50"
 		}
 		return ""
 	}) {
-		t.Fatal("tuneStartupGC changed the GC percent although GOGC is set")
+		t.Fatal("Startup changed the GC percent although GOGC is set")
 	}
 	if got := gcPercent(); got != 77 {
 		t.Fatalf("GC percent = %d, want 77 untouched", got)
+	}
+}
+
+// TestLongLivedKeepsItsPace: a long-lived process's GC percent stays
+// LongLivedPercent after the first collection (Startup does not put the
+// default back over it), unless GOGC is set.
+func TestLongLivedKeepsItsPace(t *testing.T) {
+	defer debug.SetGCPercent(gcPercent())
+	defer longLived.Store(false)
+	debug.SetGCPercent(100)
+	if !Startup(func(string) string { return "" }) || !LongLived(func(string) string { return "" }) {
+		t.Fatal("nothing changed without GOGC")
+	}
+	for i := 0; i < 20; i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if got := gcPercent(); got != LongLivedPercent {
+		t.Fatalf("GC percent after collections = %d, want %d", got, LongLivedPercent)
+	}
+	debug.SetGCPercent(77)
+	if LongLived(func(k string) string { return map[string]string{"GOGC": "50"}[k] }) || gcPercent() != 77 {
+		t.Fatal("LongLived changed the GC percent although GOGC is set")
 	}
 }
