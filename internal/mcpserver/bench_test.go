@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,9 +111,12 @@ func newApp(env []string, log *fakemcp.Buffer) *app.App { return app.New(env, lo
 // side in one run by the TypeScript SDK client (testdata/peers/e2e/warm.mjs):
 // the median workflow_execute of a workflow of 3 calls to a node stdio
 // server (the reference "everything" server), from the second call on,
-// against the same 3 calls made by the client on its own open session; and
-// the floor of a workflow_execute in the same run: a ping to pflow plus the
-// 3 calls as pflow makes them (the steps' durations in its results).
+// against the same 3 calls made by the client on its own open session. In
+// the same run, what bounds any workflow_execute from below: an MCP ping to
+// pflow (ping-ms) and the 3 calls made by the go-sdk client pflow uses, on
+// its own open session to the same server (go-calls-ms); and the steps'
+// durations as pflow reports them (steps-ms: the calls with pflow's node
+// and record work around them).
 //
 //	go test -run '^$' -bench WarmSessions -benchtime 1x ./internal/mcpserver
 func BenchmarkWarmSessionsVsDirect(b *testing.B) {
@@ -154,5 +158,42 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 		b.ReportMetric(r.First, "first-call-ms")
 		b.ReportMetric(r.Ping, "ping-ms")
 		b.ReportMetric(r.Steps, "steps-ms")
+		b.ReportMetric(goThreeCalls(b, node, entry, 40), "go-calls-ms")
 	}
+}
+
+// goThreeCalls is the median time of 3 sequential echo calls by the go-sdk
+// client on its own open session to server-everything (after 3 untimed
+// rounds), in ms.
+func goThreeCalls(b *testing.B, node, entry string, rounds int) float64 {
+	b.Helper()
+	ctx := context.Background()
+	cmd := exec.Command(node, entry, "stdio")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pflow-warm-bench", Version: "1.0.0"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill() // the server does not exit when its stdin closes: Close would wait 5 s
+		cs.Close()
+	}()
+	three := func() {
+		for _, m := range []string{"one", "two", "three"} {
+			if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": m}}); err != nil || r.IsError {
+				b.Fatalf("echo: %v %v", err, r)
+			}
+		}
+	}
+	for i := 0; i < 3; i++ {
+		three()
+	}
+	times := make([]float64, rounds)
+	for i := range times {
+		t0 := time.Now()
+		three()
+		times[i] = float64(time.Since(t0).Microseconds()) / 1000
+	}
+	slices.Sort(times)
+	return times[len(times)/2]
 }

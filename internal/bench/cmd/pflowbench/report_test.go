@@ -33,7 +33,7 @@ BenchmarkBatchFloor/items=100000-2 3 30000000 ns/op 760 held-B/item 330000 items
 BenchmarkValidateTemplates/n=1000-2 100 1000000 ns/op 400000 B/op 8000 allocs/op
 BenchmarkValidateTemplates/n=2000-2 100 2100000 ns/op 800000 B/op 16000 allocs/op
 BenchmarkValidateTemplates/n=4000-2 100 4300000 ns/op 1600000 B/op 32000 allocs/op
-BenchmarkWarmSessionsVsDirect-2 1 1250000000 ns/op 0.75 direct-ms 190 first-call-ms 4.4 pflow-ms 5.87 ratio 0.4 ping-ms 0.8 steps-ms
+BenchmarkWarmSessionsVsDirect-2 1 1250000000 ns/op 0.75 direct-ms 190 first-call-ms 4.4 pflow-ms 5.87 ratio 0.4 ping-ms 1.1 steps-ms 0.8 go-calls-ms
 BenchmarkPooledRun/record+trace-2 300 3600000 ns/op
 BenchmarkPooledRun/serve-2 300 2900000 ns/op
 BenchmarkPooledRun/record-2 300 2700000 ns/op
