@@ -15,6 +15,9 @@ type Afterwards struct {
 	busy         bool
 	queued, done uint64 // jobs queued and finished so far
 	settled      *sync.Cond
+	// tracesUnpruned counts traces written since the last prune (see
+	// App.pruneTraces; only the jobs touch it, one at a time).
+	tracesUnpruned int
 }
 
 // NewAfterwards returns an empty queue.

@@ -60,3 +60,58 @@ func TestTraceIsWrittenAfterTheAnswer(t *testing.T) {
 		t.Fatalf("trace_read latest: %v %s (want %s)", err, path, out.TracePath)
 	}
 }
+
+// A long-lived process prunes its traces after every traceSlack-th run:
+// never more than that many traces over the retention count, and back to
+// it at each prune; run records are pruned after every run, and their
+// directories become the next runs' (a spare is there after each run).
+func TestLongLivedPruning(t *testing.T) {
+	home := t.TempDir()
+	a := New([]string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH")}, nil)
+	a.Afterwards = NewAfterwards()
+	keep := 40
+	if _, err := a.SetRetention(context.Background(), &keep, nil); err != nil {
+		t.Fatal(err)
+	}
+	slack := traceSlack(keep)
+	if slack != 2 {
+		t.Fatalf("slack for %d = %d, want 2", keep, slack)
+	}
+	wf := filepath.Join(t.TempDir(), "t.pflow.md")
+	os.WriteFile(wf, []byte("# T\nA test.\n\n## Steps\n\n### a\nEcho.\n- type: echo\n- message: hi\n"), 0o644)
+	target, err := a.ResolveTarget(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(dir, prefix string) int {
+		ents, _ := os.ReadDir(dir)
+		n := 0
+		for _, e := range ents {
+			if len(e.Name()) > len(prefix) && e.Name()[:len(prefix)] == prefix {
+				n++
+			}
+		}
+		return n
+	}
+	pruned := false
+	for i := 1; i <= keep+6; i++ {
+		if out, err := a.Run(context.Background(), RunRequest{Target: target}); err != nil || !out.Result.Success() {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		a.Afterwards.Settle()
+		traces := count(a.Paths.Debug, "workflow-trace-")
+		if traces > keep+slack-1 || traces > i {
+			t.Fatalf("after run %d: %d traces, keep %d, slack %d", i, traces, keep, slack)
+		}
+		pruned = pruned || (i > keep && traces == keep)
+		if list, _ := a.ListRuns(0); len(list) != min(i, keep) {
+			t.Fatalf("after run %d: %d run records, keep %d", i, len(list), keep)
+		}
+		if _, err := os.Stat(filepath.Join(a.Paths.Runs, ".spare-1")); err != nil {
+			t.Fatalf("after run %d: no spare run directory: %v", i, err)
+		}
+	}
+	if !pruned {
+		t.Fatal("the traces were never pruned back to the retention count")
+	}
+}

@@ -23,9 +23,18 @@ func RetentionPolicy(st *settings.Settings) retention.Policy {
 
 // pruneTraces removes the traces the retention setting no longer keeps.
 // It runs after each trace is written; a failure is a warning, never a
-// failed run.
+// failed run. A long-lived process, which writes a trace for every request,
+// prunes after every traceSlack(n)-th one (listing the traces costs more
+// than writing one): up to 5% more traces than kept may be there meanwhile.
 func (a *App) pruneTraces(st *settings.Settings) {
-	if _, err := retention.Prune(a.Paths.Debug, trace.FilePattern, RetentionPolicy(st), time.Now()); err != nil {
+	pol := RetentionPolicy(st)
+	if w := a.Afterwards; w != nil { // on w's goroutine: one at a time
+		if w.tracesUnpruned++; w.tracesUnpruned < traceSlack(pol.MaxCount) {
+			return
+		}
+		w.tracesUnpruned = 0
+	}
+	if _, err := retention.Prune(a.Paths.Debug, trace.FilePattern, pol, time.Now()); err != nil {
 		fmt.Fprintf(a.Log, "Warning: could not remove old traces: %v\n", err)
 	}
 }
@@ -50,4 +59,13 @@ func (a *App) SetRetention(ctx context.Context, maxCount, maxAgeDays *int) (sett
 		return nil
 	})
 	return out, err
+}
+
+// traceSlack is how many traces a long-lived process writes between two
+// prunes when maxCount are kept (0: no count limit, pruned by age).
+func traceSlack(maxCount int) int {
+	if maxCount <= 0 {
+		return 20
+	}
+	return max(1, maxCount/20)
 }

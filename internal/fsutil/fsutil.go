@@ -120,13 +120,22 @@ func WriteAtomicFunc(path string, perm fs.FileMode, write func(io.Writer) error)
 	return writeAtomic(path, perm, true, write)
 }
 
-// ReplaceFunc is ReplaceFile for content streamed by write: atomic for
-// readers and a killed process, not flushed to the disk.
-func ReplaceFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
-	return writeAtomic(path, perm, false, write)
+// CreateFunc writes a file that is written once under a name never used
+// before (a trace), with content streamed by write: atomic for readers and
+// a killed process, not flushed to the disk. Temp files a killed writer
+// left are not looked for (a new name has none): the caller's retention
+// removes them (retention.Prune).
+func CreateFunc(path string, perm fs.FileMode, write func(io.Writer) error) error {
+	return writeAtomicSweep(path, perm, false, false, write)
 }
 
 func writeAtomic(path string, perm fs.FileMode, durable bool, write func(io.Writer) error) error {
+	return writeAtomicSweep(path, perm, durable, true, write)
+}
+
+// writeAtomicSweep is writeAtomic; with sweep, it also removes the temp
+// files of path that killed writers left.
+func writeAtomicSweep(path string, perm fs.FileMode, durable, sweep bool, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := mkdirAll(dir, 0o755); err != nil {
 		return notWritable(path, fmt.Errorf("create directory %s: %w", dir, err))
@@ -167,7 +176,9 @@ func writeAtomic(path string, perm fs.FileMode, durable bool, write func(io.Writ
 			d.Close()
 		}
 	}
-	removeStaleTemps(path)
+	if sweep {
+		removeStaleTemps(path)
+	}
 	return nil
 }
 

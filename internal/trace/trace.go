@@ -127,7 +127,7 @@ func writeFile(path, name string, w *workflow.Workflow, inputs map[string]any, r
 	// journal commit slowed the next run of a busy pflow mcp serve — a
 	// power loss may lose the newest trace, as it may the newest events
 	// of a run's record.
-	return fsutil.ReplaceFunc(path, 0o600, func(f io.Writer) error {
+	return fsutil.CreateFunc(path, 0o600, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 64<<10)
 		e := &encoder{w: bw, red: red, lim: lim, end: math.MaxInt64}
 		d.emit(e, d.alloc, d.truncated)
