@@ -9,7 +9,9 @@ import (
 
 // Version identifies one version of a file's content: pflow replaces a
 // file by renaming a new one into place (a new inode), and any other write
-// changes its ctime (which no tool can set back) or its size or mtime.
+// changes its ctime (which no tool can set back, unlike the mtime, which
+// 'cp -p', rsync and touch can) or its size or mtime. CTime and Ino are 0
+// where unsupported (not Linux).
 type Version struct {
 	Size, MTime, CTime int64
 	Ino                uint64

@@ -6,25 +6,17 @@ import (
 	"os"
 	"sync"
 
+	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// FileVersion identifies one version of a file: any write through pflow (an
-// atomic rename: new inode) or by an editor (new size, mtime or, on Linux,
-// ctime, which no tool can set back — unlike mtime, which 'cp -p', rsync and
-// touch can) changes it. Caches of data derived from saved workflows key
-// their entries with it.
-type FileVersion struct {
-	Size, MTime, CTime int64 // CTime is 0 where unsupported
-	Ino                uint64
-}
+// FileVersion identifies one version of a file (fsutil.Version: size,
+// mtime, and on Linux ctime and inode). Caches of data derived from saved
+// workflows key their entries with it.
+type FileVersion = fsutil.Version
 
 // VersionOf returns the version of the file fi describes.
-func VersionOf(fi fs.FileInfo) FileVersion {
-	k := FileVersion{Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
-	k.Ino, k.CTime = inodeCtime(fi)
-	return k
-}
+func VersionOf(fi fs.FileInfo) FileVersion { return fsutil.VersionOf(fi) }
 
 // parsed is one cached parse of a saved workflow file: the result or the
 // error, for the file version key.
