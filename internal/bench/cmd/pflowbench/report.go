@@ -218,9 +218,9 @@ func (r *Report) warmHubTarget() Target {
 	steps, _ := r.Go.Median("BenchmarkWarmSessionsVsDirect", "steps-ms")
 	if ok4 && ok5 {
 		why += fmt.Sprintf("; what bounds any workflow_execute from below, measured in the same run — an MCP ping to pflow (%s) plus the 3 calls made by pflow's go-sdk client on its own open session (%s) — is %s the direct calls, "+
-			"so the target leaves pflow %s of its own per run; it takes %s: the steps as pflow reports them take %s (the calls with the node's and the record's work around them), "+
-			"the rest is resolving, checking and answering, and the work done after answering, which the next run shares 2 cores with",
-			fmtMs(ping), fmtMs(calls), ratio(ping+calls, direct), fmtMs(max(0, 1.5*direct-ping-calls)), fmtMs(max(0, pflow-ping-calls)), fmtMs(steps))
+			"so the target leaves pflow %s of its own per run; its own work takes %s: %s around the calls in its steps (the node's and the record's work; the steps as pflow reports them take %s), "+
+			"the rest resolving, checking and answering, slowed by the work done after answering, which the next run shares 2 cores with",
+			fmtMs(ping), fmtMs(calls), ratio(ping+calls, direct), fmtMs(max(0, 1.5*direct-ping-calls)), fmtMs(max(0, pflow-ping-calls)), fmtMs(max(0, steps-calls)), fmtMs(steps))
 	}
 	rt, ok3 := r.goMs("BenchmarkPooledRun/record+trace")
 	bare, _ := r.goMs("BenchmarkPooledRun/bare")
