@@ -37,7 +37,8 @@ import (
 // spareSlots is how many spares a store keeps.
 const spareSlots = 2
 
-// spareFiles are the files a spare holds: those setup makes.
+// spareFiles are the files a spare may hold, empty: those setup makes
+// (MakeSpare makes them all; a recycled directory has those its run had).
 var spareFiles = []string{lockBase + ".lock", irFile, sourceFile, stepsFile, metaTemp, statusTemp}
 
 // metaTemp is run.json while the run is being prepared (empty).
@@ -167,15 +168,8 @@ func (s *Store) recycle(id string) bool {
 			return false
 		}
 	}
-	for _, name := range spareFiles {
-		if !have[name] { // a run without workflow text, or one that never ended
-			f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o600)
-			if err != nil {
-				return false
-			}
-			f.Close()
-		}
-	}
+	// A file the run did not have (workflow text, status) is made by the
+	// run that claims the spare, if it needs one.
 	return s.place(dir)
 }
 
