@@ -34,12 +34,16 @@ func Startup(getenv func(string) string) bool {
 	// unreachable, i.e. the first one. 64 bytes keeps it out of the tiny
 	// allocator, whose blocks may never be cleaned up.
 	sentinel := new([64]byte)
-	runtime.AddCleanup(sentinel, func(p int) {
-		if !longLived.Load() {
-			debug.SetGCPercent(p)
-		}
-	}, prev)
+	runtime.AddCleanup(sentinel, restore, prev)
 	return true
+}
+
+// restore puts the GC percent p back after the first collection, unless
+// the process has become long-lived since.
+func restore(p int) {
+	if !longLived.Load() {
+		debug.SetGCPercent(p)
+	}
 }
 
 // LongLivedPercent is the GC percent of a long-lived process. Its live heap
