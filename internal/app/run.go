@@ -128,6 +128,13 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// stopped here (issue #9: nothing outlives the run).
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
+	// The run's record directory is made from here on, beside the checks
+	// below: a first step with side effects waits for it (runs.Reservation).
+	var reserved *runs.Reservation
+	if !req.ValidateOnly && (!req.NoRecord || req.Resume != "") && req.Temporal == nil {
+		reserved = a.RunStore().Reserve()
+		defer reserved.Release() // a no-op once a run took it
+	}
 	w := req.Target.Workflow
 	if err := a.ensureMCP(ctx, req.Target); err != nil {
 		fmt.Fprintf(a.Log, "Warning: %v\n", err)
@@ -197,7 +204,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	var recordErr error
 	recordStarted := false
 	if !req.ValidateOnly && len(out.InputErrors) == 0 && (!req.NoRecord || resume != nil) && req.Temporal == nil {
-		record, recordErr = a.prepareRecord(req, w, prepared, red, resume)
+		record, recordErr = a.prepareRecord(req, w, prepared, red, resume, reserved)
 		defer func() {
 			if record != nil && !recordStarted {
 				record.Abort()

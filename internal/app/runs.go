@@ -303,7 +303,7 @@ func recordOptions(req RunRequest) map[string]bool {
 // are made meanwhile; Start makes it a run, Abort removes it). A record that
 // cannot be prepared is an error to warn about if the run goes on: it then
 // runs unrecorded.
-func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *trace.Redactor, rs *resumeState) (*runs.Run, error) {
+func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *trace.Redactor, rs *resumeState, reserved *runs.Reservation) (*runs.Run, error) {
 	st := a.RunStore()
 	var src []byte
 	if w.Source != nil && w.Source.Raw != "" {
@@ -323,7 +323,7 @@ func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runt
 	m := runs.Meta{Workflow: workflowRef(req.Target, nil), Inputs: public, SecretInputs: secret, InputSources: sources,
 		Origin: req.Origin, Options: recordOptions(req), Started: a.now()}
 	o := runs.Options{Meta: m, Source: src, Redactor: red, Version: buildVersion(), Log: a.Log, Key: key,
-		MakeIR: func() []byte { return irOf(w, len(src)) }}
+		MakeIR: func() []byte { return irOf(w, len(src)) }, Reserved: reserved}
 	if rs != nil {
 		o.Meta.ResumedFrom = rs.id
 		o.Resume = rs.log

@@ -86,6 +86,9 @@ type Options struct {
 	// run's path (the workflow must not change while it runs); an empty
 	// Meta.Workflow.Hash is then set to its SHA-256.
 	MakeIR func() []byte
+	// Reserved, when set, is the run's directory made ahead (Store.Reserve):
+	// the run takes its id, start time, lock and files.
+	Reserved *Reservation
 }
 
 // DefaultCacheTTL is how long a step cache entry stays valid when the step
@@ -184,6 +187,11 @@ func (s *Store) Create(o Options) (*Run, error) {
 func (s *Store) Prepare(o Options) (*Run, error) {
 	redGen := o.Redactor.Generation() // before anything is written
 	m := o.Meta
+	if o.Reserved.take() {
+		m.ID, m.Started = o.Reserved.ID, o.Reserved.Started
+	} else {
+		o.Reserved = nil // released already: the run makes its own
+	}
 	if m.Started.IsZero() {
 		m.Started = s.now()
 	}
@@ -255,29 +263,56 @@ func (r *Run) setup() error {
 		os.RemoveAll(r.dir)
 		return err
 	}
-	// A spare (see spare.go) holds the files below, empty; without one they
-	// are made.
-	claimed := r.store.claimSpare(r.dir)
-	var err error
-	if !claimed {
-		err = os.Mkdir(r.dir, 0o700)
-		if errors.Is(err, fs.ErrNotExist) {
-			// The runs directory is made by Key, unless removed since.
-			if err = os.MkdirAll(filepath.Dir(r.dir), 0o700); err == nil {
-				err = os.Mkdir(r.dir, 0o700)
+	// The directory, its lock and the files made empty: reserved ahead, or
+	// made now (in a spare, when there is one; see spare.go).
+	var mf *os.File
+	claimed := false
+	if res := o.Reserved; res != nil {
+		<-res.done
+		if res.err != nil {
+			return res.err
+		}
+		claimed, r.f, mf, r.status = res.claimed, res.steps, res.meta, res.status
+		if o.Lock == nil {
+			r.lock = res.lock
+		} else {
+			res.lock.Unlock()
+			r.lock = o.Lock
+		}
+	} else {
+		claimed = r.store.claimSpare(r.dir)
+		var err error
+		if !claimed {
+			err = os.Mkdir(r.dir, 0o700)
+			if errors.Is(err, fs.ErrNotExist) {
+				// The runs directory is made by Key, unless removed since.
+				if err = os.MkdirAll(filepath.Dir(r.dir), 0o700); err == nil {
+					err = os.Mkdir(r.dir, 0o700)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("create %s: %w", r.dir, err) // never another run's directory
 			}
 		}
-		if err != nil {
-			return fmt.Errorf("create %s: %w", r.dir, err) // never another run's directory
+		r.lock = o.Lock
+		if r.lock == nil {
+			lk, err := fsutil.LockFile(context.Background(), filepath.Join(r.dir, lockBase), time.Second)
+			if err != nil {
+				return fail(err)
+			}
+			r.lock = lk
 		}
-	}
-	r.lock = o.Lock
-	if r.lock == nil {
-		lk, err := fsutil.LockFile(context.Background(), filepath.Join(r.dir, lockBase), time.Second)
-		if err != nil {
+		if r.f, err = openNew(filepath.Join(r.dir, stepsFile), os.O_APPEND); err != nil {
 			return fail(err)
 		}
-		r.lock = lk
+		// run.json's and status.json's files are made now and renamed into
+		// place when the run starts and ends; one that never does leaves
+		// them empty under their temp names, in a directory that is not a
+		// run.
+		if mf, err = openNew(filepath.Join(r.dir, metaTemp), 0); err != nil {
+			return fail(err)
+		}
+		r.status, _ = openNew(filepath.Join(r.dir, statusTemp), 0)
 	}
 	ir := o.IR
 	if ir == nil && o.MakeIR != nil {
@@ -298,24 +333,14 @@ func (r *Run) setup() error {
 		path := filepath.Join(r.dir, f.name)
 		if len(f.data) > 0 {
 			if err := createFile(path, mask.Bytes(f.data)); err != nil {
+				mf.Close()
 				return fail(err)
 			}
 		} else if claimed {
 			os.Remove(path) // as a record made without a spare
 		}
 	}
-	if r.f, err = openNew(filepath.Join(r.dir, stepsFile), os.O_APPEND); err != nil {
-		return fail(err)
-	}
-	// run.json's and status.json's files are made now and renamed into
-	// place when the run starts and ends; one that never does leaves them
-	// empty under their temp names, in a directory that is not a run.
 	metaTmp := filepath.Join(r.dir, metaTemp)
-	mf, err := openNew(metaTmp, 0)
-	if err != nil {
-		return fail(err)
-	}
-	r.status, _ = openNew(filepath.Join(r.dir, statusTemp), 0)
 	select {
 	case <-r.started:
 	case <-r.aborted:

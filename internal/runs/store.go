@@ -12,8 +12,9 @@
 //	status.json    how the run ended (absent while it runs, or if it died)
 //	run.lock       held while the run (or a resume of it) is in progress
 //
-// The directory, its lock and files are made by a background writer
-// beside the run, workflow.* first and run.json last, so a directory that
+// The directory, its lock and files are made beside the run — reserved
+// as soon as the run is asked for (reserve.go), or by its background
+// writer — workflow.* first and run.json last, so a directory that
 // has a run.json has the rest (a kill leaves a directory without one, which
 // readers skip). run.json and status.json are written atomically (temp file
 // + rename). steps.jsonl is append-only: events are whole lines written

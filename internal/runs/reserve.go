@@ -1,0 +1,120 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
+)
+
+// Reservation is a run's directory made ahead, before the run is known to
+// happen: its directory (a spare's, or a new one), its lock and its files,
+// opened and empty. A caller that will probably record a run reserves as
+// soon as it starts, so that this work, a dozen file operations, overlaps
+// the workflow's checks instead of delaying the start of its first step
+// with side effects (which waits for the record to exist). A run made with
+// Options.Reserved fills it; one that does not happen releases it.
+type Reservation struct {
+	ID      string
+	Started time.Time
+	store   *Store
+	dir     string
+	done    chan struct{}
+	used    atomic.Bool
+
+	// Set before done is closed.
+	err                 error
+	claimed             bool
+	lock                *fsutil.Lock
+	steps, meta, status *os.File
+}
+
+// Reserve starts making a run's directory (see Reservation) and returns at
+// once.
+func (s *Store) Reserve() *Reservation {
+	now := s.now()
+	id := NewID(now)
+	res := &Reservation{ID: id, Started: now, store: s, dir: s.dir(id), done: make(chan struct{})}
+	go func() {
+		defer close(res.done)
+		res.err = res.make()
+	}()
+	return res
+}
+
+// make creates the directory (or claims a spare), takes the lock and opens
+// the files; on failure it leaves nothing behind.
+func (res *Reservation) make() (err error) {
+	s := res.store
+	res.claimed = s.claimSpare(res.dir)
+	if !res.claimed {
+		err = os.Mkdir(res.dir, 0o700)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = os.MkdirAll(filepath.Dir(res.dir), 0o700); err == nil {
+				err = os.Mkdir(res.dir, 0o700)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create %s: %w", res.dir, err) // never another run's directory
+		}
+	}
+	defer func() {
+		if err != nil {
+			res.close()
+			os.RemoveAll(res.dir)
+		}
+	}()
+	if res.lock, err = fsutil.LockFile(context.Background(), filepath.Join(res.dir, lockBase), time.Second); err != nil {
+		return err
+	}
+	if res.steps, err = openNew(filepath.Join(res.dir, stepsFile), os.O_APPEND); err != nil {
+		return err
+	}
+	if res.meta, err = openNew(filepath.Join(res.dir, metaTemp), 0); err != nil {
+		return err
+	}
+	res.status, _ = openNew(filepath.Join(res.dir, statusTemp), 0)
+	return nil
+}
+
+// close closes the files and releases the lock.
+func (res *Reservation) close() {
+	for _, f := range []**os.File{&res.steps, &res.meta, &res.status} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+	if res.lock != nil {
+		res.lock.Unlock()
+		res.lock = nil
+	}
+}
+
+// take hands the reservation to a run (once): false when it was released
+// or taken before.
+func (res *Reservation) take() bool { return res != nil && res.used.CompareAndSwap(false, true) }
+
+// Release gives back a reservation no run took: its directory, whose files
+// are still empty, becomes a spare for the next run (or is removed when
+// the spare slots are full). It is a no-op once a run took it, and safe to
+// call more than once.
+func (res *Reservation) Release() {
+	if !res.take() {
+		return
+	}
+	<-res.done
+	if res.err != nil {
+		return
+	}
+	res.close()
+	if !res.store.place(res.dir) {
+		os.RemoveAll(res.dir)
+	}
+}
