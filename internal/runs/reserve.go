@@ -39,8 +39,7 @@ type Reservation struct {
 // once.
 func (s *Store) Reserve() *Reservation {
 	now := s.now()
-	id := NewID(now)
-	res := &Reservation{ID: id, Started: now, store: s, dir: s.dir(id), done: make(chan struct{})}
+	res := s.reservation(NewID(now), now)
 	go func() {
 		defer close(res.done)
 		res.err = res.make()
@@ -48,14 +47,23 @@ func (s *Store) Reserve() *Reservation {
 	return res
 }
 
+// reservation is a Reservation of run id, not yet made (see make).
+func (s *Store) reservation(id string, started time.Time) *Reservation {
+	return &Reservation{ID: id, Started: started, store: s, dir: s.dir(id), done: make(chan struct{})}
+}
+
 // make creates the directory (or claims a spare), takes the lock and opens
-// the files; on failure it leaves nothing behind.
+// the files — steps.jsonl, and the temp files of run.json and status.json,
+// renamed into place when the run starts and ends (one that never does
+// leaves them empty, in a directory that is not a run); on failure it
+// leaves nothing behind.
 func (res *Reservation) make() (err error) {
 	s := res.store
 	res.claimed = s.claimSpare(res.dir)
 	if !res.claimed {
 		err = os.Mkdir(res.dir, 0o700)
 		if errors.Is(err, fs.ErrNotExist) {
+			// The runs directory is made by Key, unless removed since.
 			if err = os.MkdirAll(filepath.Dir(res.dir), 0o700); err == nil {
 				err = os.Mkdir(res.dir, 0o700)
 			}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,8 +77,6 @@ type Options struct {
 	Version string
 	// Log receives warnings (nil: discarded).
 	Log io.Writer
-	// Lock, when set, is taken as the run's lock instead of a new one.
-	Lock *fsutil.Lock
 	// Key is the store's digest key (nil: Create reads it).
 	Key []byte
 	// MakeIR, when IR is nil, makes it on the writer goroutine, off the
@@ -256,64 +253,27 @@ func (r *Run) setup() error {
 				*f = nil
 			}
 		}
-		if r.lock != nil && o.Lock == nil {
+		if r.lock != nil {
 			r.lock.Unlock()
 		}
 		r.lock = nil
 		os.RemoveAll(r.dir)
 		return err
 	}
-	// The directory, its lock and the files made empty: reserved ahead, or
-	// made now (in a spare, when there is one; see spare.go).
-	var mf *os.File
-	claimed := false
-	if res := o.Reserved; res != nil {
-		<-res.done
-		if res.err != nil {
-			return res.err
-		}
-		claimed, r.f, mf, r.status = res.claimed, res.steps, res.meta, res.status
-		if o.Lock == nil {
-			r.lock = res.lock
-		} else {
-			res.lock.Unlock()
-			r.lock = o.Lock
-		}
-	} else {
-		claimed = r.store.claimSpare(r.dir)
-		var err error
-		if !claimed {
-			err = os.Mkdir(r.dir, 0o700)
-			if errors.Is(err, fs.ErrNotExist) {
-				// The runs directory is made by Key, unless removed since.
-				if err = os.MkdirAll(filepath.Dir(r.dir), 0o700); err == nil {
-					err = os.Mkdir(r.dir, 0o700)
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("create %s: %w", r.dir, err) // never another run's directory
-			}
-		}
-		r.lock = o.Lock
-		if r.lock == nil {
-			lk, err := fsutil.LockFile(context.Background(), filepath.Join(r.dir, lockBase), time.Second)
-			if err != nil {
-				return fail(err)
-			}
-			r.lock = lk
-		}
-		if r.f, err = openNew(filepath.Join(r.dir, stepsFile), os.O_APPEND); err != nil {
-			return fail(err)
-		}
-		// run.json's and status.json's files are made now and renamed into
-		// place when the run starts and ends; one that never does leaves
-		// them empty under their temp names, in a directory that is not a
-		// run.
-		if mf, err = openNew(filepath.Join(r.dir, metaTemp), 0); err != nil {
-			return fail(err)
-		}
-		r.status, _ = openNew(filepath.Join(r.dir, statusTemp), 0)
+	// The directory, its lock and the files, empty: reserved ahead, or made
+	// now the same way (in a spare, when there is one; see spare.go).
+	res := o.Reserved
+	if res == nil {
+		res = r.store.reservation(r.ID, r.Meta.Started)
+		res.err = res.make()
+		close(res.done)
 	}
+	<-res.done
+	if res.err != nil {
+		return res.err
+	}
+	claimed, mf := res.claimed, res.meta
+	r.f, r.status, r.lock = res.steps, res.status, res.lock
 	ir := o.IR
 	if ir == nil && o.MakeIR != nil {
 		ir = o.MakeIR()
