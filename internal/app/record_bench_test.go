@@ -60,9 +60,9 @@ func benchRecordOverhead(b *testing.B, src []byte, params func() map[string]any)
 	}
 }
 
-// fillRunStore records as many runs (of a one-step workflow) as retention
-// keeps, untimed: the store of someone who has used pflow for a while, in
-// which each new run's record replaces the oldest (runs/spare.go).
+// fillRunStore is testutil/homefill.Runs without traces (this package's
+// own tests cannot import it): as many runs as retention keeps, untimed,
+// so each new run's record replaces the oldest (runs/spare.go).
 func fillRunStore(b *testing.B, a *App) {
 	b.Helper()
 	wf := filepath.Join(b.TempDir(), "one.pflow.md")

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/app"
-	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
+	"github.com/pflow-go/pflow/internal/testutil/homefill"
 )
 
 var benchTopics = []string{"sales report", "github issues", "release notes", "weather forecast", "invoice totals",
@@ -118,7 +118,7 @@ func newApp(env []string, log *fakemcp.Buffer) *app.App { return app.New(env, lo
 // its own open session to the same server (go-calls-ms); and the steps'
 // durations as pflow reports them (steps-ms: the calls with pflow's node
 // and record work around them). The home holds as many runs and traces as
-// retention keeps (fillHome).
+// retention keeps (homefill.Runs).
 //
 //	go test -run '^$' -bench WarmSessions -benchtime 1x ./internal/mcpserver
 func BenchmarkWarmSessionsVsDirect(b *testing.B) {
@@ -140,7 +140,7 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 		md += fmt.Sprintf("\n### %s\nEcho %s.\n- type: mcp-everything-echo\n- message: %s\n", m, m, m)
 	}
 	os.WriteFile(wf, []byte(md), 0o644)
-	fillHome(b, home)
+	homefill.Runs(b, app.New(testEnv(home), &fakemcp.Buffer{}))
 	for b.Loop() {
 		out := runNode(b, filepath.Join(dir, "e2e"), node, testEnv(home), "warm.mjs", bin, wf, entry, "40")
 		var r struct {
@@ -162,26 +162,6 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 		b.ReportMetric(r.Ping, "ping-ms")
 		b.ReportMetric(r.Steps, "steps-ms")
 		b.ReportMetric(goThreeCalls(b, node, entry, 40), "go-calls-ms")
-	}
-}
-
-// fillHome records as many runs, with their traces, as retention keeps
-// (of a one-step workflow, in-process): the home of someone who has used
-// pflow for a while, where each run's record and trace replace the oldest
-// (a run's record re-uses the directory of the run retention removes).
-func fillHome(b *testing.B, home string) {
-	b.Helper()
-	a := app.New(testEnv(home), &fakemcp.Buffer{})
-	wf := filepath.Join(b.TempDir(), "one.pflow.md")
-	os.WriteFile(wf, []byte("# One\nOne step.\n\n## Steps\n\n### s\nEcho.\n- type: echo\n- message: hi\n"), 0o644)
-	t, err := a.ResolveTarget(wf)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for range settings.DefaultRetentionCount + 1 {
-		if out, err := a.Run(context.Background(), app.RunRequest{Target: t}); err != nil || !out.Result.Success() {
-			b.Fatalf("fill: %v", err)
-		}
 	}
 }
 

@@ -11,12 +11,12 @@ import (
 
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/mcpclient"
-	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
+	"github.com/pflow-go/pflow/internal/testutil/homefill"
 )
 
 // BenchmarkPooledRun is App.Run of a workflow of 3 calls to a warm pooled
-// MCP server (the fake), in a home at its retention limit (fillHomeB), with
+// MCP server (the fake), in a home at its retention limit (homefill.Runs), with
 // and without the run record and the trace:
 // what a workflow_execute costs besides the calls; serve is record+trace
 // as pflow mcp serve does it (the trace written after the answer).
@@ -46,7 +46,7 @@ func BenchmarkPooledRun(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			fillHomeB(b, a)
+			homefill.Runs(b, a)
 			for b.Loop() {
 				out, err := a.Run(context.Background(), app.RunRequest{Target: target, NoTrace: c.noTrace, NoRecord: c.noRecord})
 				if err != nil || out.Result == nil || !out.Result.Success() {
@@ -54,27 +54,6 @@ func BenchmarkPooledRun(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// fillHomeB records as many runs, with their traces, as retention keeps
-// (of a one-step workflow): a home in steady use, where each run's record
-// re-uses the directory of the run retention removes.
-func fillHomeB(b *testing.B, a *app.App) {
-	b.Helper()
-	wf := filepath.Join(b.TempDir(), "one.pflow.md")
-	os.WriteFile(wf, []byte("# One\nOne step.\n\n## Steps\n\n### s\nEcho.\n- type: echo\n- message: hi\n"), 0o644)
-	t, err := a.ResolveTarget(wf)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for range settings.DefaultRetentionCount + 1 {
-		if out, err := a.Run(context.Background(), app.RunRequest{Target: t}); err != nil || !out.Result.Success() {
-			b.Fatalf("fill: %v", err)
-		}
-	}
-	if a.Afterwards != nil {
-		a.Afterwards.Settle()
 	}
 }
 
