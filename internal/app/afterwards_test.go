@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pflow-go/pflow/internal/runs"
 )
 
 // Work queued after a run is done in order, and Settle returns only when
@@ -63,12 +65,14 @@ func TestTraceIsWrittenAfterTheAnswer(t *testing.T) {
 
 // A long-lived process prunes its traces after every traceSlack-th run:
 // never more than that many traces over the retention count, and back to
-// it at each prune; run records are pruned after every run, and their
-// directories become the next runs' (a spare is there after each run).
+// it at each prune; run records are pruned after every run, and the next
+// run's directory is ready after each one (runs.Standby).
 func TestLongLivedPruning(t *testing.T) {
 	home := t.TempDir()
 	a := New([]string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH")}, nil)
 	a.Afterwards = NewAfterwards()
+	a.RunStandby = &runs.Standby{}
+	defer a.RunStandby.Close()
 	keep := 40
 	if _, err := a.SetRetention(context.Background(), &keep, nil); err != nil {
 		t.Fatal(err)
@@ -107,8 +111,8 @@ func TestLongLivedPruning(t *testing.T) {
 		if list, _ := a.ListRuns(0); len(list) != min(i, keep) {
 			t.Fatalf("after run %d: %d run records, keep %d", i, len(list), keep)
 		}
-		if _, err := os.Stat(filepath.Join(a.Paths.Runs, ".spare-1")); err != nil {
-			t.Fatalf("after run %d: no spare run directory: %v", i, err)
+		if n := count(a.Paths.Runs, ".standby-"); n != 1 {
+			t.Fatalf("after run %d: %d standby run directories, want 1", i, n)
 		}
 	}
 	if !pruned {

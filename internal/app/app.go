@@ -15,6 +15,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/trace"
 )
 
@@ -44,6 +45,10 @@ type App struct {
 	// Afterwards, set by a long-lived process, does the work after a run
 	// (its trace, retention) once the run has answered; nil: before.
 	Afterwards *Afterwards
+	// RunStandby, set by a long-lived process, holds the next run's record
+	// directory, made after the previous run answered (runs.Standby); nil:
+	// each run reserves its own when it starts.
+	RunStandby *runs.Standby
 	// Temporal runs workflows on Temporal (issue #17); set by the
 	// pflow-temporal binary, nil in pflow (whose start-up must not pay for
 	// the Temporal SDK).

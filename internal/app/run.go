@@ -132,7 +132,9 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// below: a first step with side effects waits for it (runs.Reservation).
 	var reserved *runs.Reservation
 	if !req.ValidateOnly && (!req.NoRecord || req.Resume != "") && req.Temporal == nil {
-		reserved = a.RunStore().Reserve()
+		if reserved = a.RunStandby.Take(a.RunStore()); reserved == nil {
+			reserved = a.RunStore().Reserve()
+		}
 		defer reserved.Release() // a no-op once a run took it
 	}
 	w := req.Target.Workflow
@@ -295,10 +297,10 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		id := record.ID
 		a.later(func() {
 			a.pruneRuns(st, id)
-			if a.Afterwards != nil {
-				// A long-lived process makes its next run's directory now,
-				// when retention gave it none (see runs.Store.MakeSpare).
-				a.RunStore().MakeSpare()
+			if a.RunStandby != nil {
+				// A long-lived process makes its next run's directory now
+				// (in the spare retention just made, when it made one).
+				a.RunStandby.Refill(a.RunStore())
 			}
 		})
 	}

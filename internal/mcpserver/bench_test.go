@@ -134,12 +134,7 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 			b.Fatalf("pflow %v: %v\n%s", args, err, out)
 		}
 	}
-	wf := filepath.Join(home, "three-calls.pflow.md")
-	md := "# Three calls\nEchoes three times.\n\n## Steps\n"
-	for _, m := range []string{"one", "two", "three"} {
-		md += fmt.Sprintf("\n### %s\nEcho %s.\n- type: mcp-everything-echo\n- message: %s\n", m, m, m)
-	}
-	os.WriteFile(wf, []byte(md), 0o644)
+	wf := threeCallsWorkflow(home)
 	homefill.Runs(b, app.New(testEnv(home), &fakemcp.Buffer{}))
 	for b.Loop() {
 		out := runNode(b, filepath.Join(dir, "e2e"), node, testEnv(home), "warm.mjs", bin, wf, entry, "40")
@@ -163,6 +158,18 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 		b.ReportMetric(r.Steps, "steps-ms")
 		b.ReportMetric(goThreeCalls(b, node, entry, 40), "go-calls-ms")
 	}
+}
+
+// threeCallsWorkflow writes the warm-hub benchmarks' workflow (3 echo calls
+// to server-everything, as "everything") in dir and returns its path.
+func threeCallsWorkflow(dir string) string {
+	wf := filepath.Join(dir, "three-calls.pflow.md")
+	md := "# Three calls\nEchoes three times.\n\n## Steps\n"
+	for _, m := range []string{"one", "two", "three"} {
+		md += fmt.Sprintf("\n### %s\nEcho %s.\n- type: mcp-everything-echo\n- message: %s\n", m, m, m)
+	}
+	os.WriteFile(wf, []byte(md), 0o644)
+	return wf
 }
 
 // goThreeCalls is the median time of 3 sequential echo calls by the go-sdk

@@ -32,6 +32,7 @@ import (
 	"github.com/pflow-go/pflow/internal/instructions"
 	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -108,6 +109,9 @@ func New(opts Options) *Server {
 	// A run's trace and the retention housekeeping are written after it
 	// has answered.
 	a.Afterwards = app.NewAfterwards()
+	// The first run's record directory is made now (runs.Standby).
+	a.RunStandby = &runs.Standby{}
+	a.Afterwards.Do(func() { a.RunStandby.Refill(a.RunStore()) })
 	opts.App = &a
 	s := &Server{opts: opts, wfTools: map[string]string{}, resources: map[string]string{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
@@ -140,6 +144,7 @@ func (s *Server) Shutdown() {
 	s.cancel()
 	s.inflight.Wait()
 	s.opts.App.Afterwards.Settle() // every trace written
+	s.opts.App.RunStandby.Close()
 	// Then the warm MCP servers, and everything they started.
 	s.opts.App.MCPPool.Close()
 }

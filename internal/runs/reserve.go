@@ -29,10 +29,9 @@ type Reservation struct {
 	used    atomic.Bool
 
 	// Set before done is closed.
-	err                 error
-	claimed             bool
-	lock                *fsutil.Lock
-	steps, meta, status *os.File
+	err                             error
+	lock                            *fsutil.Lock
+	steps, meta, status, ir, source *os.File
 }
 
 // Reserve starts making a run's directory (see Reservation) and returns at
@@ -53,14 +52,13 @@ func (s *Store) reservation(id string, started time.Time) *Reservation {
 }
 
 // make creates the directory (or claims a spare), takes the lock and opens
-// the files — steps.jsonl, and the temp files of run.json and status.json,
-// renamed into place when the run starts and ends (one that never does
-// leaves them empty, in a directory that is not a run); on failure it
-// leaves nothing behind.
+// the files — steps.jsonl, the workflow's copies, and the temp files of
+// run.json and status.json, renamed into place when the run starts and
+// ends (one that never does leaves them empty, in a directory that is not
+// a run); on failure it leaves nothing behind.
 func (res *Reservation) make() (err error) {
 	s := res.store
-	res.claimed = s.claimSpare(res.dir)
-	if !res.claimed {
+	if !s.claimSpare(res.dir) {
 		err = os.Mkdir(res.dir, 0o700)
 		if errors.Is(err, fs.ErrNotExist) {
 			// The runs directory is made by Key, unless removed since.
@@ -88,12 +86,15 @@ func (res *Reservation) make() (err error) {
 		return err
 	}
 	res.status, _ = openNew(filepath.Join(res.dir, statusTemp), 0)
+	// Opened now, written (or removed, when the run has none) by setup.
+	res.ir, _ = openNew(filepath.Join(res.dir, irFile), 0)
+	res.source, _ = openNew(filepath.Join(res.dir, sourceFile), 0)
 	return nil
 }
 
 // close closes the files and releases the lock.
 func (res *Reservation) close() {
-	for _, f := range []**os.File{&res.steps, &res.meta, &res.status} {
+	for _, f := range []**os.File{&res.steps, &res.meta, &res.status, &res.ir, &res.source} {
 		if *f != nil {
 			(*f).Close()
 			*f = nil
@@ -102,6 +103,19 @@ func (res *Reservation) close() {
 	if res.lock != nil {
 		res.lock.Unlock()
 		res.lock = nil
+	}
+}
+
+// ready reports whether the reservation is made (successfully).
+func (res *Reservation) ready() bool {
+	if res == nil {
+		return false
+	}
+	select {
+	case <-res.done:
+		return res.err == nil
+	default:
+		return false
 	}
 }
 

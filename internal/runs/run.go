@@ -148,6 +148,12 @@ type Run struct {
 	started, aborted chan struct{}
 	startOnce        sync.Once
 	status           *os.File // status.json's temp file, made by setup
+	meta             *os.File // run.json's temp file, until the run starts
+	// setupDone receives setup's outcome (nil: the record exists); when
+	// the reservation was made already, setup runs on the caller's
+	// goroutine: its files in Prepare, its end in Start (or Abort).
+	setupDone chan error
+	syncSetup bool
 }
 
 // pending is an event waiting for the writer.
@@ -214,18 +220,52 @@ func (s *Store) Prepare(o Options) (*Run, error) {
 	}
 	r.wake = make(chan struct{}, 1)
 	r.done = sync.NewCond(&r.mu)
+	r.setupDone = make(chan error, 1)
+	if o.Reserved.ready() {
+		// Nothing to wait for: the files are written now, and run.json
+		// takes its name in Start, on the run's goroutine (no hand-off
+		// between goroutines before the first step's start is written).
+		r.syncSetup = true
+		if err := r.setupFiles(); err != nil {
+			r.setupDone <- err
+			r.syncSetup = false
+		}
+	} else {
+		go func() { r.setupDone <- r.setup() }()
+	}
 	go r.writer()
 	return r, nil
 }
 
 // Start makes a prepared run a run: run.json is written (beside the run,
 // before any of its events).
-func (r *Run) Start() { r.startOnce.Do(func() { close(r.started) }) }
+func (r *Run) Start() {
+	r.startOnce.Do(func() {
+		close(r.started)
+		if !r.syncSetup {
+			return
+		}
+		err := r.setupFinish()
+		if err == nil {
+			// The writer holds nothing yet: the first event a step waits
+			// for is written by the step itself (writeInline).
+			r.mu.Lock()
+			r.idle = true
+			r.mu.Unlock()
+		}
+		r.setupDone <- err
+	})
+}
 
 // Abort removes a prepared run that did not start, once its files are
 // made, and releases its lock. It returns when they are gone.
 func (r *Run) Abort() {
-	r.startOnce.Do(func() { close(r.aborted) })
+	r.startOnce.Do(func() {
+		close(r.aborted)
+		if r.syncSetup {
+			r.setupDone <- r.setupFailed(errAborted)
+		}
+	})
 	r.shut.Store(true)
 	r.mu.Lock()
 	r.closing = true
@@ -242,24 +282,26 @@ var errAborted = errors.New("aborted")
 var ErrNotRecorded = errors.New("the run is not recorded")
 
 // setup creates the run's directory, takes its lock, writes the workflow
-// and run.json (last: a directory without it is not listed as a run) and
-// opens steps.jsonl. It runs on the writer goroutine, before any event.
+// and run.json (renamed into place last, once the run starts: a directory
+// without it is not listed as a run) and opens steps.jsonl. It runs on its
+// own goroutine beside the writer, before any event is written (see
+// Prepare for a run whose directory is reserved already).
 func (r *Run) setup() error {
-	o := &r.opts
-	fail := func(err error) error {
-		for _, f := range []**os.File{&r.f, &r.status} {
-			if *f != nil {
-				(*f).Close()
-				*f = nil
-			}
-		}
-		if r.lock != nil {
-			r.lock.Unlock()
-		}
-		r.lock = nil
-		os.RemoveAll(r.dir)
+	if err := r.setupFiles(); err != nil {
 		return err
 	}
+	select {
+	case <-r.started:
+		return r.setupFinish()
+	case <-r.aborted:
+		return r.setupFailed(errAborted)
+	}
+}
+
+// setupFiles is setup until the run starts: the directory, its lock and
+// the files, with the workflow's copies and run.json's content written.
+func (r *Run) setupFiles() error {
+	o := &r.opts
 	// The directory, its lock and the files, empty: reserved ahead, or made
 	// now the same way (in a spare, when there is one; see spare.go).
 	res := o.Reserved
@@ -272,8 +314,7 @@ func (r *Run) setup() error {
 	if res.err != nil {
 		return res.err
 	}
-	claimed, mf := res.claimed, res.meta
-	r.f, r.status, r.lock = res.steps, res.status, res.lock
+	r.f, r.status, r.lock, r.meta = res.steps, res.status, res.lock, res.meta
 	ir := o.IR
 	if ir == nil && o.MakeIR != nil {
 		ir = o.MakeIR()
@@ -282,45 +323,76 @@ func (r *Run) setup() error {
 			r.Meta.Workflow.Hash = hex.EncodeToString(sum[:])
 		}
 	}
-	// The directory is new and run.json is written last: these files need
-	// no temp file and rename (a reader never sees them half written in a
-	// listed run, and a kill leaves a directory that is not one).
+	// The directory is new and run.json is renamed into place last: these
+	// files need no temp file and rename (a reader never sees them half
+	// written in a listed run, and a kill leaves a directory that is not
+	// one).
 	mask := o.Redactor.Masker()
-	for _, f := range []struct {
+	for i, f := range []struct {
 		name string
 		data []byte
-	}{{irFile, ir}, {sourceFile, o.Source}} {
+		file *os.File // opened by the reservation (nil: not opened)
+	}{{irFile, ir, res.ir}, {sourceFile, o.Source, res.source}} {
 		path := filepath.Join(r.dir, f.name)
-		if len(f.data) > 0 {
-			if err := createFile(path, mask.Bytes(f.data)); err != nil {
-				mf.Close()
-				return fail(err)
+		var err error
+		switch {
+		case len(f.data) > 0 && f.file != nil:
+			err = writeClose(f.file, path, mask.Bytes(f.data))
+		case len(f.data) > 0:
+			err = createFile(path, mask.Bytes(f.data))
+		case f.file != nil:
+			f.file.Close()
+			os.Remove(path) // as a record without it
+		}
+		if err != nil {
+			if i == 0 && res.source != nil {
+				res.source.Close()
 			}
-		} else if claimed {
-			os.Remove(path) // as a record made without a spare
+			return r.setupFailed(err)
 		}
 	}
-	metaTmp := filepath.Join(r.dir, metaTemp)
-	select {
-	case <-r.started:
-	case <-r.aborted:
-		mf.Close()
-		return fail(errAborted)
-	}
+	res.ir, res.source = nil, nil
+	// The run's description is complete when it is prepared: written now,
+	// renamed into place when the run starts.
 	meta, err := encodeJSON(r.Meta)
 	if err == nil {
-		_, err = mf.Write(meta)
-	}
-	if cerr := mf.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(metaTmp, filepath.Join(r.dir, metaFile))
+		_, err = r.meta.Write(meta)
 	}
 	if err != nil {
-		return fail(fmt.Errorf("write %s: %w", filepath.Join(r.dir, metaFile), err))
+		return r.setupFailed(fmt.Errorf("write %s: %w", filepath.Join(r.dir, metaFile), err))
 	}
 	return nil
+}
+
+// setupFinish makes the prepared record a run: run.json takes its name.
+func (r *Run) setupFinish() error {
+	mf := r.meta
+	r.meta = nil
+	err := mf.Close()
+	if err == nil {
+		err = os.Rename(filepath.Join(r.dir, metaTemp), filepath.Join(r.dir, metaFile))
+	}
+	if err != nil {
+		return r.setupFailed(fmt.Errorf("write %s: %w", filepath.Join(r.dir, metaFile), err))
+	}
+	return nil
+}
+
+// setupFailed closes what setup opened, releases the lock and removes the
+// directory; it returns err.
+func (r *Run) setupFailed(err error) error {
+	for _, f := range []**os.File{&r.f, &r.status, &r.meta} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+	if r.lock != nil {
+		r.lock.Unlock()
+	}
+	r.lock = nil
+	os.RemoveAll(r.dir)
+	return err
 }
 
 // statusTemp is status.json while the run is in progress (empty).
@@ -333,7 +405,13 @@ func createFile(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	return writeClose(f, path, data)
+}
+
+// writeClose writes data to f, a new file of the run's directory at path,
+// and closes it; on failure the file is removed.
+func writeClose(f *os.File, path string, data []byte) error {
+	_, err := f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -730,8 +808,7 @@ func (r *Run) writer() {
 	defer close(r.finished)
 	// The record's files are made by another goroutine meanwhile: events
 	// are encoded as they come, and written once run.json is there.
-	setupDone := make(chan error, 1)
-	go func() { setupDone <- r.setup() }()
+	setupDone := r.setupDone
 	ready := false
 	setupEnded := func(err error) bool {
 		if err == nil {
@@ -1130,10 +1207,10 @@ func (r *Run) writeStatus(st *Status) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = os.Rename(filepath.Join(r.dir, statusTemp), path)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		os.Remove(filepath.Join(r.dir, statusTemp))
 		return writeJSON(path, st)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -21,13 +20,14 @@ import (
 // empty, under a hidden name (.spare-1, .spare-2), which a run claims with
 // one rename and fills (truncating its files).
 //
-// Spares come from two places. Retention turns the directory of a run it
-// removes into a spare, its files emptied (the old run's data is gone as
-// when the directory is deleted), instead of deleting it — so in the steady
-// state, once a store holds as many runs as it keeps, every run re-uses the
-// directory of the run it replaces and no file is made at all. And a
-// long-lived process (pflow mcp serve) makes a spare after it has answered,
-// when there is none, so that its next run finds one.
+// Spares come from retention: it turns the directory of a run it removes
+// into a spare, its files emptied (the old run's data is gone as when the
+// directory is deleted), instead of deleting it — so in the steady state,
+// once a store holds as many runs as it keeps, every run re-uses the
+// directory of the run it replaces and no file is made at all. A
+// long-lived process (pflow mcp serve) goes further: after answering, it
+// makes its next run's directory ready, in a spare when there is one (see
+// Standby).
 //
 // A spare never holds a run.json (it is renamed away first when a run's
 // directory is recycled), so a spare, or a crash at any point of making or
@@ -37,15 +37,12 @@ import (
 // spareSlots is how many spares a store keeps.
 const spareSlots = 2
 
-// spareFiles are the files a spare may hold, empty: those setup makes
-// (MakeSpare makes them all; a recycled directory has those its run had).
+// spareFiles are the files a spare may hold, empty: those setup makes (a
+// recycled directory has those its run had).
 var spareFiles = []string{lockBase + ".lock", irFile, sourceFile, stepsFile, metaTemp, statusTemp}
 
 // metaTemp is run.json while the run is being prepared (empty).
 const metaTemp = "." + metaFile + ".tmp"
-
-// spareNew prefixes a spare being made (renamed to a slot when complete).
-const spareNew = ".spare-new-"
 
 func (s *Store) spare(i int) string { return filepath.Join(s.Dir, fmt.Sprintf(".spare-%d", i)) }
 
@@ -84,35 +81,6 @@ func (s *Store) place(dir string) bool {
 		}
 	}
 	return false
-}
-
-// MakeSpare makes a spare directory when a slot is free, so that the next
-// run's record costs no file creation (a long-lived process calls it after
-// answering). It reports whether it made one.
-func (s *Store) MakeSpare() bool {
-	if s.freeSlot() == 0 {
-		return false
-	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return false
-	}
-	dir, err := os.MkdirTemp(s.Dir, spareNew+"*")
-	if err != nil {
-		return false
-	}
-	for _, name := range spareFiles {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err != nil {
-			os.RemoveAll(dir)
-			return false
-		}
-		f.Close()
-	}
-	if !s.place(dir) {
-		os.RemoveAll(dir)
-		return false
-	}
-	return true
 }
 
 // recycle turns the directory of run id, which retention removes (its
@@ -173,18 +141,8 @@ func (s *Store) recycle(id string) bool {
 	return s.place(dir)
 }
 
-// staleNewSpare reports whether e is a spare being made that a killed
-// process left (older than staleSpare).
-func staleNewSpare(e fs.DirEntry) bool {
-	if !strings.HasPrefix(e.Name(), spareNew) {
-		return false
-	}
-	info, err := e.Info()
-	return err == nil && time.Since(info.ModTime()) > staleSpare
-}
-
-// staleSpare is how old a spare being made must be before it is removed:
-// making one takes milliseconds.
+// staleSpare is how old a standby must be before retention may remove
+// it (its lock free: the process that made it is gone; see Standby).
 const staleSpare = 10 * time.Minute
 
 // emptyFile truncates path and closes it at once: ext4 flushes a truncated

@@ -144,49 +144,6 @@ func TestRetentionRecyclesRunDirectories(t *testing.T) {
 	}
 }
 
-// MakeSpare fills the free slots (no more), a run claims one, and a spare
-// being made that a killed process left is removed by the next prune.
-func TestMakeSpare(t *testing.T) {
-	s := Open(t.TempDir())
-	for i := 1; i <= spareSlots; i++ {
-		if !s.MakeSpare() {
-			t.Fatalf("spare %d not made", i)
-		}
-	}
-	if s.MakeSpare() {
-		t.Fatal("a spare was made with every slot taken")
-	}
-	before := inode(t, s.spare(1))
-	id := recordRun(t, s, "wf", "OUT", []byte("# wf\n"))
-	if inode(t, s.dir(id)) != before {
-		t.Fatal("the run did not claim the first spare")
-	}
-	checkRun(t, s, id, "wf", "OUT", []byte("# wf\n"))
-	if !s.MakeSpare() {
-		t.Fatal("the claimed slot was not made again")
-	}
-
-	stale := filepath.Join(s.Dir, spareNew+"killed")
-	os.Mkdir(stale, 0o700)
-	os.WriteFile(filepath.Join(stale, stepsFile), nil, 0o600)
-	fresh := filepath.Join(s.Dir, spareNew+"busy")
-	os.Mkdir(fresh, 0o700)
-	long := time.Now().Add(-time.Hour)
-	os.Chtimes(stale, long, long)
-	if _, err := s.Prune(Retention{Keep: 10}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Fatal("a stale spare being made was not removed")
-	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Fatal("a spare being made now was removed")
-	}
-	if list, _ := s.List(0); len(list) != 1 {
-		t.Fatalf("spares are listed as runs: %+v", list)
-	}
-}
-
 // A run's directory that is not a record as setup makes it (a subdirectory
 // in it) is deleted by retention, not recycled.
 func TestRetentionDeletesWhatItCannotRecycle(t *testing.T) {

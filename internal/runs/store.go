@@ -246,7 +246,7 @@ func (s *Store) scan() (ids, stale []string, err error) {
 		switch {
 		case e.IsDir() && validID(e.Name()):
 			ids = append(ids, e.Name())
-		case staleNewSpare(e):
+		case s.staleStandby(e):
 			stale = append(stale, e.Name())
 		}
 	}
