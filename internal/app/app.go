@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/mcpclient"
+	"github.com/pflow-go/pflow/internal/settings"
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/pferr"
@@ -53,11 +55,30 @@ type App struct {
 	// pflow-temporal binary, nil in pflow (whose start-up must not pay for
 	// the Temporal SDK).
 	Temporal wire.Engine
+
+	// memo is what this process derived from files while they were
+	// unchanged (shared by Scoped copies; nil: nothing is remembered).
+	memo *memo
+}
+
+// memo holds what an App derived from configuration files, for as long as
+// the values read from them are the same (see baseSecrets).
+type memo struct {
+	mu      sync.Mutex
+	secrets *memoSecrets
+}
+
+// memoSecrets are the base secrets made for one settings value and one
+// mcp-servers.json value.
+type memoSecrets struct {
+	st  *settings.Settings
+	mcp *mcpclient.File
+	r   *trace.Redactor
 }
 
 // New builds an App from a process environment.
 func New(environ []string, log io.Writer) *App {
-	a := &App{Environ: environ, Log: log, Now: time.Now, Secrets: trace.NewRedactor()}
+	a := &App{Environ: environ, Log: log, Now: time.Now, Secrets: trace.NewRedactor(), memo: &memo{}}
 	if a.Log == nil {
 		a.Log = io.Discard
 	}

@@ -18,9 +18,10 @@ import (
 )
 
 // Settings loads settings.json (defaults when missing; a corrupt file gives a
-// warning on a.Log and the defaults).
+// warning on a.Log and the defaults). The Settings may be shared with other
+// callers (settings.LoadShared): they must not be modified.
 func (a *App) Settings() (*settings.Settings, error) {
-	return settings.Load(a.Paths.Settings, a.Log)
+	return settings.LoadShared(a.Paths.Settings, a.Log)
 }
 
 // EnvLookup returns the lookup nodes use for configuration: the process

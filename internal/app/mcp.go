@@ -449,9 +449,29 @@ type mcpSyncState struct {
 func (a *App) syncStatePath() string { return filepath.Join(a.Paths.Cache, "mcp-sync.json") }
 
 func (a *App) loadSyncState() *mcpSyncState {
-	st := &mcpSyncState{Servers: map[string]string{}}
 	data, err := os.ReadFile(a.syncStatePath())
-	if err == nil {
+	if err != nil {
+		data = nil
+	}
+	return decodeSyncState(data)
+}
+
+// loadSyncStateShared is loadSyncState for a reader that does not modify
+// it: decoded once while the file is unchanged (fsutil.Memo).
+func (a *App) loadSyncStateShared() *mcpSyncState {
+	st, err := sharedSyncStates.Load(a.syncStatePath(), func(data []byte) (*mcpSyncState, error) { return decodeSyncState(data), nil })
+	if err != nil {
+		return decodeSyncState(nil)
+	}
+	return st
+}
+
+var sharedSyncStates fsutil.Memo[*mcpSyncState]
+
+// decodeSyncState is the sync state data holds (none: nil or not JSON).
+func decodeSyncState(data []byte) *mcpSyncState {
+	st := &mcpSyncState{Servers: map[string]string{}}
+	if data != nil {
 		if json.Unmarshal(data, st) != nil || st.Servers == nil {
 			st.Servers = map[string]string{}
 		}
@@ -526,7 +546,7 @@ func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 	// The registry first: loading it restores a corrupt file from its
 	// backup, which marks the sync state stale before it is read below.
 	reg, rerr := a.RegistryStore().LoadWithoutSchemas()
-	st := a.loadSyncState()
+	st := a.loadSyncStateShared()
 	need := map[string]bool{}
 	var missing, restored []string
 	for _, t := range mcpTypes {

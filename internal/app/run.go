@@ -394,6 +394,29 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 	if r == nil {
 		r = trace.NewRedactor()
 	}
+	r.Merge(a.baseSecrets(st))
+	return r
+}
+
+// baseSecrets are the secrets of settings st's env, of the process
+// environment and of the MCP servers' configs, in a redactor of their own:
+// made once while st and mcp-servers.json are unchanged (a long-lived
+// process gets the same values for them, see settings.LoadShared and
+// mcpclient.LoadFileShared), made for each call otherwise.
+func (a *App) baseSecrets(st *settings.Settings) *trace.Redactor {
+	f, ferr := mcpclient.LoadFileShared(a.Paths.MCPServers)
+	if ferr != nil {
+		f = nil
+	}
+	if a.memo != nil {
+		a.memo.mu.Lock()
+		b := a.memo.secrets
+		a.memo.mu.Unlock()
+		if b != nil && b.st == st && b.mcp == f {
+			return b.r
+		}
+	}
+	r := trace.NewRedactor()
 	if st != nil {
 		for k, v := range st.Env {
 			r.AddSecret(k, v)
@@ -405,7 +428,7 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 			r.AddSecret(k, v)
 		}
 	}
-	if f, err := mcpclient.LoadFileShared(a.Paths.MCPServers); err == nil {
+	if f != nil {
 		lookup := a.LookupProcessEnv
 		if st != nil {
 			lookup = a.EnvLookup(st)
@@ -413,6 +436,11 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 		for name, raw := range f.Servers {
 			mcpclient.AddConfigSecrets(r, name, raw, lookup)
 		}
+	}
+	if a.memo != nil && st != nil {
+		a.memo.mu.Lock()
+		a.memo.secrets = &memoSecrets{st: st, mcp: f, r: r}
+		a.memo.mu.Unlock()
 	}
 	return r
 }

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -34,6 +36,43 @@ func TestRedactorKnowsMCPServerCredentials(t *testing.T) {
 		if got := r.String("<" + s + ">"); got != "<<REDACTED>>" {
 			t.Errorf("%s: %q", s, got)
 		}
+	}
+}
+
+// The secrets of settings.json and mcp-servers.json are found once while
+// the files are unchanged (a long-lived process asks for every request),
+// and a changed file's new secrets are masked at once.
+func TestBaseSecretsFollowTheFiles(t *testing.T) {
+	home := t.TempDir()
+	servers := filepath.Join(home, "mcp-servers.json")
+	write := func(tok string) {
+		os.WriteFile(servers, []byte(`{"mcpServers": {"web": {"type": "http", "url": "https://h.example/mcp", "auth": {"type": "bearer", "token": "`+tok+`"}}}}`), 0o600)
+	}
+	write("first-token-1")
+	os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"env": {"SERVICE_KEY": "settings-key-2"}}`), 0o600)
+	time.Sleep(1100 * time.Millisecond) // remembered once a second old (fsutil.Memo)
+	a := New([]string{"PFLOW_HOME=" + home}, nil)
+	masks := func(want ...string) *trace.Redactor {
+		t.Helper()
+		st, err := a.Settings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := a.Scoped().Redactor(st)
+		for _, s := range want {
+			if got := r.String("<" + s + ">"); got != "<<REDACTED>>" {
+				t.Errorf("%s: %q", s, got)
+			}
+		}
+		return a.memo.secrets.r
+	}
+	first := masks("first-token-1", "settings-key-2")
+	if masks("first-token-1") != first {
+		t.Fatal("the unchanged files' secrets were found again")
+	}
+	write("second-token-3")
+	if masks("second-token-3", "settings-key-2") == first {
+		t.Fatal("the changed file's secrets are the old ones")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
@@ -164,9 +165,6 @@ func describeJSONError(data []byte, err error) error {
 // gives a warning on log and the defaults. A file readable by group or others
 // that holds env values gives a warning with the chmod fix.
 func Load(path string, log io.Writer) (*Settings, error) {
-	if log == nil {
-		log = io.Discard
-	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(), nil
@@ -175,10 +173,38 @@ func Load(path string, log io.Writer) (*Settings, error) {
 		return nil, pferr.Newf(pferr.Config, "cannot read settings: %v", err).WithWhere(path).
 			WithHint("Check the file's permissions (it should be yours, mode 600).")
 	}
+	return fromData(path, data, log), nil
+}
+
+// LoadShared is Load for readers that do not modify the Settings: while
+// settings.json is unchanged, a long-lived process (pflow mcp serve), which
+// reads it several times per request, decodes it once, and says what is
+// wrong with it once. The Settings are shared: they must not be modified.
+func LoadShared(path string, log io.Writer) (*Settings, error) {
+	s, err := shared.Load(path, func(data []byte) (*Settings, error) { return fromData(path, data, log), nil })
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return sharedDefault(), nil
+	case err != nil:
+		return Load(path, log) // unreadable: as Load says
+	}
+	return s, nil
+}
+
+var (
+	shared        fsutil.Memo[*Settings]
+	sharedDefault = sync.OnceValue(Default)
+)
+
+// fromData is Load's settings from the file's content.
+func fromData(path string, data []byte, log io.Writer) *Settings {
+	if log == nil {
+		log = io.Discard
+	}
 	s, err := decode(data)
 	if err != nil {
 		fmt.Fprintf(log, "Warning: %s is not valid settings JSON (%v); using default settings. Fix the file or delete it.\n", path, err)
-		return Default(), nil
+		return Default()
 	}
 	if err := s.Retention.Validate(); err != nil {
 		fmt.Fprintf(log, "Warning: %s: %v; using the defaults (%d runs, %d days). Fix it with: pflow settings retention --max-count N --max-age-days N\n",
@@ -190,7 +216,7 @@ func Load(path string, log io.Writer) (*Settings, error) {
 			fmt.Fprintf(log, "Warning: %s holds secrets but is readable by other users (mode %04o). Run: chmod 600 %s\n", path, st.Mode().Perm(), path)
 		}
 	}
-	return s, nil
+	return s
 }
 
 // Update takes the settings lock, loads the file (defaults when missing),

@@ -227,6 +227,34 @@ func (r *Redactor) AddSecret(name, v string) {
 	}
 }
 
+// Merge adds every secret o holds (values and names) to r, rebuilding r's
+// replacer once, and only when o has a pattern r lacks.
+func (r *Redactor) Merge(o *Redactor) {
+	if r == nil || o == nil || r == o {
+		return
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range o.names {
+		r.names[k] = true
+	}
+	for k := range o.values {
+		r.values[k] = true
+	}
+	added := false
+	for k := range o.patterns {
+		if !r.patterns[k] {
+			r.patterns[k] = true
+			added = true
+		}
+	}
+	if added {
+		r.rebuild()
+	}
+}
+
 // rebuild makes the replacer; r.mu is held.
 func (r *Redactor) rebuild() {
 	all := make([]string, 0, len(r.patterns))
