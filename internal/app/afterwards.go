@@ -18,6 +18,9 @@ type Afterwards struct {
 	// tracesUnpruned counts traces written since the last prune (see
 	// App.pruneTraces; only the jobs touch it, one at a time).
 	tracesUnpruned int
+	// runsUnpruned counts run records made since the last prune of the
+	// run store (see App.pruneRunsLater).
+	runsUnpruned int
 }
 
 // NewAfterwards returns an empty queue.

@@ -296,7 +296,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		resume.unlock()
 		id := record.ID
 		a.later(func() {
-			a.pruneRuns(st, id)
+			a.pruneRunsLater(st, id)
 			if a.RunStandby != nil {
 				// A long-lived process makes its next run's directory now
 				// (in the spare retention just made, when it made one).

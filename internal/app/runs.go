@@ -384,6 +384,25 @@ func (a *App) now() time.Time {
 }
 
 // pruneRuns applies the retention settings to the run records, keeping keep.
+// pruneRunsLater is pruneRuns after a run (id, which it keeps). A
+// long-lived process prunes after every runSlack(n)-th run, as it does its
+// traces (listing the runs costs more than recording one), so up to that
+// many more runs than kept may be there meanwhile; the directories of the
+// runs it removes then feed as many runs (runs.SpareSlots).
+func (a *App) pruneRunsLater(st *settings.Settings, id string) {
+	if w := a.Afterwards; w != nil { // on w's goroutine: one at a time
+		if w.runsUnpruned++; w.runsUnpruned < runSlack(st.Retention.MaxCount) {
+			return
+		}
+		w.runsUnpruned = 0
+	}
+	a.pruneRuns(st, id)
+}
+
+// runSlack is how many runs a long-lived process records between two
+// prunes when maxCount are kept.
+func runSlack(maxCount int) int { return min(traceSlack(maxCount), runs.SpareSlots) }
+
 func (a *App) pruneRuns(st *settings.Settings, keep ...string) {
 	p := runs.Retention{Keep: st.Retention.MaxCount, MaxAge: time.Duration(st.Retention.MaxAgeDays) * 24 * time.Hour}
 	if _, err := a.RunStore().Prune(p, keep...); err != nil {

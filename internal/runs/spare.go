@@ -34,8 +34,10 @@ import (
 // claiming one, never shows as a run: readers list only directories named
 // like run ids that hold a run.json.
 
-// spareSlots is how many spares a store keeps.
-const spareSlots = 2
+// SpareSlots is how many spares a store keeps: a long-lived process
+// prunes its runs in batches of up to that many (pflow mcp serve), whose
+// directories all become the next runs'.
+const SpareSlots = 8
 
 // spareFiles are the files a spare may hold, empty: those setup makes (a
 // recycled directory has those its run had).
@@ -49,7 +51,7 @@ func (s *Store) spare(i int) string { return filepath.Join(s.Dir, fmt.Sprintf(".
 // claimSpare moves a spare to dir (a run's new directory) and reports
 // whether there was one.
 func (s *Store) claimSpare(dir string) bool {
-	for i := 1; i <= spareSlots; i++ {
+	for i := 1; i <= SpareSlots; i++ {
 		if err := os.Rename(s.spare(i), dir); err == nil {
 			return true
 		}
@@ -59,7 +61,7 @@ func (s *Store) claimSpare(dir string) bool {
 
 // freeSlot returns a spare slot that is empty, or 0.
 func (s *Store) freeSlot() int {
-	for i := 1; i <= spareSlots; i++ {
+	for i := 1; i <= SpareSlots; i++ {
 		if _, err := os.Lstat(s.spare(i)); errors.Is(err, fs.ErrNotExist) {
 			return i
 		}
@@ -70,7 +72,7 @@ func (s *Store) freeSlot() int {
 // place renames dir, a complete spare, into a free slot; false when every
 // slot is taken (another process may have filled one meanwhile).
 func (s *Store) place(dir string) bool {
-	for i := 1; i <= spareSlots; i++ {
+	for i := 1; i <= SpareSlots; i++ {
 		if _, err := os.Lstat(s.spare(i)); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

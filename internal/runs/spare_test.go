@@ -116,7 +116,7 @@ func TestRetentionRecyclesRunDirectories(t *testing.T) {
 	if id, err := s.Resolve("last"); err != nil || id != old[2] {
 		t.Fatalf("last = %q %v", id, err)
 	}
-	for i := 1; i <= spareSlots; i++ {
+	for i := 1; i <= len(dirInodes); i++ {
 		if !slices.Contains(dirInodes, inode(t, s.spare(i))) {
 			t.Fatalf("spare %d is not a removed run's directory", i)
 		}
