@@ -13,6 +13,8 @@ import (
 
 	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/mcpclient"
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
 
 	"github.com/pflow-go/pflow/internal/home"
@@ -22,8 +24,10 @@ import (
 )
 
 // App is the environment every use-case runs in. It is cheap to build and
-// holds no cached state: every call reads what it needs from disk, so two
-// concurrent requests never see each other's in-memory state.
+// every call reads what it needs from disk, so two concurrent requests never
+// see each other's in-memory state; what it derives from a configuration
+// file (the catalog, the secrets to mask) is remembered only for as long as
+// the file is unchanged, and shared read-only (see memo).
 type App struct {
 	Paths home.Paths
 	// Environ is the process environment as KEY=VALUE pairs.
@@ -66,6 +70,18 @@ type App struct {
 type memo struct {
 	mu      sync.Mutex
 	secrets *memoSecrets
+	catalog *memoCatalog
+}
+
+// memoCatalog is what a catalog is made of (App.catalogSpecs) for one
+// settings value, one registry.json value and one pool of MCP sessions.
+type memoCatalog struct {
+	st     *settings.Settings
+	reg    *registry.File
+	pool   *mcpclient.Pool
+	specs  []*node.Spec
+	denied map[string]string // type → why the filter denies it
+	hidden bool              // Catalog.IncludeHidden
 }
 
 // memoSecrets are the base secrets made for one settings value and one

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -63,17 +64,60 @@ func (a *App) includeTestNodes(s *settings.Settings) bool {
 // AllSpecs loads settings, the built-in specs and registry.json's MCP and
 // user entries, without applying the allow/deny filter. It writes the core
 // entries to registry.json when they are missing or out of date.
+//
+// The specs may be shared with other callers (a long-lived process makes
+// them once while settings.json and registry.json are unchanged): they must
+// not be modified.
 func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, error) {
-	st, err := a.Settings()
+	cs, err := a.catalogSpecs(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	core := builtin.Specs(builtin.Config{LLMDefaultModel: st.LLM.DefaultModel})
+	return slices.Clone(cs.specs), cs.st, nil
+}
+
+// catalogSpecs are what Catalog is made of: AllSpecs, the allow/deny
+// filter's verdicts and whether hidden nodes are shown. They are made once
+// while the settings and registry.json values are unchanged (see memo).
+func (a *App) catalogSpecs(ctx context.Context) (*memoCatalog, error) {
+	st, err := a.Settings()
+	if err != nil {
+		return nil, err
+	}
 	store := a.RegistryStore()
 	f, err := store.LoadWithoutSchemas()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	if a.memo != nil {
+		a.memo.mu.Lock()
+		c := a.memo.catalog
+		a.memo.mu.Unlock()
+		if c != nil && c.st == st && c.reg == f && c.pool == a.MCPPool {
+			return c, nil
+		}
+	}
+	specs, err := a.specsFrom(ctx, store, f, st)
+	if err != nil {
+		return nil, err
+	}
+	c := &memoCatalog{st: st, reg: f, pool: a.MCPPool, specs: specs, hidden: a.includeTestNodes(st), denied: map[string]string{}}
+	for _, s := range specs {
+		if ok, reason := st.NodeAllowed(NodeCandidates(s)...); !ok {
+			c.denied[s.Type] = reason
+		}
+	}
+	if a.memo != nil {
+		a.memo.mu.Lock()
+		a.memo.catalog = c
+		a.memo.mu.Unlock()
+	}
+	return c, nil
+}
+
+// specsFrom is AllSpecs of settings st and registry.json's value f.
+func (a *App) specsFrom(ctx context.Context, store *registry.Store, f *registry.File, st *settings.Settings) ([]*node.Spec, error) {
+	core := builtin.Specs(builtin.Config{LLMDefaultModel: st.LLM.DefaultModel})
 	if want, stale := coreEntriesStale(f, core, st.LLM.DefaultModel); stale {
 		err := store.Update(ctx, func(f *registry.File) error {
 			for k, e := range f.Nodes {
@@ -128,25 +172,27 @@ func (a *App) AllSpecs(ctx context.Context) ([]*node.Spec, *settings.Settings, e
 		}
 		specs = append(specs, registry.SpecFromEntry(k, e, impl))
 	}
-	return specs, st, nil
+	return specs, nil
 }
 
 // Catalog returns the usable node types: built-ins plus registry.json's MCP
 // entries, with the settings allow/deny filter applied (denied types are
-// absent; Catalog.DeniedReason says why), and the settings it used.
+// absent; Catalog.DeniedReason says why), and the settings it used. The
+// Catalog is the caller's; the specs in it must not be modified (see
+// AllSpecs): one that changes a spec replaces it (Catalog.Replace).
 func (a *App) Catalog(ctx context.Context) (*registry.Catalog, *settings.Settings, error) {
-	specs, st, err := a.AllSpecs(ctx)
+	cs, err := a.catalogSpecs(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	cat := registry.NewCatalog(specs)
-	cat.IncludeHidden = a.includeTestNodes(st)
-	for _, s := range specs {
-		if ok, reason := st.NodeAllowed(NodeCandidates(s)...); !ok {
+	cat := registry.NewCatalog(cs.specs)
+	cat.IncludeHidden = cs.hidden
+	for _, s := range cs.specs {
+		if reason, ok := cs.denied[s.Type]; ok {
 			cat.Deny(s.Type, reason)
 		}
 	}
-	return cat, st, nil
+	return cat, cs.st, nil
 }
 
 // coreEntriesStale compares registry.json's core entries with the built-ins

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/registry"
@@ -238,5 +239,33 @@ func TestCatalogSeesRegistryChangesBetweenRuns(t *testing.T) {
 	f, _ := a.RegistryStore().Load()
 	if f.Nodes["shell"].Interface.Description == "tampered" {
 		t.Error("a broken core entry was not rewritten")
+	}
+}
+
+// The catalog a long-lived process keeps while the files are unchanged
+// follows a change of settings.json: a type denied since is gone.
+func TestCatalogSeesSettingsChangesBetweenRuns(t *testing.T) {
+	a, _ := testApp(t)
+	ctx := context.Background()
+	if _, err := a.AddNodePattern(ctx, "read-*", true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // settings.json's version is kept once a second old (fsutil.Memo)
+	for i := 0; i < 2; i++ {
+		if cat, _, err := a.Catalog(ctx); err != nil {
+			t.Fatal(err)
+		} else if _, ok := cat.Lookup("shell"); !ok {
+			t.Fatal("shell is missing")
+		}
+	}
+	if _, err := a.AddNodePattern(ctx, "shell", true); err != nil {
+		t.Fatal(err)
+	}
+	cat, _, err := a.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cat.Lookup("shell"); ok {
+		t.Fatal("a type denied since the last run is still in the catalog")
 	}
 }

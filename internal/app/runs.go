@@ -72,7 +72,9 @@ func (a *App) applyTrust(cat *registry.Catalog, all bool) {
 		if !all && !trusted[registry.MCPServerOf(spec)] {
 			continue
 		}
-		spec.Effects = node.Effects{ReadOnly: h.ReadOnly, Idempotent: h.Idempotent || h.ReadOnly, Pure: h.ReadOnly, Cache: h.ReadOnly}
+		c := *spec // the catalog's specs are shared (App.Catalog)
+		c.Effects = node.Effects{ReadOnly: h.ReadOnly, Idempotent: h.Idempotent || h.ReadOnly, Pure: h.ReadOnly, Cache: h.ReadOnly}
+		cat.Replace(&c)
 	}
 }
 

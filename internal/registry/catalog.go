@@ -70,6 +70,15 @@ func (c *Catalog) Specs() []*node.Spec {
 	return out
 }
 
+// Replace puts s in place of the spec of its type (specs may be shared
+// between catalogs: a catalog that needs a spec changed replaces it with a
+// changed copy). A type the catalog lacks is not added.
+func (c *Catalog) Replace(s *node.Spec) {
+	if _, ok := c.specs[s.Type]; ok {
+		c.specs[s.Type] = s
+	}
+}
+
 // Deny removes a node type from the catalog, remembering why.
 func (c *Catalog) Deny(nodeType, reason string) {
 	if _, ok := c.specs[nodeType]; !ok {

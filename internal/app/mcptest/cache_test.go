@@ -171,3 +171,25 @@ func TestStepCacheUntrustedServerNeverCached(t *testing.T) {
 		t.Fatalf("with --trust-readonly two identical runs must call the tool once: %d calls in all, want 4", n)
 	}
 }
+
+// --trust-readonly is one run's: in a process that keeps its catalog while
+// the files are unchanged (pflow mcp serve), the next run without it does
+// not inherit it (its call is neither served from the cache nor cached).
+func TestTrustIsOneRunsOnly(t *testing.T) {
+	a, _ := newApp(t)
+	calls := addLookupServer(t, a, "web", false)
+	runLookup(t, a, "web", "warm", nil)
+	time.Sleep(1100 * time.Millisecond) // the files' versions are kept once a second old (fsutil.Memo)
+	trust := func(r *app.RunRequest) { r.TrustReadOnly = true }
+	runLookup(t, a, "web", "alpha", trust)
+	runLookup(t, a, "web", "alpha", trust)
+	if n := callCount(t, calls); n != 2 {
+		t.Fatalf("with --trust-readonly: %d calls in all, want 2", n)
+	}
+	if out := runLookup(t, a, "web", "alpha", nil); out.Result.Steps[0].Source != "" {
+		t.Fatalf("a run without --trust-readonly was served from the cache (source %q)", out.Result.Steps[0].Source)
+	}
+	if n := callCount(t, calls); n != 3 {
+		t.Fatalf("a run without --trust-readonly did not call the tool: %d calls in all, want 3", n)
+	}
+}
