@@ -99,10 +99,15 @@ func TestLongLivedPruning(t *testing.T) {
 	}
 	pruned, runsPruned := false, false
 	for i := 1; i <= keep+6; i++ {
-		if out, err := a.Run(context.Background(), RunRequest{Target: target}); err != nil || !out.Result.Success() {
+		out, err := a.Run(context.Background(), RunRequest{Target: target})
+		if err != nil || !out.Result.Success() || out.RunID == "" {
 			t.Fatalf("run %d: %v", i, err)
 		}
 		a.Afterwards.Settle()
+		// The record's end is written after the answer, naming the trace.
+		if st := a.RunStore().Status(out.RunID); st == nil || st.Status != "success" || st.TracePath != out.TracePath {
+			t.Fatalf("run %d: status %+v, trace %s", i, st, out.TracePath)
+		}
 		traces := count(a.Paths.Debug, "workflow-trace-")
 		if traces > keep+slack-1 || traces > i {
 			t.Fatalf("after run %d: %d traces, keep %d, slack %d", i, traces, keep, slack)

@@ -270,47 +270,73 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	}
 	tracker.Close()
 	out.Result = res
+	// What follows the run: its trace, the end of its record, retention.
+	// A long-lived process does it after answering (Afterwards); the CLI
+	// before it returns, the trace first (the record names it, when it was
+	// written).
+	var writeTrace func()
 	if !req.NoTrace {
 		name := traceName(req.Target)
 		path := filepath.Join(a.Paths.Debug, trace.FileName(name, res.Started))
 		out.TracePath = path
 		params := req.Params
-		var terr error
-		a.later(func() {
-			if terr = trace.WriteFile(path, name, w, params, res, red); terr != nil {
-				fmt.Fprintf(a.Log, "Warning: could not write the trace: %v%s\n", terr, hintLine(terr))
+		writeTrace = func() {
+			if err := trace.WriteFile(path, name, w, params, res, red); err != nil {
+				fmt.Fprintf(a.Log, "Warning: could not write the trace: %v%s\n", err, hintLine(err))
+				if a.Afterwards == nil {
+					out.TracePath = "" // said when it failed
+				}
 				return
 			}
 			a.pruneTraces(st)
-		})
-		if a.Afterwards == nil && terr != nil {
-			out.TracePath = "" // said when it failed
+		}
+		if a.Afterwards == nil {
+			writeTrace()
 		}
 	}
 	if record != nil {
-		if err := record.Close(res, out.TracePath); errors.Is(err, runs.ErrNotRecorded) {
-			out.RunID = "" // said when it failed
-		} else if err != nil {
-			fmt.Fprintf(a.Log, "Warning: could not finish the record of run %s: %v\n", record.ID, err)
+		id, tracePath := record.ID, out.TracePath
+		closeRecord := func() error {
+			err := record.Close(res, tracePath)
+			if err != nil && !errors.Is(err, runs.ErrNotRecorded) {
+				fmt.Fprintf(a.Log, "Warning: could not finish the record of run %s: %v\n", id, err)
+			}
+			return err
 		}
-		resume.unlock()
-		id := record.ID
-		a.later(func() {
+		after := func() {
 			a.pruneRunsLater(st, id)
 			if a.RunStandby != nil {
 				// A long-lived process makes its next run's directory now
 				// (in the spare retention just made, when it made one).
 				a.RunStandby.Refill(a.RunStore())
 			}
-		})
+		}
+		if a.Afterwards != nil && record.Made() {
+			// Every step's end is written already: the run's status follows
+			// the answer (a crash meanwhile leaves a run whose steps all
+			// ended, which a resume re-uses).
+			a.later(func() { closeRecord(); after() })
+		} else {
+			if errors.Is(closeRecord(), runs.ErrNotRecorded) {
+				out.RunID = "" // said when it failed
+			}
+			a.later(after)
+		}
+		resume.unlock()
+	}
+	if writeTrace != nil && a.Afterwards != nil {
+		a.later(writeTrace)
 	}
 	if req.Target.Saved && res.Success() {
 		// Values known to be secret (from env or settings, even when typed on
 		// the command line) never reach the saved run history.
 		params, _ := red.Value(req.Params).(map[string]any)
-		if err := a.Library().RecordRun(ctx, req.Target.Name, true, res.Duration, params, red.SecretNames()); err != nil {
-			fmt.Fprintf(a.Log, "Warning: could not update the run history of '%s': %v\n", req.Target.Name, err)
-		}
+		name, secrets, hctx := req.Target.Name, red.SecretNames(), context.WithoutCancel(ctx)
+		a.later(func() { // the workflow file's run history, after the answer in a long-lived process
+			if err := a.Library().RecordRun(hctx, name, true, res.Duration, params, secrets); err != nil {
+				fmt.Fprintf(a.Log, "Warning: could not update the run history of '%s': %v\n", name, err)
+			}
+		})
 	}
 	return out, nil
 }

@@ -154,6 +154,9 @@ type Run struct {
 	// goroutine: its files in Prepare, its end in Start (or Abort).
 	setupDone chan error
 	syncSetup bool
+	// made is set once the record's files are known to be made (run.json
+	// in place): Close cannot return ErrNotRecorded.
+	made atomic.Bool
 }
 
 // pending is an event waiting for the writer.
@@ -246,6 +249,7 @@ func (r *Run) Start() {
 			return
 		}
 		err := r.setupFinish()
+		r.made.Store(err == nil)
 		if err == nil {
 			// The writer holds nothing yet: the first event a step waits
 			// for is written by the step itself (writeInline).
@@ -813,6 +817,7 @@ func (r *Run) writer() {
 	setupEnded := func(err error) bool {
 		if err == nil {
 			ready = true
+			r.made.Store(true)
 			return true
 		}
 		if err != errAborted {
@@ -1137,6 +1142,10 @@ func decodeOutputs(b []byte) map[string]any {
 }
 
 // ---- the end ----
+
+// Made reports whether the record is known to exist (its run.json is in
+// place): Close then cannot return ErrNotRecorded. It does not wait.
+func (r *Run) Made() bool { return r.made.Load() }
 
 // Counts returns how many node executions ran, were re-used from the
 // resumed run, and were served from the cache.
