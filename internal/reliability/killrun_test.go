@@ -40,11 +40,30 @@ func waitFor(t *testing.T, path string, cmd *exec.Cmd, stderr *bytes.Buffer) {
 const killRunWorkflow = "# Killed mid-run\nA run killed while its third step runs.\n\n## Inputs\n\n### dir\nWhere the marks go.\n- type: string\n\n## Steps\n" +
 	"\n### s1\nMark.\n- type: shell\n- command: echo s1 >> \"${dir}/counter\"; echo one\n" +
 	"\n### s2\nMark.\n- type: shell\n- command: echo s2 >> \"${dir}/counter\"; echo \"${s1.stdout}-two\"\n" +
-	"\n### s3\nMark, signal, wait.\n- type: shell\n- timeout: 600\n\n```shell command\necho s3 >> \"${dir}/counter\"\ntouch \"${dir}/started\"\n" +
+	"\n### s3\nMark, signal, wait.\n- type: shell\n- timeout: 600\n\n```shell command\necho s3 >> \"${dir}/counter\"\necho $$ >> \"${dir}/s3.pids\"\ntouch \"${dir}/started\"\n" +
 	"i=0; while [ ! -f \"${dir}/release\" ] && [ $i -lt 12000 ]; do sleep 0.05; i=$((i+1)); done\necho \"${s2.stdout}-three\"\n```\n" +
 	"\n### s4\nMark.\n- type: shell\n- command: echo s4 >> \"${dir}/counter\"; echo \"${s3.stdout}-four\"\n" +
 	"\n### s5\nMark.\n- type: shell\n- command: echo s5 >> \"${dir}/counter\"; echo \"${s4.stdout}-five\"\n" +
 	"\n## Outputs\n\n### out\nAll five.\n- source: ${s5.stdout}\n"
+
+// endOrphans ends what the killed run left running: its s3, which pflow,
+// killed with SIGKILL, could not stop (it polls for the release file, which
+// it may not see before the test's directory is removed). Each s3 wrote its
+// shell's pid; one still running that command is killed.
+func endOrphans(t *testing.T, dir string) {
+	t.Helper()
+	os.WriteFile(filepath.Join(dir, "release"), nil, 0o644)
+	data, _ := os.ReadFile(filepath.Join(dir, "s3.pids"))
+	for _, f := range strings.Fields(string(data)) {
+		var pid int
+		if _, err := fmt.Sscan(f, &pid); err != nil || pid <= 1 {
+			continue
+		}
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmdline), "echo s3") {
+			syscall.Kill(-pid, syscall.SIGKILL) // the step's process group: the shell and its sleep
+		}
+	}
+}
 
 // TestKillRunThenResume kills a real pflow process (SIGKILL to its group)
 // while a step with side effects runs, then resumes it: the record says
@@ -56,7 +75,7 @@ func TestKillRunThenResume(t *testing.T) {
 	dir := filepath.Join(root, "work")
 	os.MkdirAll(dir, 0o755)
 	wf := writeFile(t, filepath.Join(root, "killed.pflow.md"), killRunWorkflow)
-	t.Cleanup(func() { os.WriteFile(filepath.Join(dir, "release"), nil, 0o644) }) // ends an orphaned s3
+	t.Cleanup(func() { endOrphans(t, dir) })
 
 	cmd := exec.Command(bin, wf, "dir="+dir)
 	cmd.Env = env(root)
