@@ -4,12 +4,13 @@ import "sync"
 
 // Afterwards runs the work a long-lived process (pflow mcp serve) does
 // after a run has its answer — writing its trace and the end of its record
-// (every step's end is written before), updating a saved workflow's run
-// history, applying the retention settings to traces and run records — on
-// one goroutine, in order, so the agent gets the result without waiting for
-// it (issue #15). Readers of what that work writes (trace_read, the run
-// listings, a resume, a saved workflow's description) call Settle first,
-// so in this process they always see it done. The one-shot CLI has
+// (every step's end is written before), applying the retention settings to
+// traces and run records — on one goroutine, in order, so the agent gets
+// the result without waiting for it (issue #15). Readers of what that work
+// writes (trace_read, the run listings, a resume) call Settle first, so in
+// this process they always see it done. A saved workflow's run history is
+// written before the answer: written after it, it could bring back a
+// workflow deleted meanwhile. The one-shot CLI has
 // none: the work is done before the run returns.
 type Afterwards struct {
 	mu           sync.Mutex

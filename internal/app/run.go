@@ -331,12 +331,9 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		// Values known to be secret (from env or settings, even when typed on
 		// the command line) never reach the saved run history.
 		params, _ := red.Value(req.Params).(map[string]any)
-		name, secrets, hctx := req.Target.Name, red.SecretNames(), context.WithoutCancel(ctx)
-		a.later(func() { // the workflow file's run history, after the answer in a long-lived process
-			if err := a.Library().RecordRun(hctx, name, true, res.Duration, params, secrets); err != nil {
-				fmt.Fprintf(a.Log, "Warning: could not update the run history of '%s': %v\n", name, err)
-			}
-		})
+		if err := a.Library().RecordRun(ctx, req.Target.Name, true, res.Duration, params, red.SecretNames()); err != nil {
+			fmt.Fprintf(a.Log, "Warning: could not update the run history of '%s': %v\n", req.Target.Name, err)
+		}
 	}
 	return out, nil
 }

@@ -279,7 +279,6 @@ func SavedExampleCommand(name string, w *workflow.Workflow) string {
 // DescribeSaved describes a saved workflow: declared inputs and outputs,
 // template inputs, steps, execution statistics and an example command.
 func (a *App) DescribeSaved(name string) (*SavedInfo, error) {
-	a.settle() // the run history of a run that answered already
 	s, err := a.Library().Load(name)
 	if err != nil {
 		return nil, err
@@ -289,7 +288,6 @@ func (a *App) DescribeSaved(name string) (*SavedInfo, error) {
 
 // ListSaved lists saved workflows matching every word of filter.
 func (a *App) ListSaved(filter string) ([]*SavedInfo, int, error) {
-	a.settle()
 	list, files, err := a.Library().ListCounted(filter)
 	if err != nil {
 		return nil, 0, err

@@ -40,6 +40,14 @@ const StaleTemp = time.Hour
 // removed; a missing dir is nothing to do. Removal failures are collected
 // and returned together after every entry was tried.
 func Prune(dir, pattern string, p Policy, now time.Time) (int, error) {
+	return PruneRecycling(dir, pattern, p, now, nil)
+}
+
+// PruneRecycling is Prune that first offers each file it removes to
+// recycle, which may keep it (emptied, under another name) for re-use
+// instead of deleting it (trace.Recycler): true means the file is gone
+// from the listing.
+func PruneRecycling(dir, pattern string, p Policy, now time.Time, recycle func(path string) bool) (int, error) {
 	if _, err := filepath.Match(pattern, ""); err != nil {
 		return 0, fmt.Errorf("retention pattern %q: %w", pattern, err)
 	}
@@ -61,9 +69,11 @@ func Prune(dir, pattern string, p Policy, now time.Time) (int, error) {
 	remove := func(name string, isDir bool) {
 		path := filepath.Join(dir, name)
 		var err error
-		if isDir {
+		switch {
+		case isDir:
 			err = os.RemoveAll(path)
-		} else {
+		case recycle != nil && recycle(path):
+		default:
 			err = os.Remove(path)
 		}
 		switch {

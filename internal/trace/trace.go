@@ -127,7 +127,7 @@ func writeFile(path, name string, w *workflow.Workflow, inputs map[string]any, r
 	// journal commit slowed the next run of a busy pflow mcp serve — a
 	// power loss may lose the newest trace, as it may the newest events
 	// of a run's record.
-	return fsutil.CreateFunc(path, 0o600, func(f io.Writer) error {
+	write := func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 64<<10)
 		e := &encoder{w: bw, red: red, lim: lim, end: math.MaxInt64}
 		d.emit(e, d.alloc, d.truncated)
@@ -135,7 +135,12 @@ func writeFile(path, name string, w *workflow.Workflow, inputs map[string]any, r
 			return e.err
 		}
 		return bw.Flush()
-	})
+	}
+	// In a spare file when there is one (see spare.go), else made anew.
+	if handled, err := createInSpare(path, write); handled {
+		return err
+	}
+	return fsutil.CreateFunc(path, 0o600, write)
 }
 
 // doc is a trace to write: the run's fields, and its values by reference

@@ -1,0 +1,93 @@
+package trace
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/retention"
+	"github.com/pflow-go/pflow/internal/runtime"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+func inodeOf(t *testing.T, path string) uint64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Sys().(*syscall.Stat_t).Ino
+}
+
+// Traces retention removes become spares (emptied: their content is gone),
+// up to SpareSlots, and the next traces are written into them: the same
+// files, whole and readable, with nothing of the old ones and no temp file
+// left; a spare that is not empty is not written into.
+func TestTracesRecycleRemovedFiles(t *testing.T) {
+	dir := t.TempDir()
+	res := func(marker string) *runtime.Result {
+		return &runtime.Result{Status: runtime.RunSuccess, Started: time.Now(), Outputs: map[string]any{"out": marker}}
+	}
+	var old []string
+	for i := 0; i < SpareSlots+2; i++ {
+		p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("OLD-MARKER"), NewRedactor())
+		if err != nil {
+			t.Fatal(err)
+		}
+		past := time.Now().Add(time.Duration(i-100) * time.Minute)
+		os.Chtimes(p, past, past)
+		old = append(old, p)
+	}
+	n, err := retention.PruneRecycling(dir, FilePattern, retention.Policy{MaxCount: 1}, time.Now(), Recycler(dir))
+	if err != nil || n != SpareSlots+1 {
+		t.Fatalf("pruned %d (%v), want %d", n, err, SpareSlots+1)
+	}
+	var spares []uint64
+	for i := 1; i <= SpareSlots; i++ {
+		st, err := os.Stat(spareName(dir, i))
+		if err != nil || st.Size() != 0 {
+			t.Fatalf("spare %d: %v (size %d)", i, err, st.Size())
+		}
+		spares = append(spares, inodeOf(t, spareName(dir, i)))
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1+SpareSlots {
+		t.Fatalf("%d entries, want the newest trace and %d spares", len(ents), SpareSlots)
+	}
+
+	p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("NEW-MARKER"), NewRedactor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ino := inodeOf(t, p); ino != spares[0] {
+		t.Fatal("the new trace was not written into the first spare")
+	}
+	data, _ := os.ReadFile(p)
+	if !strings.Contains(string(data), "NEW-MARKER") || strings.Contains(string(data), "OLD-MARKER") {
+		t.Fatalf("the recycled trace: %s", data)
+	}
+	if _, err := os.Stat(spareName(dir, 1)); !os.IsNotExist(err) {
+		t.Fatal("the claimed spare is still a spare")
+	}
+
+	// A spare that is not empty is removed, not written into.
+	os.WriteFile(spareName(dir, 2), []byte("junk"), 0o600)
+	for i := 3; i <= SpareSlots; i++ {
+		os.Remove(spareName(dir, i))
+	}
+	p, err = Write(dir, "flow", &workflow.Workflow{}, nil, res("THIRD"), NewRedactor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(p); !strings.Contains(string(data), "THIRD") || strings.Contains(string(data), "junk") {
+		t.Fatalf("trace written over a non-empty spare: %s", data)
+	}
+	ents, _ = os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".tmp") || strings.HasPrefix(e.Name(), ".trace-spare") {
+			t.Fatalf("left in the directory: %s", e.Name())
+		}
+	}
+}
