@@ -117,8 +117,10 @@ func newApp(env []string, log *fakemcp.Buffer) *app.App { return app.New(env, lo
 // pflow (ping-ms) and the 3 calls made by the go-sdk client pflow uses, on
 // its own open session to the same server (go-calls-ms); and the steps'
 // durations as pflow reports them (steps-ms: the calls with pflow's node
-// and record work around them). The home holds as many runs and traces as
-// retention keeps (homefill.Runs).
+// and record work around them); and a go-sdk server that only relays the
+// same 3 calls on its kept session (relay-ms, internal/bench/cmd/relay).
+// The home holds as many runs and traces as retention keeps
+// (homefill.Runs).
 //
 //	go test -run '^$' -bench WarmSessions -benchtime 1x ./internal/mcpserver
 func BenchmarkWarmSessionsVsDirect(b *testing.B) {
@@ -136,8 +138,12 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 	}
 	wf := threeCallsWorkflow(home)
 	homefill.Runs(b, app.New(testEnv(home), &fakemcp.Buffer{}))
+	relay := filepath.Join(b.TempDir(), "relay")
+	if out, err := exec.Command("go", "build", "-o", relay, "github.com/pflow-go/pflow/internal/bench/cmd/relay").CombinedOutput(); err != nil {
+		b.Fatalf("build the relay: %v\n%s", err, out)
+	}
 	for b.Loop() {
-		out := runNode(b, filepath.Join(dir, "e2e"), node, testEnv(home), "warm.mjs", bin, wf, entry, "40")
+		out := runNode(b, filepath.Join(dir, "e2e"), node, testEnv(home), "warm.mjs", bin, wf, entry, "40", relay)
 		var r struct {
 			Direct float64 `json:"direct_median_ms"`
 			Pflow  float64 `json:"pflow_median_ms"`
@@ -145,6 +151,7 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 			First  float64 `json:"first_call_ms"`
 			Ping   float64 `json:"ping_median_ms"`
 			Steps  float64 `json:"steps_median_ms"`
+			Relay  float64 `json:"relay_median_ms"`
 		}
 		line := out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
@@ -156,6 +163,7 @@ func BenchmarkWarmSessionsVsDirect(b *testing.B) {
 		b.ReportMetric(r.First, "first-call-ms")
 		b.ReportMetric(r.Ping, "ping-ms")
 		b.ReportMetric(r.Steps, "steps-ms")
+		b.ReportMetric(r.Relay, "relay-ms")
 		b.ReportMetric(goThreeCalls(b, node, entry, 40), "go-calls-ms")
 	}
 }

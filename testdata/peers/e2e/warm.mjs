@@ -1,7 +1,7 @@
 // Warm MCP sessions through `pflow mcp serve` vs the same calls made
 // directly (issue #15, docs/BENCHMARKS.md), side by side in one run:
 //
-//   node warm.mjs <pflow-binary> <workflow-file> <server-entry.js> [rounds]
+//   node warm.mjs <pflow-binary> <workflow-file> <server-entry.js> [rounds] [relay-binary]
 //
 // direct: the TypeScript SDK client opens a session to the reference
 // "everything" server (node <server-entry.js> stdio) and times rounds of 3
@@ -12,11 +12,14 @@
 // durations from the result (the 3 calls as pflow makes them): the floor of
 // any workflow_execute is one round trip to pflow plus its calls. Prints
 // {direct_median_ms, pflow_median_ms, ratio, first_call_ms, ping_median_ms,
-// steps_median_ms, floor_ratio}.
+// steps_median_ms, floor_ratio}. With a relay binary (internal/bench/cmd/relay:
+// a go-sdk server whose one tool makes the same 3 calls on a kept session),
+// it also times that tool, the least any server relaying the calls costs
+// (relay_median_ms, relay_ratio).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const [bin, workflow, entry, roundsArg] = process.argv.slice(2);
+const [bin, workflow, entry, roundsArg, relayBin] = process.argv.slice(2);
 const rounds = Number(roundsArg ?? 30);
 
 const median = (xs) => {
@@ -47,6 +50,22 @@ for (let i = 0; i < rounds; i++) {
 }
 await direct.close();
 
+let relayTimes = [];
+if (relayBin) {
+  const relay = await connect(relayBin, ["--", process.execPath, entry, "stdio"]);
+  const viaRelay = async () => {
+    const r = await relay.callTool({ name: "three", arguments: {} });
+    if (r.isError) throw new Error(JSON.stringify(r));
+  };
+  for (let i = 0; i < 3; i++) await viaRelay();
+  for (let i = 0; i < rounds; i++) {
+    const t0 = process.hrtime.bigint();
+    await viaRelay();
+    relayTimes.push(ms(t0));
+  }
+  await relay.close();
+}
+
 const pflow = await connect(bin, ["mcp", "serve"]);
 const execute = async () => {
   const r = await pflow.callTool({ name: "workflow_execute", arguments: { workflow, parameters: {} } });
@@ -73,4 +92,5 @@ const r3 = (x) => +x.toFixed(3);
 console.log(JSON.stringify({
   rounds, direct_median_ms: r3(d), pflow_median_ms: r3(p), ratio: +(p / d).toFixed(2), first_call_ms: +first.toFixed(1),
   ping_median_ms: r3(pg), steps_median_ms: r3(st), floor_ratio: +((pg + st) / d).toFixed(2),
+  ...(relayBin ? { relay_median_ms: r3(median(relayTimes)), relay_ratio: +(median(relayTimes) / d).toFixed(2) } : {}),
 }));

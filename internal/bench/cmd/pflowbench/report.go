@@ -222,6 +222,10 @@ func (r *Report) warmHubTarget() Target {
 			"the rest resolving, checking and answering, slowed by the work done after answering, which the next run shares 2 cores with",
 			fmtMs(ping), fmtMs(calls), ratio(ping+calls, direct), fmtMs(max(0, 1.5*direct-ping-calls)), fmtMs(max(0, pflow-ping-calls)), fmtMs(max(0, steps-calls)), fmtMs(steps))
 	}
+	if relay, ok := r.Go.Median("BenchmarkWarmSessionsVsDirect", "relay-ms"); ok && relay > 0 {
+		why += fmt.Sprintf("; a go-sdk server that does nothing but make the same 3 calls on its kept session (internal/bench/cmd/relay: no workflow, record or trace) takes %s, %s the direct calls",
+			fmtMs(relay), ratio(relay, direct))
+	}
 	rt, ok3 := r.goMs("BenchmarkPooledRun/record+trace")
 	bare, _ := r.goMs("BenchmarkPooledRun/bare")
 	rec, _ := r.goMs("BenchmarkPooledRun/record")
