@@ -24,19 +24,7 @@ func TestReservedRun(t *testing.T) {
 	if r.ID != res.ID || !r.Meta.Started.Equal(res.Started) {
 		t.Fatalf("run %s started %v, reserved %s at %v", r.ID, r.Meta.Started, res.ID, res.Started)
 	}
-	n := &workflow.Node{ID: "a", Type: "shell", Params: map[string]any{"command": "echo"}}
-	rec := stepRecord(n, -1, node.Effects{}, map[string]any{"command": "echo"})
-	if _, err := r.Begin(context.Background(), rec); err != nil {
-		t.Fatal(err)
-	}
-	if log, _ := s.Events(r.ID); len(log.InFlight()) != 1 {
-		t.Fatal("the start of a step with side effects is not on disk when it starts")
-	}
-	finish(rec, map[string]any{"stdout": "OUT"})
-	r.End(rec)
-	if err := r.Close(&runtime.Result{Status: runtime.RunSuccess}, ""); err != nil {
-		t.Fatal(err)
-	}
+	runOneStep(t, s, r, "OUT")
 	res.Release()
 	checkRun(t, s, r.ID, "wf", "OUT", []byte("# wf\n"))
 	if _, err := os.Stat(s.spare(1)); !os.IsNotExist(err) {
@@ -74,5 +62,24 @@ func TestReleasedReservationIsASpare(t *testing.T) {
 	}
 	if list, _ := s.List(0); len(list) != 1 || list[0].ID != r.ID {
 		t.Fatalf("runs: %+v", list)
+	}
+}
+
+// runOneStep records one shell step of r that outputs marker, checking its
+// start is on disk when it starts, and closes r as a success.
+func runOneStep(t *testing.T, s *Store, r *Run, marker string) {
+	t.Helper()
+	n := &workflow.Node{ID: "a", Type: "shell", Params: map[string]any{"command": "echo"}}
+	rec := stepRecord(n, -1, node.Effects{}, map[string]any{"command": "echo"})
+	if _, err := r.Begin(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	if log, _ := s.Events(r.ID); len(log.InFlight()) != 1 {
+		t.Fatal("the start of a step with side effects is not on disk when it starts")
+	}
+	finish(rec, map[string]any{"stdout": marker})
+	r.End(rec)
+	if err := r.Close(&runtime.Result{Status: runtime.RunSuccess}, ""); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil/fsutiltest"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/runtime"
@@ -36,14 +37,7 @@ func recordRun(t *testing.T, s *Store, name, marker string, source []byte) strin
 	return r.ID
 }
 
-func inode(t *testing.T, path string) uint64 {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Sys().(*syscall.Stat_t).Ino
-}
+func inode(t *testing.T, path string) uint64 { return fsutiltest.Inode(t, path) }
 
 // readAll returns every byte under dir.
 func readAll(t *testing.T, dir string) string {

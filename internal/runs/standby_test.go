@@ -1,16 +1,11 @@
 package runs
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pflow-go/pflow/internal/node"
-	"github.com/pflow-go/pflow/internal/runtime"
-	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // standbys lists the standby directories of s.
@@ -70,19 +65,7 @@ func TestStandby(t *testing.T) {
 	if err != nil || r.ID != res.ID {
 		t.Fatalf("%v: run %s, reserved %s", err, r.ID, res.ID)
 	}
-	n := &workflow.Node{ID: "a", Type: "shell", Params: map[string]any{"command": "echo"}}
-	rec := stepRecord(n, -1, node.Effects{}, map[string]any{"command": "echo"})
-	if _, err := r.Begin(context.Background(), rec); err != nil {
-		t.Fatal(err)
-	}
-	if log, _ := s.Events(r.ID); len(log.InFlight()) != 1 {
-		t.Fatal("the start of a step with side effects is not on disk when it starts")
-	}
-	finish(rec, map[string]any{"stdout": "OUT"})
-	r.End(rec)
-	if err := r.Close(&runtime.Result{Status: runtime.RunSuccess}, ""); err != nil {
-		t.Fatal(err)
-	}
+	runOneStep(t, s, r, "OUT")
 	checkRun(t, s, r.ID, "wf", "OUT", nil)
 	if strings.Contains(readAll(t, s.dir(r.ID)), "OLD") {
 		t.Fatal("the removed run's data is in the new run's directory")

@@ -3,23 +3,15 @@ package trace
 import (
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil/fsutiltest"
 
 	"github.com/pflow-go/pflow/internal/retention"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
-
-func inodeOf(t *testing.T, path string) uint64 {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Sys().(*syscall.Stat_t).Ino
-}
 
 // Traces retention removes become spares (emptied: their content is gone),
 // up to SpareSlots, and the next traces are written into them: the same
@@ -50,7 +42,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 		if err != nil || st.Size() != 0 {
 			t.Fatalf("spare %d: %v (size %d)", i, err, st.Size())
 		}
-		spares = append(spares, inodeOf(t, spareName(dir, i)))
+		spares = append(spares, fsutiltest.Inode(t, spareName(dir, i)))
 	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1+SpareSlots {
@@ -61,7 +53,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ino := inodeOf(t, p); ino != spares[0] {
+	if ino := fsutiltest.Inode(t, p); ino != spares[0] {
 		t.Fatal("the new trace was not written into the first spare")
 	}
 	data, _ := os.ReadFile(p)
