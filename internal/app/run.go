@@ -312,9 +312,11 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			}
 		}
 		if a.Afterwards != nil && record.Made() {
-			// Every step's end is written already: the run's status follows
-			// the answer (a crash meanwhile leaves a run whose steps all
-			// ended, which a resume re-uses).
+			// The end of every step with side effects is written already
+			// (those of steps safe to repeat are, at most, 20 ms late): the
+			// rest of the record follows the answer. A crash meanwhile
+			// leaves a run that died after its steps, which a resume
+			// re-uses (running again, at worst, steps safe to repeat).
 			a.later(func() { closeRecord(); after() })
 		} else {
 			if errors.Is(closeRecord(), runs.ErrNotRecorded) {
