@@ -52,6 +52,9 @@ const (
 	SinkCode Sink = "code"
 	// SinkURL percent-encodes each value for the part of the URL it lands in.
 	SinkURL Sink = "url"
+	// SinkLiteral refuses templates: the param chooses the code that runs
+	// (a nested workflow's file, name or IR), which data must not choose.
+	SinkLiteral Sink = "literal"
 )
 
 // UnsafeSpliceParam is the step param that opts a step out of its sinks'

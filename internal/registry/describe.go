@@ -186,6 +186,12 @@ func placeholder(f node.Field) string {
 	case "dict":
 		return "{}"
 	}
+	if f.Sink == node.SinkLiteral { // written out: a template is refused
+		if f.Key == "workflow_ref" {
+			return "./child.pflow.md"
+		}
+		return "<" + f.Key + ">"
+	}
 	return "${" + f.Key + "}"
 }
 

@@ -20,6 +20,15 @@ func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, r
 	failf := func(msg string) (map[string]any, *Failure) {
 		return map[string]any{"error": msg}, &Failure{NodeID: n.ID, NodeType: n.Type, Line: n.Line, Category: CategoryException, Message: msg}
 	}
+	// The child is written out: data never chooses the code that runs
+	// (validation says so first; this holds when it was skipped).
+	if splice, _ := n.Params[node.UnsafeSpliceParam].(bool); !splice {
+		for _, k := range []string{"workflow_name", "workflow_ref", "workflow_ir"} {
+			if s, ok := n.Params[k].(string); ok && template.HasTemplate(s) {
+				return failf(fmt.Sprintf("Nested workflow step '%s': %s must be written out, not a template (a value from a web page, a file or an LLM answer would choose which code runs)", n.ID, k))
+			}
+		}
+	}
 	// Resolve everything but the child's own definition: templates inside
 	// workflow_ir belong to the child and resolve against its inputs.
 	params := make(map[string]any, len(n.Params))

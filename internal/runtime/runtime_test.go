@@ -295,6 +295,15 @@ Result.
 			t.Fatalf("%+v", res.Failure)
 		}
 	})
+	t.Run("a path from a template is refused", func(t *testing.T) {
+		// Validation refuses it first; the engine refuses it too.
+		w := chain(step("call", "workflow", map[string]any{"workflow_ref": "${w}", "param_mapping": map[string]any{"word": "x"}}))
+		w.Source = &workflow.Source{Path: parentPath}
+		res := Run(context.Background(), w, map[string]any{"w": "../child.pflow.md"}, Options{Catalog: testCatalog(nil)})
+		if res.Success() || !contains(res.Failure.Message, "workflow_ref must be written out, not a template") {
+			t.Fatalf("%+v", res.Failure)
+		}
+	})
 	t.Run("self reference is circular", func(t *testing.T) {
 		self := filepath.Join(dir, "self.pflow.md")
 		os.WriteFile(self, []byte("# Self\nLoops.\n## Steps\n### again\nRecurse.\n- type: workflow\n- workflow_ref: self.pflow.md\n"), 0o644)

@@ -32,8 +32,11 @@ func (v *validator) sinkChecks() {
 			}
 			if splice {
 				what := "as code; a hostile value (a web page, an issue title, an LLM answer) can run any command"
-				if fld.Sink == node.SinkURL {
+				switch fld.Sink {
+				case node.SinkURL:
 					what = "as text; a hostile value can add path segments or query parameters, or change the host"
+				case node.SinkLiteral:
+					what = "to choose the workflow that runs; a hostile value (a web page, an issue title, an LLM answer) can make it run another one"
 				}
 				v.add(layerTypes, Diagnostic{Severity: SeverityWarning,
 					Message: fmt.Sprintf("Step '%s' (%s) sets %s: true, so template values are pasted into '%s' %s", n.ID, n.Type, node.UnsafeSpliceParam, fld.Key, what),
@@ -45,6 +48,10 @@ func (v *validator) sinkChecks() {
 			switch fld.Sink {
 			case node.SinkShell:
 				problems = sink.CheckShell(raw)
+			case node.SinkLiteral:
+				problems = []*sink.Problem{{Offset: strings.Index(raw, "${"),
+					Message: "the workflow to run must be written out, not a template: a value from a web page, a file or an LLM answer would choose which code runs",
+					Hint:    "Write the path (relative to this workflow's file) or the saved workflow's name itself; pass data to the child with param_mapping."}}
 			case node.SinkCode:
 				problems = sink.CheckCode(raw, sink.CodeContext{
 					Inputs:    n.Params["inputs"],

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/nodes/nested"
 )
 
 // sinkCatalog is testCatalog with the shell command marked as a shell sink.
@@ -111,5 +112,23 @@ func TestUnsafeSpliceInCodeWarns(t *testing.T) {
 	d := find(t, warns, "Step 'calc' (code) sets unsafe_splice: true")
 	if d.Param != node.UnsafeSpliceParam || !strings.Contains(d.Hint, "Remove '- unsafe_splice: true'") {
 		t.Errorf("warning = %s", d)
+	}
+}
+
+// A nested workflow's file, name or IR is written out: a template there
+// would let data (a web page, an LLM answer) choose the code that runs.
+func TestNestedWorkflowIsNotATemplate(t *testing.T) {
+	c := testCatalog()
+	c["workflow"] = nested.Spec()
+	for _, k := range []string{"workflow_ref", "workflow_name", "workflow_ir"} {
+		w := wf(
+			nd("src", "shell", map[string]any{"command": "echo hi"}),
+			nd("child", "workflow", map[string]any{k: "${src.stdout}"}),
+		)
+		errs, _ := Validate(w, Options{Catalog: c})
+		d := find(t, errs, "Step 'child' (workflow), param '"+k+"': the workflow to run must be written out, not a template")
+		if d.Param != k || !strings.Contains(d.Hint, "param_mapping") {
+			t.Errorf("%s: %+v", k, d)
+		}
 	}
 }

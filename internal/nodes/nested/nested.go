@@ -16,9 +16,9 @@ import (
 
 // Params are the params of a nested-workflow step.
 var Params = []node.Field{
-	{Key: "workflow_ref", Type: "str", Description: "The child's .pflow.md (or .json) file, relative to this workflow's file, or absolute. Give exactly one of workflow_ref, workflow_name, workflow_ir."},
-	{Key: "workflow_name", Type: "str", Description: "Instead: the name of a saved workflow."},
-	{Key: "workflow_ir", Type: "dict", Description: "Instead: the child workflow inline, as JSON IR (its templates resolve against its own inputs)."},
+	{Key: "workflow_ref", Type: "str", Sink: node.SinkLiteral, Description: "The child's .pflow.md (or .json) file, relative to this workflow's file, or absolute. Give exactly one of workflow_ref, workflow_name, workflow_ir."},
+	{Key: "workflow_name", Type: "str", Sink: node.SinkLiteral, Description: "Instead: the name of a saved workflow."},
+	{Key: "workflow_ir", Type: "dict", Sink: node.SinkLiteral, Description: "Instead: the child workflow inline, as JSON IR (its templates resolve against its own inputs)."},
 	{Key: "param_mapping", Type: "dict", Description: "The child's inputs by name, as templates of this workflow: {title: \"${title}\"}. The child sees only these (and its own defaults)."},
 	{Key: "output_mapping", Type: "dict", Description: "Renames child outputs on this step: {slug: post_slug} makes ${step.post_slug}."},
 	{Key: "storage_mode", Type: "str", Description: "mapped (default: only param_mapping values are passed) or isolated (nothing is passed).", Enum: []any{"mapped", "isolated"}},
