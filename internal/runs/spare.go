@@ -17,7 +17,7 @@ import (
 // directory and six files: two milliseconds, which is most of what
 // recording a quick run costs. So a run's record is made in a spare
 // directory when one is there: a directory holding the record's files,
-// empty, under a hidden name (.spare-1, .spare-2), which a run claims with
+// empty, under a hidden name (.spare-1 … .spare-8), which a run claims with
 // one rename and fills (truncating its files).
 //
 // Spares come from retention: it turns the directory of a run it removes
