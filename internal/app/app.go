@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/durable/wire"
+	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/registry"
@@ -55,6 +56,10 @@ type App struct {
 	// directory, made after the previous run answered (runs.Standby); nil:
 	// each run reserves its own when it starts.
 	RunStandby *runs.Standby
+	// RunHistory, set by a long-lived process, gathers saved workflows' run
+	// history and writes it a moment later (library.History); nil: each
+	// run writes it before it returns.
+	RunHistory *library.History
 	// Temporal runs workflows on Temporal (issue #17); set by the
 	// pflow-temporal binary, nil in pflow (whose start-up must not pay for
 	// the Temporal SDK).

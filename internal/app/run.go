@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/library"
@@ -333,7 +334,9 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		// Values known to be secret (from env or settings, even when typed on
 		// the command line) never reach the saved run history.
 		params, _ := red.Value(req.Params).(map[string]any)
-		if err := a.Library().RecordRun(ctx, req.Target.Name, true, res.Duration, params, red.SecretNames()); err != nil {
+		if a.RunHistory != nil {
+			a.RunHistory.Add(req.Target.Name, library.RunStat{At: time.Now(), Duration: res.Duration, Params: library.SanitizeParams(params, red.SecretNames())})
+		} else if err := a.Library().RecordRun(ctx, req.Target.Name, true, res.Duration, params, red.SecretNames()); err != nil {
 			fmt.Fprintf(a.Log, "Warning: could not update the run history of '%s': %v\n", req.Target.Name, err)
 		}
 	}

@@ -279,6 +279,7 @@ func SavedExampleCommand(name string, w *workflow.Workflow) string {
 // DescribeSaved describes a saved workflow: declared inputs and outputs,
 // template inputs, steps, execution statistics and an example command.
 func (a *App) DescribeSaved(name string) (*SavedInfo, error) {
+	a.RunHistory.Flush() // the runs that answered already
 	s, err := a.Library().Load(name)
 	if err != nil {
 		return nil, err
@@ -288,6 +289,7 @@ func (a *App) DescribeSaved(name string) (*SavedInfo, error) {
 
 // ListSaved lists saved workflows matching every word of filter.
 func (a *App) ListSaved(filter string) ([]*SavedInfo, int, error) {
+	a.RunHistory.Flush()
 	list, files, err := a.Library().ListCounted(filter)
 	if err != nil {
 		return nil, 0, err

@@ -133,9 +133,27 @@ func writeAtomic(path string, perm fs.FileMode, durable bool, write func(io.Writ
 	return writeAtomicSweep(path, perm, durable, true, write)
 }
 
+// ReplaceExisting is WriteFileAtomic of a file that must exist: when path
+// is gone (deleted by another process, which holds none of pflow's locks,
+// while its new content was made), it stays gone and the error is
+// fs.ErrNotExist. The check and the replacement are one step where the
+// file system can swap two names (Linux: renameat2 RENAME_EXCHANGE).
+func ReplaceExisting(path string, data []byte, perm fs.FileMode) error {
+	return writeAtomicWith(path, perm, true, true, replaceExisting, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
 // writeAtomicSweep is writeAtomic; with sweep, it also removes the temp
 // files of path that killed writers left.
 func writeAtomicSweep(path string, perm fs.FileMode, durable, sweep bool, write func(io.Writer) error) error {
+	return writeAtomicWith(path, perm, durable, sweep, os.Rename, write)
+}
+
+// writeAtomicWith is writeAtomicSweep that puts the temp file in place
+// with place (os.Rename, or replaceExisting).
+func writeAtomicWith(path string, perm fs.FileMode, durable, sweep bool, place func(tmp, path string) error, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := mkdirAll(dir, 0o755); err != nil {
 		return notWritable(path, fmt.Errorf("create directory %s: %w", dir, err))
@@ -166,7 +184,9 @@ func writeAtomicSweep(path string, perm fs.FileMode, durable, sweep bool, write 
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Rename(tmpName, path); err != nil {
+	if err := place(tmpName, path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write %s: %w", path, err)
+	} else if err != nil {
 		return notWritable(path, fmt.Errorf("write %s: %w", path, err))
 	}
 	ok = true
@@ -330,4 +350,13 @@ func Backup(path string) error {
 		return err
 	}
 	return WriteFileAtomic(path+".bak", data, st.Mode().Perm())
+}
+
+// checkThenRename renames tmp to path when path exists; fs.ErrNotExist
+// otherwise. A deletion between the check and the rename is not seen.
+func checkThenRename(tmp, path string) error {
+	if _, err := os.Lstat(path); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

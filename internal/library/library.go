@@ -526,6 +526,25 @@ func (l *Library) RecordRun(ctx context.Context, name string, success bool, d ti
 	if !success {
 		return nil
 	}
+	return l.RecordRuns(ctx, name, []RunStat{{At: time.Now(), Duration: d, Params: SanitizeParams(params, secretNames)}})
+}
+
+// RunStat is one successful run of a saved workflow, as its metadata keeps
+// it (Params sanitized, see SanitizeParams).
+type RunStat struct {
+	At       time.Time
+	Duration time.Duration
+	Params   map[string]any
+}
+
+// RecordRuns is RecordRun of several runs, oldest first, in one update of
+// the file: the metadata is what as many RecordRun calls make. A workflow
+// deleted meanwhile stays deleted (the file is replaced only while it is
+// there).
+func (l *Library) RecordRuns(ctx context.Context, name string, runs []RunStat) error {
+	if len(runs) == 0 {
+		return nil
+	}
 	if err := ValidateName(name); err != nil {
 		return err
 	}
@@ -549,32 +568,36 @@ func (l *Library) RecordRun(ctx context.Context, name string, success bool, d ti
 	if !hasFM {
 		body = "\n" + string(data)
 	}
-	now := time.Now().UTC()
-	secs := round2(d.Seconds())
-	meta.ExecutionCount++
-	if meta.ExecutionCount == 1 {
-		meta.AverageExecutionDurationSeconds = secs
-	} else {
-		old := meta.AverageExecutionDurationSeconds
-		meta.AverageExecutionDurationSeconds = round2(old + (d.Seconds()-old)/float64(meta.ExecutionCount))
-	}
-	t := true
-	meta.LastExecutionSuccess = &t
-	meta.LastExecutionTimestamp = now.Format(time.RFC3339Nano)
-	meta.LastExecutionDurationSeconds = secs
-	meta.LastExecutionParams = SanitizeParams(params, secretNames)
-	if meta.CreatedAt == "" {
-		meta.CreatedAt = now.Format(time.RFC3339Nano)
+	for _, r := range runs {
+		d, at := r.Duration, r.At.UTC()
+		secs := round2(d.Seconds())
+		meta.ExecutionCount++
+		if meta.ExecutionCount == 1 {
+			meta.AverageExecutionDurationSeconds = secs
+		} else {
+			old := meta.AverageExecutionDurationSeconds
+			meta.AverageExecutionDurationSeconds = round2(old + (d.Seconds()-old)/float64(meta.ExecutionCount))
+		}
+		t := true
+		meta.LastExecutionSuccess = &t
+		meta.LastExecutionTimestamp = at.Format(time.RFC3339Nano)
+		meta.LastExecutionDurationSeconds = secs
+		meta.LastExecutionParams = r.Params
+		if meta.CreatedAt == "" {
+			meta.CreatedAt = at.Format(time.RFC3339Nano)
+		}
 	}
 	if meta.Version == "" {
 		meta.Version = MetadataVersion
 	}
-	meta.UpdatedAt = now.Format(time.RFC3339Nano)
+	meta.UpdatedAt = time.Now().UTC().Format(time.RFC3339Nano)
 	out, err := renderRaw(meta, body)
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(path, out, 0o644); err != nil {
+	if err := fsutil.ReplaceExisting(path, out, 0o644); errors.Is(err, fs.ErrNotExist) {
+		return l.notFound(name) // deleted by hand meanwhile: not brought back
+	} else if err != nil {
 		return pferr.Wrap(err, pferr.Config, fmt.Sprintf("cannot record the run of '%s'", name)).WithWhere(path)
 	}
 	return nil

@@ -30,6 +30,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/instructions"
+	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/runs"
@@ -111,6 +112,8 @@ func New(opts Options) *Server {
 	a.Afterwards = app.NewAfterwards()
 	// The first run's record directory is made now (runs.Standby).
 	a.RunStandby = &runs.Standby{}
+	// Saved workflows' run history is written a second after their runs.
+	a.RunHistory = library.NewHistory(a.Library(), time.Second, opts.Log)
 	a.Afterwards.Do(func() { a.RunStandby.Refill(a.RunStore()) })
 	opts.App = &a
 	s := &Server{opts: opts, wfTools: map[string]string{}, resources: map[string]string{}}
@@ -145,6 +148,7 @@ func (s *Server) Shutdown() {
 	s.inflight.Wait()
 	s.opts.App.Afterwards.Settle() // every trace written
 	s.opts.App.RunStandby.Close()
+	s.opts.App.RunHistory.Flush()
 	// Then the warm MCP servers, and everything they started.
 	s.opts.App.MCPPool.Close()
 }
