@@ -191,7 +191,7 @@ func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 		if s.Status != runtime.StatusNotExecuted {
 			executed++
 		}
-		st := StepReport{NodeID: s.NodeID, NodeType: s.Type, Status: s.Status, DurationMS: ms(s.Duration), Action: s.Action, Error: s.Error, Source: s.Source}
+		st := StepReport{NodeID: s.NodeID, NodeType: s.Type, Status: s.Status, DurationMS: ms(s.Duration), Action: s.Action, Error: forReader(s.Error, aud), Source: s.Source}
 		if s.Attempts > 1 {
 			st.Attempts = s.Attempts
 		}
@@ -203,7 +203,7 @@ func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 					st.BatchErrorsTruncated = len(b.Errors) - maxBatchDetails
 					break
 				}
-				st.BatchErrorDetails = append(st.BatchErrorDetails, BatchDetail{Index: be.Index, Item: be.Item, Error: be.Error})
+				st.BatchErrorDetails = append(st.BatchErrorDetails, BatchDetail{Index: be.Index, Item: be.Item, Error: forReader(be.Error, aud)})
 			}
 		}
 		steps = append(steps, st)
@@ -225,7 +225,7 @@ func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 		ResumedFrom:   o.ResumedFrom,
 	}
 	for _, w := range r.Warnings {
-		rep.Warnings = append(rep.Warnings, WarningReport{NodeID: w.NodeID, Type: w.Type, Message: w.Message})
+		rep.Warnings = append(rep.Warnings, WarningReport{NodeID: w.NodeID, Type: w.Type, Message: forReader(w.Message, aud)})
 	}
 	if r.Success() {
 		rep.Result = make(map[string]any, len(r.OutputOrder))
@@ -239,6 +239,15 @@ func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 		rep.Checkpoint = Checkpoint(o, aud)
 	}
 	return rep.redact(red)
+}
+
+// forReader is a step's text (written for a person, see pferr.ForAgent)
+// for aud.
+func forReader(text string, aud Audience) string {
+	if aud == Agent {
+		return pferr.ForAgent(text)
+	}
+	return text
 }
 
 // redact masks the run's secrets in every value of the report.

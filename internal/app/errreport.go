@@ -202,7 +202,7 @@ func executionFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 	if fl == nil {
 		fl = &runtime.Failure{Category: runtime.CategoryException, Message: "workflow failed"}
 	}
-	msg := fl.Message
+	msg := forReader(fl.Message, aud)
 	if fl.NodeID != "" && !strings.Contains(msg, fl.NodeID) {
 		msg = fmt.Sprintf("step '%s' failed: %s", fl.NodeID, msg)
 	}

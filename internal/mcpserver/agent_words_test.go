@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,9 @@ func TestAgentsNeverGetCLICommands(t *testing.T) {
 		{"workflow_execute", map[string]any{"workflow": "# X\nY.\n\n## Steps\n\n### a\nA.\n- type: shell\n- comand: echo\n"}},
 		{"workflow_execute", map[string]any{"workflow": "# X\nY.\n\n## Steps\n\n### a\nA.\n- type: mcp-nosuch-tool\n"}},
 		{"workflow_execute", map[string]any{"workflow": "# X\nY.\n\n## Steps\n\n### a\nA.\n- type: workflow\n- workflow_name: no-such-flow\n"}},
+		// A step's own failure, worded for a person where it is made (an
+		// LLM without its API key): the agent is told the tool call.
+		{"workflow_execute", map[string]any{"workflow": "# X\nY.\n\n## Steps\n\n### a\nA.\n- type: llm\n- model: openai/gpt-4o\n- prompt: hi\n"}},
 	}
 	// The workflow_save of an existing name (a flag on the command line, an
 	// argument over MCP).
@@ -50,5 +54,8 @@ func TestAgentsNeverGetCLICommands(t *testing.T) {
 		if m := cliCommand.FindString(forTheUser.ReplaceAllString(r.Text, "")); m != "" {
 			t.Errorf("%s %v: an agent is told %q:\n%s", c.tool, c.args, m, r.Text)
 		}
+	}
+	if r := f.call(calls[len(calls)-2].tool, calls[len(calls)-2].args); !strings.Contains(r.Text, `call settings_set with {\"key\":\"OPENAI_API_KEY\"`) {
+		t.Errorf("the missing API key is not worded as the settings_set call:\n%s", r.Text)
 	}
 }

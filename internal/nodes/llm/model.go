@@ -163,7 +163,7 @@ func resolve(model, baseURL string, env Env) (*target, error) {
 	}
 	if t.apiKey == "" && p.keyRequired {
 		k := p.keyEnvs[0]
-		return nil, &Error{Message: fmt.Sprintf("API key required for model: %s. Set %s with 'pflow settings set-env %s=<your-key>' or 'export %s=<your-key>'.", t.id, k, k, k)}
+		return nil, &Error{Message: fmt.Sprintf("API key required for model: %s. Set %s: run 'pflow settings set-env %s=<your-key>' (or 'export %s=<your-key>' in the environment pflow starts in).", t.id, k, k, k)}
 	}
 	if t.keyVar == "" && len(p.keyEnvs) > 0 {
 		t.keyVar = p.keyEnvs[0]

@@ -151,7 +151,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	var drift []string
 	if n.cfg.SchemaHash != nil {
 		if want := n.cfg.SchemaHash(req.Type); want != "" && want != sess.InputSchemaHash(t) {
-			drift = append(drift, fmt.Sprintf("MCP tool %s of server %s changed since it was synced (its parameters differ from the registry's): run 'pflow mcp sync %s', then check the workflows that use it with 'pflow registry validate --all'", t.Name, server, server))
+			drift = append(drift, fmt.Sprintf("MCP tool %s of server %s changed since it was synced (its parameters differ from the registry's): run 'pflow mcp sync %s', then run 'pflow registry validate --all' to check the workflows that use it", t.Name, server, server))
 		}
 	}
 	args, err := sess.CoerceArgs(t, ToolArgs(req.Params))
