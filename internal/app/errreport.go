@@ -76,7 +76,7 @@ func ReportError(err error, aud Audience) *ErrorReport {
 	for _, s := range pe.Suggestions {
 		sugg = appendLines(sugg, s)
 	}
-	msg := pe.Message
+	msg := forReader(pe.Message, aud) // a step's failure inside (registry_run) is worded for a person
 	if pe.Kind == pferr.Internal && !strings.HasPrefix(msg, "internal error") {
 		msg = "internal error: " + msg
 	}

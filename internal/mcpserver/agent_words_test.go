@@ -37,6 +37,7 @@ func TestAgentsNeverGetCLICommands(t *testing.T) {
 		{"workflow_execute", map[string]any{"workflow": "# X\nY.\n\n## Steps\n\n### a\nA.\n- type: workflow\n- workflow_name: no-such-flow\n"}},
 		// A step's own failure, worded for a person where it is made (an
 		// LLM without its API key): the agent is told the tool call.
+		{"registry_run", map[string]any{"node_type": "llm", "parameters": map[string]any{"model": "openai/gpt-4o", "prompt": "hi"}}},
 		{"workflow_execute", map[string]any{"workflow": "# X\nY.\n\n## Steps\n\n### a\nA.\n- type: llm\n- model: openai/gpt-4o\n- prompt: hi\n"}},
 	}
 	// The workflow_save of an existing name (a flag on the command line, an
