@@ -8,9 +8,8 @@ import "sync"
 // traces and run records — on one goroutine, in order, so the agent gets
 // the result without waiting for it (issue #15). Readers of what that work
 // writes (trace_read, the run listings, a resume) call Settle first, so in
-// this process they always see it done. A saved workflow's run history is
-// written before the answer: written after it, it could bring back a
-// workflow deleted meanwhile. The one-shot CLI has
+// this process they always see it done. (A saved workflow's run history
+// is gathered a second longer, see library.History.) The one-shot CLI has
 // none: the work is done before the run returns.
 type Afterwards struct {
 	mu           sync.Mutex

@@ -385,7 +385,6 @@ func (a *App) now() time.Time {
 	return time.Now()
 }
 
-// pruneRuns applies the retention settings to the run records, keeping keep.
 // pruneRunsLater is pruneRuns after a run (id, which it keeps). A
 // long-lived process prunes after every runSlack(n)-th run, as it does its
 // traces (listing the runs costs more than recording one), so up to that
@@ -405,6 +404,7 @@ func (a *App) pruneRunsLater(st *settings.Settings, id string) {
 // prunes when maxCount are kept.
 func runSlack(maxCount int) int { return min(traceSlack(maxCount), runs.SpareSlots) }
 
+// pruneRuns applies the retention settings to the run records, keeping keep.
 func (a *App) pruneRuns(st *settings.Settings, keep ...string) {
 	p := runs.Retention{Keep: st.Retention.MaxCount, MaxAge: time.Duration(st.Retention.MaxAgeDays) * 24 * time.Hour}
 	if _, err := a.RunStore().Prune(p, keep...); err != nil {

@@ -110,10 +110,10 @@ func New(opts Options) *Server {
 	// A run's trace and the retention housekeeping are written after it
 	// has answered.
 	a.Afterwards = app.NewAfterwards()
-	// The first run's record directory is made now (runs.Standby).
-	a.RunStandby = &runs.Standby{}
 	// Saved workflows' run history is written a second after their runs.
 	a.RunHistory = library.NewHistory(a.Library(), time.Second, opts.Log)
+	// The first run's record directory is made now (runs.Standby).
+	a.RunStandby = &runs.Standby{}
 	a.Afterwards.Do(func() { a.RunStandby.Refill(a.RunStore()) })
 	opts.App = &a
 	s := &Server{opts: opts, wfTools: map[string]string{}, resources: map[string]string{}}
