@@ -34,7 +34,8 @@ func (a *App) pruneTraces(st *settings.Settings) {
 		}
 		w.tracesUnpruned = 0
 	}
-	if _, err := retention.PruneRecycling(a.Paths.Debug, trace.FilePattern, pol, time.Now(), trace.Recycler(a.Paths.Debug)); err != nil {
+	pol.Recycle = trace.Recycler(a.Paths.Debug)
+	if _, err := retention.Prune(a.Paths.Debug, trace.FilePattern, pol, time.Now()); err != nil {
 		fmt.Fprintf(a.Log, "Warning: could not remove old traces: %v\n", err)
 	}
 }

@@ -360,3 +360,15 @@ func checkThenRename(tmp, path string) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// EmptyFile empties the regular file at path (a symlink is not followed)
+// to keep it for re-use, and closes it at once: ext4 flushes a file
+// truncated to nothing when it is next closed after a write; closed now,
+// with nothing to flush, it is not flushed when it is written again.
+func EmptyFile(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

@@ -20,6 +20,10 @@ type Policy struct {
 	MaxCount int
 	// MaxAge removes entries last modified longer ago than this.
 	MaxAge time.Duration
+	// Recycle, when set, is offered each file Prune removes first: it may
+	// keep it (emptied, under another name) for re-use instead of deleting
+	// it (trace.Recycler); true means the file is gone from the listing.
+	Recycle func(path string) bool
 }
 
 // StaleTemp is how old an abandoned temporary file of a matching entry (the
@@ -40,14 +44,6 @@ const StaleTemp = time.Hour
 // removed; a missing dir is nothing to do. Removal failures are collected
 // and returned together after every entry was tried.
 func Prune(dir, pattern string, p Policy, now time.Time) (int, error) {
-	return PruneRecycling(dir, pattern, p, now, nil)
-}
-
-// PruneRecycling is Prune that first offers each file it removes to
-// recycle, which may keep it (emptied, under another name) for re-use
-// instead of deleting it (trace.Recycler): true means the file is gone
-// from the listing.
-func PruneRecycling(dir, pattern string, p Policy, now time.Time, recycle func(path string) bool) (int, error) {
 	if _, err := filepath.Match(pattern, ""); err != nil {
 		return 0, fmt.Errorf("retention pattern %q: %w", pattern, err)
 	}
@@ -72,7 +68,7 @@ func PruneRecycling(dir, pattern string, p Policy, now time.Time, recycle func(p
 		switch {
 		case isDir:
 			err = os.RemoveAll(path)
-		case recycle != nil && recycle(path):
+		case p.Recycle != nil && p.Recycle(path):
 		default:
 			err = os.Remove(path)
 		}

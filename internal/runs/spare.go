@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
 )
 
 // Spare run directories.
@@ -134,7 +136,7 @@ func (s *Store) recycle(id string) bool {
 			}
 			continue
 		}
-		if name != lockBase+".lock" && emptyFile(p) != nil {
+		if name != lockBase+".lock" && fsutil.EmptyFile(p) != nil {
 			return false
 		}
 	}
@@ -146,14 +148,3 @@ func (s *Store) recycle(id string) bool {
 // staleSpare is how old a standby must be before retention may remove
 // it (its lock free: the process that made it is gone; see Standby).
 const staleSpare = 10 * time.Minute
-
-// emptyFile truncates path and closes it at once: ext4 flushes a truncated
-// file when it is next closed after a write; closed now, with nothing to
-// flush, it is not flushed when the run that claims the spare writes it.
-func emptyFile(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
 )
 
 // Spare trace files.
@@ -22,32 +24,26 @@ import (
 // name (.trace-spare-1 … -8), and the next trace is written into one: a
 // rename to its temp name, a write, and a rename into place, as any trace.
 
-// SpareSlots is how many spare trace files a directory keeps.
-const SpareSlots = 8
+// spareSlots is how many spare trace files a directory keeps.
+const spareSlots = 8
 
 func spareName(dir string, i int) string {
 	return filepath.Join(dir, fmt.Sprintf(".trace-spare-%d", i))
 }
 
-// Recycler returns a retention.Prune recycle function for the trace
+// Recycler returns a retention.Policy.Recycle function for the trace
 // directory dir: it empties a trace retention removes and keeps it as a
 // spare when a slot is free (false: the caller deletes it).
 func Recycler(dir string) func(path string) bool {
 	return func(path string) bool {
-		for i := 1; i <= SpareSlots; i++ {
+		for i := 1; i <= spareSlots; i++ {
 			spare := spareName(dir, i)
 			if _, err := os.Lstat(spare); !errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			// Emptied with the file closed at once: ext4 flushes a file
-			// truncated to nothing when it is next closed after a write;
-			// closed now, with nothing to flush, it is not flushed when the
-			// next trace is written into it.
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0)
-			if err != nil {
+			if fsutil.EmptyFile(path) != nil {
 				return false
 			}
-			f.Close()
 			return os.Rename(path, spare) == nil
 		}
 		return false
@@ -63,7 +59,7 @@ func createInSpare(path string, write func(io.Writer) error) (handled bool, err 
 	rand.Read(b[:])
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+"."+hex.EncodeToString(b[:])+".tmp")
 	claimed := false
-	for i := 1; i <= SpareSlots && !claimed; i++ {
+	for i := 1; i <= spareSlots && !claimed; i++ {
 		claimed = os.Rename(spareName(dir, i), tmp) == nil
 	}
 	if !claimed {

@@ -14,7 +14,7 @@ import (
 )
 
 // Traces retention removes become spares (emptied: their content is gone),
-// up to SpareSlots, and the next traces are written into them: the same
+// up to spareSlots, and the next traces are written into them: the same
 // files, whole and readable, with nothing of the old ones and no temp file
 // left; a spare that is not empty is not written into.
 func TestTracesRecycleRemovedFiles(t *testing.T) {
@@ -23,7 +23,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 		return &runtime.Result{Status: runtime.RunSuccess, Started: time.Now(), Outputs: map[string]any{"out": marker}}
 	}
 	var old []string
-	for i := 0; i < SpareSlots+2; i++ {
+	for i := 0; i < spareSlots+2; i++ {
 		p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("OLD-MARKER"), NewRedactor())
 		if err != nil {
 			t.Fatal(err)
@@ -32,12 +32,12 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 		os.Chtimes(p, past, past)
 		old = append(old, p)
 	}
-	n, err := retention.PruneRecycling(dir, FilePattern, retention.Policy{MaxCount: 1}, time.Now(), Recycler(dir))
-	if err != nil || n != SpareSlots+1 {
-		t.Fatalf("pruned %d (%v), want %d", n, err, SpareSlots+1)
+	n, err := retention.Prune(dir, FilePattern, retention.Policy{MaxCount: 1, Recycle: Recycler(dir)}, time.Now())
+	if err != nil || n != spareSlots+1 {
+		t.Fatalf("pruned %d (%v), want %d", n, err, spareSlots+1)
 	}
 	var spares []uint64
-	for i := 1; i <= SpareSlots; i++ {
+	for i := 1; i <= spareSlots; i++ {
 		st, err := os.Stat(spareName(dir, i))
 		if err != nil || st.Size() != 0 {
 			t.Fatalf("spare %d: %v (size %d)", i, err, st.Size())
@@ -45,8 +45,8 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 		spares = append(spares, fsutiltest.Inode(t, spareName(dir, i)))
 	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1+SpareSlots {
-		t.Fatalf("%d entries, want the newest trace and %d spares", len(ents), SpareSlots)
+	if len(ents) != 1+spareSlots {
+		t.Fatalf("%d entries, want the newest trace and %d spares", len(ents), spareSlots)
 	}
 
 	p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("NEW-MARKER"), NewRedactor())
@@ -66,7 +66,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 
 	// A spare that is not empty is removed, not written into.
 	os.WriteFile(spareName(dir, 2), []byte("junk"), 0o600)
-	for i := 3; i <= SpareSlots; i++ {
+	for i := 3; i <= spareSlots; i++ {
 		os.Remove(spareName(dir, i))
 	}
 	p, err = Write(dir, "flow", &workflow.Workflow{}, nil, res("THIRD"), NewRedactor())
