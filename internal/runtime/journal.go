@@ -2,15 +2,13 @@ package runtime
 
 import (
 	"context"
-	"fmt"
-	"strconv"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/template"
-	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -129,59 +127,8 @@ type StepRecord struct {
 // node.Effects.SafeToRepeat).
 func (r *StepRecord) SafeToRepeat() bool { return r.Effects.SafeToRepeat() }
 
-// CacheSetting is a step's `cache` control: `cache: true` (the default TTL),
-// `cache: 1h` (a TTL), `cache: false` (never), or absent (the node type's
-// default, see node.Effects).
-type CacheSetting struct {
-	// Set is true when the step has a `cache` control.
-	Set bool
-	// On is the step's choice when Set.
-	On bool
-	// TTL is how long an entry stays valid (0: the cache's default).
-	TTL time.Duration
-}
-
-// CacheControl is the step param that opts a step in or out of the step cache.
-const CacheControl = "cache"
-
-// ParseCacheSetting reads a `cache` control value: a boolean, or a duration
-// such as 90s, 30m, 1h or 7d (a bare number is seconds).
-func ParseCacheSetting(v any) (CacheSetting, error) {
-	bad := fmt.Errorf("'cache' must be true, false or how long results stay valid (e.g. 30m, 1h, 7d), got %s", value.Stringify(v))
-	switch x := v.(type) {
-	case nil:
-		return CacheSetting{}, nil
-	case bool:
-		return CacheSetting{Set: true, On: x}, nil
-	case int64, float64:
-		d, err := node.Duration(map[string]any{"cache": x}, "cache", 0)
-		if err != nil || d <= 0 {
-			return CacheSetting{}, bad
-		}
-		return CacheSetting{Set: true, On: true, TTL: d}, nil
-	case string:
-		s := strings.ToLower(strings.TrimSpace(x))
-		switch s {
-		case "true", "yes", "on":
-			return CacheSetting{Set: true, On: true}, nil
-		case "false", "no", "off":
-			return CacheSetting{Set: true}, nil
-		}
-		if days, ok := strings.CutSuffix(s, "d"); ok {
-			n, err := strconv.ParseFloat(days, 64)
-			if err != nil || n <= 0 {
-				return CacheSetting{}, bad
-			}
-			return CacheSetting{Set: true, On: true, TTL: time.Duration(n * float64(24*time.Hour))}, nil
-		}
-		d, err := node.Duration(map[string]any{"cache": s}, "cache", 0)
-		if err != nil || d <= 0 {
-			return CacheSetting{}, bad
-		}
-		return CacheSetting{Set: true, On: true, TTL: d}, nil
-	}
-	return CacheSetting{}, bad
-}
+// CacheSetting is a step's `cache` control (see package stepkeys).
+type CacheSetting = stepkeys.CacheSetting
 
 // depsCache holds each workflow's step dependencies, computed once per run.
 type depsCache struct {

@@ -10,6 +10,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"io"
 	"path/filepath"
 	"strings"
@@ -399,10 +400,6 @@ func isErrorAction(a string) bool { return strings.HasPrefix(a, "error") }
 // maxRetryAfter bounds the wait a Retry-After header may impose on a retry.
 const maxRetryAfter = 10 * time.Minute
 
-// engine controls are step params the runtime consumes; nodes never see them
-// (`cache` only when the node declares no param of that name).
-var engineControls = []string{"retries", "retry_wait"}
-
 // runStep executes one node (or batch) and records its step.
 func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*Step, *Failure) {
 	ev := StepEvent{Depth: f.depth, NodeID: n.ID, Type: n.Type}
@@ -667,14 +664,14 @@ func (e *executor) prepareParams(f *frame, n *workflow.Node, spec *node.Spec, ro
 		return prepared{}, fail
 	}
 	p := prepared{params: params, bound: bound, attempts: attempts, wait: wait}
-	if v, ok := params[CacheControl]; ok {
-		if _, declared := spec.Interface.Param(CacheControl); !declared {
-			cs, err := ParseCacheSetting(v)
+	if v, ok := params[stepkeys.Cache]; ok {
+		if _, declared := spec.Interface.Param(stepkeys.Cache); !declared {
+			cs, err := stepkeys.ParseCache(v)
 			if err != nil {
 				return prepared{}, failf(CategoryException, fmt.Sprintf("step '%s': %s", n.ID, err.Error()))
 			}
 			p.cache = cs
-			delete(params, CacheControl)
+			delete(params, stepkeys.Cache)
 		}
 	}
 	return p, nil
@@ -726,22 +723,23 @@ func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spe
 	for k, v := range sinkParams {
 		params[k] = v
 	}
-	if v, ok := params["retries"]; ok {
-		r, err := node.Int(params, "retries", 0)
-		if err != nil || r < 0 || r > 10 {
-			return nil, nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': 'retries' must be a whole number from 0 to 10, got %s", n.ID, value.Stringify(v)))
+	if v, ok := params[stepkeys.Retries]; ok {
+		r, err := stepkeys.ParseRetries(v)
+		if err != nil {
+			return nil, nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': %s", n.ID, err))
 		}
 		attempts = r + 1
+		delete(params, stepkeys.Retries)
 	}
-	if _, ok := params["retry_wait"]; ok {
-		d, err := node.Duration(params, "retry_wait", wait)
+	if v, ok := params[stepkeys.RetryWait]; ok {
+		d, err := stepkeys.ParseRetryWait(v)
 		if err != nil {
-			return nil, nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': 'retry_wait' %s", n.ID, err.(*node.ParamError).Message))
+			return nil, nil, 0, 0, failf(CategoryException, fmt.Sprintf("step '%s': %s", n.ID, err))
 		}
-		wait = d
-	}
-	for _, k := range engineControls {
-		delete(params, k)
+		if v != nil {
+			wait = d
+		}
+		delete(params, stepkeys.RetryWait)
 	}
 	if err := coerceParams(params, spec); err != nil {
 		return nil, nil, 0, 0, failf(CategoryException, err.Error())

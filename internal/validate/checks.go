@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"slices"
 	"strings"
 
@@ -11,28 +12,14 @@ import (
 	"github.com/pflow-go/pflow/internal/suggest"
 )
 
-// engineControls are step params the engine consumes (D15).
-var engineControls = []string{"retries", "retry_wait"}
-
 // ArgsParam is an MCP step's block of tool arguments, passed verbatim: the
-// way to set an argument named like a step key or control (issue #12).
-const ArgsParam = "args"
-
-// mcpControls are the step params an MCP step consumes itself (the call
-// timeout, the engine's retries).
-var mcpControls = []string{"timeout", "retries", "retry_wait"}
-
-// controlWhat says what a step key or control sets.
-var controlWhat = map[string]string{"type": "node type", "timeout": "call timeout (seconds)", "retries": "retry count", "retry_wait": "wait between retries"}
+// way to set an argument named like a step key or control.
+const ArgsParam = stepkeys.Args
 
 func declares(s *node.Spec, key string) bool {
 	_, ok := s.Interface.Param(key)
 	return ok
 }
-
-// stepKeys are the other keys a step line may hold; they are candidates for
-// did-you-mean when a param is unknown (e.g. on_eror).
-var stepKeys = []string{"type", "on_error", "batch"}
 
 const maxListed = 20
 

@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,18 +63,18 @@ func (v *validator) unknownParams() {
 			if a, ok := args[k]; ok {
 				return a, true
 			}
-			if isMCP && (slices.Contains(mcpControls, k) || (k == ArgsParam && args != nil)) {
+			if isMCP && (stepkeys.Consumed(k, true, true) || (k == ArgsParam && args != nil)) {
 				return nil, false // the step's control or block, not the tool's argument
 			}
 			val, ok := n.Params[k]
 			return val, ok
 		}
 		if isMCP && spec != nil {
-			for _, k := range mcpControls {
-				if _, set := n.Params[k]; set && declares(spec, k) {
+			for _, k := range value.SortedKeys(n.Params) {
+				if declares(spec, k) && stepkeys.Consumed(k, true, true) {
 					if _, inArgs := args[k]; !inArgs {
 						v.add(layerParams, Diagnostic{Severity: SeverityWarning,
-							Message: fmt.Sprintf("Step '%s': '- %s:' is the step's %s, not the argument '%s' of tool %s, which stays unset", n.ID, k, controlWhat[k], k, n.Type),
+							Message: fmt.Sprintf("Step '%s': '- %s:' is the step's %s, not the argument '%s' of tool %s, which stays unset", n.ID, k, what(k), k, n.Type),
 							NodeID:  n.ID, Param: k, Line: n.Line,
 							Hint: fmt.Sprintf("To pass the tool's '%s', write it under args: '- args: {%s: ...}' (both may be set).", k, k)})
 					}
@@ -90,8 +91,8 @@ func (v *validator) unknownParams() {
 					continue
 				}
 				hint := fmt.Sprintf("Add '- %s: ...' to step '%s'.", f.Key, n.ID)
-				if isMCP && (f.Key == "type" || slices.Contains(mcpControls, f.Key)) {
-					hint = fmt.Sprintf("'- %s:' would set the step's %s; pass the tool's argument under args: '- args: {%s: ...}' in step '%s'.", f.Key, controlWhat[f.Key], f.Key, n.ID)
+				if isMCP && (stepkeys.IsStructure(f.Key) || stepkeys.Consumed(f.Key, true, true)) {
+					hint = fmt.Sprintf("'- %s:' would set the step's %s; pass the tool's argument under args: '- args: {%s: ...}' in step '%s'.", f.Key, what(f.Key), f.Key, n.ID)
 				}
 				if f.Description != "" {
 					hint += "\n" + f.Key + ": " + f.Description
@@ -115,6 +116,25 @@ func (v *validator) unknownParams() {
 				}
 			}
 		}
+		// A literal control value the run would refuse is refused here first,
+		// by the same parser.
+		for _, p := range value.SortedKeys(n.Params) {
+			key, ok := stepkeys.Lookup(p)
+			if !ok || key.Check == nil || !stepkeys.Consumed(p, spec != nil && declares(spec, p), isMCP) {
+				continue
+			}
+			val := n.Params[p]
+			if str, isStr := val.(string); isStr && template.HasTemplate(str) {
+				continue
+			}
+			if err := key.Check(val); err != nil {
+				v.add(layerParams, Diagnostic{
+					Message: fmt.Sprintf("Step '%s': %s", n.ID, err),
+					NodeID:  n.ID, Param: p, Line: n.Line,
+					Hint: fmt.Sprintf("'- %s:' takes %s: %s.", p, key.Takes, key.Meaning),
+				})
+			}
+		}
 		if len(known) == 0 || (spec != nil && spec.Interface.ExtraParams) {
 			continue // the node says it takes params it does not list
 		}
@@ -130,15 +150,18 @@ func (v *validator) unknownParams() {
 			}
 		}
 		for _, p := range value.SortedKeys(n.Params) {
-			if slices.Contains(known, p) || slices.Contains(engineControls, p) {
+			if slices.Contains(known, p) || stepkeys.Consumed(p, false, isMCP) {
 				continue
 			}
-			if isMCP && (p == "timeout" || (p == ArgsParam && args != nil)) {
+			if isMCP && p == ArgsParam && args != nil {
 				continue
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
 			fix := describeFix(n, p, "Parameters", known)
-			if s := suggest.Closest(p, append(append(slices.Clone(known), engineControls...), stepKeys...), 1, 0.4); len(s) > 0 {
+			if instead, ok := stepkeys.Misplaced[strings.ToLower(p)]; ok {
+				msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': %s.", n.ID, n.Type, p, instead.Say)
+				fix.Replacement = instead.Key
+			} else if s := suggest.Closest(p, append(slices.Clone(known), stepkeys.Names()...), 1, 0.4); len(s) > 0 {
 				msg += fmt.Sprintf(" Did you mean '%s'?", s[0])
 				fix.Replacement = s[0]
 			}
@@ -309,4 +332,12 @@ func describeFix(n *workflow.Node, param, what string, known []string) pferr.Fix
 		Line:         n.Line,
 		Alternatives: known,
 	}
+}
+
+// what names what a step key sets, for messages ("retry count").
+func what(key string) string {
+	if k, ok := stepkeys.Lookup(key); ok {
+		return k.What
+	}
+	return key
 }

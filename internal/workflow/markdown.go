@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"regexp"
 	"slices"
 	"sort"
@@ -41,9 +42,8 @@ const (
 		"or put multi-line and structured text in a fenced code block (```shell command, ```yaml headers, ...)."
 )
 
-// reserved step keys popped out of params (type and batch are the anchor's;
-// the rest are pflow-go additions, see doc.go).
-var stepKeys = []string{"type", "batch", "next", "on", "on_error", "input_mappings", "output_mappings"}
+// stepKeys are the step keys the parser turns into the IR instead of params.
+var stepKeys = stepkeys.Names(stepkeys.Structure)
 
 // lineKind classifies each source line for the line-based entity scanner.
 type lineKind uint8

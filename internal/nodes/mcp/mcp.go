@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"io"
 	"strings"
 	"time"
@@ -47,13 +48,10 @@ const (
 	ParamTool   = "__mcp_tool__"
 )
 
-// controls are node controls, never forwarded to the tool.
-var controls = map[string]bool{"timeout": true, "retries": true, "retry_wait": true}
-
 // ArgsParam is the step's block of tool arguments passed verbatim: the way
 // to pass an argument named like a step key or control (type, timeout,
-// retries, retry_wait), e.g. '- args: {type: jpeg}' (issue #12 item 1).
-const ArgsParam = "args"
+// retries, retry_wait), e.g. '- args: {type: jpeg}'.
+const ArgsParam = stepkeys.Args
 
 // ToolArgs returns the params that become tool arguments: everything but
 // the "__mcp_…__" bindings and the node controls such as timeout, then the
@@ -62,7 +60,7 @@ func ToolArgs(params map[string]any) map[string]any {
 	out := map[string]any{}
 	block, hasBlock := params[ArgsParam].(map[string]any)
 	for k, v := range params {
-		if strings.HasPrefix(k, "__") || controls[k] || (hasBlock && k == ArgsParam) {
+		if strings.HasPrefix(k, "__") || stepkeys.Consumed(k, true, true) || (hasBlock && k == ArgsParam) {
 			continue
 		}
 		out[k] = v
