@@ -131,6 +131,9 @@ func (v *validator) checkOrder(st *site, r template.Ref, x *workflow.Node, yID, 
 func (v *validator) undefinedHead(st *site, r template.Ref) {
 	x := v.byID[st.nodeID]
 	head := r.Head
+	if v.isForeignHead(head) {
+		return // foreignSyntax names it with the pflow form
+	}
 	// Item variables of another step's batch.
 	if owners := v.batchOwners(head); len(owners) > 0 && x != nil {
 		v.add(layerDataFlow, Diagnostic{
@@ -207,7 +210,7 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 		v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: bh})
 		return
 	}
-	hint = append(hint, fmt.Sprintf("Declare it under '## Inputs' (### %s) or pass it on the command line (%s=...).", head, head))
+	hint = append(hint, fmt.Sprintf("Declare it under '## Inputs' (### %s, a line saying what it is, '- type: string'); then give its value when running the workflow.", head))
 	if x := v.byID[st.nodeID]; x != nil && x.Type == "shell" || isUpper(head) {
 		hint = append(hint, fmt.Sprintf("If this is a shell/environment variable, write $%s or $${%s}: pflow resolves every ${...} itself.", head, head))
 	}

@@ -30,7 +30,8 @@ type site struct {
 	s        string
 	line     int
 	outName  string
-	topLevel bool // the string is the whole value of a top-level param
+	raw      string // an output's source as written
+	topLevel bool   // the string is the whole value of a top-level param
 }
 
 func (st *site) where() string {
@@ -103,7 +104,7 @@ func (v *validator) sites() []*site {
 		if !strings.Contains(src, "${") {
 			src = "${" + strings.TrimPrefix(src, "$") + "}"
 		}
-		out = append(out, &site{kind: siteOutput, param: "source", s: src, line: o.Line, outName: o.Name, topLevel: true})
+		out = append(out, &site{kind: siteOutput, param: "source", s: src, raw: o.Source, line: o.Line, outName: o.Name, topLevel: true})
 	}
 	return out
 }
@@ -114,6 +115,7 @@ func (v *validator) scanSites() {
 	for _, st := range v.sites() {
 		refs := template.Refs(st.s)
 		v.malformed(st, refs)
+		v.foreignSyntax(st)
 		for _, r := range refs {
 			typ := v.checkRef(st, r)
 			if st.kind == siteParam && st.topLevel {

@@ -1,0 +1,367 @@
+package validate
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/template"
+)
+
+// Other tools' template syntax, written where pflow's ${...} was meant:
+// GitHub Actions (${{ steps.x.outputs.y }}), Jinja and Handlebars
+// ({{ x.y }}, {% if %}, filters), n8n ({{ $json.name }}), pflow paths with
+// a prefix pflow does not use (${steps.x.y}, ${inputs.x}, ${env.X}), and
+// path forms outside pflow's grammar ([*], negative indexes). Each is named
+// with its line and the pflow way to write it. A form that refers to this
+// workflow's steps or inputs is an error; one that may be literal text (a
+// prompt about Jinja, a file being written) is a warning with the same
+// facts.
+
+var (
+	ghaExprRe   = regexp.MustCompile(`\$\{\{(.*?)\}\}`)
+	mustacheRe  = regexp.MustCompile(`\{\{-?(.*?)-?\}\}`)
+	jinjaStmtRe = regexp.MustCompile(`\{%-?\s*(\w+)(.*?)-?%\}`)
+	bareVarRe   = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+	// n8n: $node["X"].json.y, $('X').item.json.y, $("X").first().json.y
+	n8nNodeRe   = regexp.MustCompile(`^\$(?:node\[\s*["']([^"']+)["']\s*\]|\(\s*["']([^"']+)["']\s*\)(?:\.(?:item|first\(\)|last\(\)|all\(\)))?)\.json`)
+	negIndexRe  = regexp.MustCompile(`\[\s*-\d+\s*\]`)
+	quotedKeyRe = regexp.MustCompile(`\[\s*["']([A-Za-z_][A-Za-z0-9_-]*)["']\s*\]`)
+)
+
+// foreignHeads are path heads other tools put before a name; pflow writes
+// the name alone. They are reported by the foreign-syntax check, not as
+// unknown steps, unless the workflow has a step or input of that name.
+var foreignHeads = map[string]bool{"steps": true, "inputs": true, "input": true, "env": true, "secrets": true, "vars": true, "params": true, "needs": true, "outputs": true, "github": true, "matrix": true}
+
+// isForeignHead reports whether a reference's head is another tool's prefix
+// rather than something of this workflow.
+func (v *validator) isForeignHead(head string) bool {
+	return foreignHeads[head] && v.byID[head] == nil && v.inputs[head] == nil
+}
+
+// textParams are params whose value is text that may legitimately mention
+// another tool's syntax (a prompt about Jinja, a template file written out).
+var textParams = map[string]bool{"prompt": true, "system": true, "content": true, "body": true, "message": true, "text": true, "stdin": true, "data": true, "template": true, "description": true}
+
+// foreign is one form of another tool's syntax found in a string.
+type foreign struct {
+	raw, tool string
+	pflow     string // the pflow way to write it ("" when pflow has none)
+	note      string // what pflow has instead, when no template does it
+	ours      bool   // it refers to this workflow's steps or inputs
+}
+
+// foreignSyntax reports other tools' template forms in every string of a
+// step and in output sources.
+func (v *validator) foreignSyntax(st *site) {
+	if st.kind == siteMapping {
+		return
+	}
+	sinkKind := v.sinkOf(st)
+	s := st.s
+	if st.kind == siteOutput {
+		s = st.raw
+	}
+	for _, f := range v.findForeign(st, s, sinkKind) {
+		sev := SeverityError
+		if !f.ours && (textParams[st.param] || sinkKind == node.SinkCode) {
+			sev = SeverityWarning
+		}
+		where := st.where()
+		msg := fmt.Sprintf("%s%s: '%s' is %s, which pflow does not read", strings.ToUpper(where[:1]), where[1:], f.raw, f.tool)
+		if sev == SeverityWarning {
+			msg += "; it stays as literal text"
+		}
+		var hint []string
+		if f.pflow != "" {
+			hint = append(hint, fmt.Sprintf("Write it the pflow way: %s", f.pflow))
+		}
+		if f.note != "" {
+			hint = append(hint, f.note)
+		}
+		if sev == SeverityWarning {
+			hint = append(hint, "If the text is meant literally (e.g. a template you are writing out), leave it.")
+		}
+		v.add(layerTemplates, Diagnostic{Severity: sev, Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: strings.Join(hint, "\n")})
+	}
+}
+
+// findForeign lists the foreign forms in s.
+func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreign {
+	var out []foreign
+	taken := make([]bool, len(s)) // bytes already explained by a finding
+	mark := func(a, b int) {
+		for i := a; i < b && i < len(taken); i++ {
+			taken[i] = true
+		}
+	}
+	if strings.Contains(s, "${{") {
+		for _, m := range ghaExprRe.FindAllStringSubmatchIndex(s, -1) {
+			expr := s[m[2]:m[3]]
+			p, note, _ := v.translate(st, expr)
+			out = append(out, foreign{raw: s[m[0]:m[1]], tool: "a GitHub Actions expression", pflow: p, note: note, ours: true})
+			mark(m[0], m[1])
+		}
+	}
+	if strings.Contains(s, "{{") && sinkKind != node.SinkCode {
+		for _, m := range mustacheRe.FindAllStringSubmatchIndex(s, -1) {
+			if taken[m[0]] || (m[0] > 0 && s[m[0]-1] == '$') {
+				continue
+			}
+			expr := strings.TrimSpace(s[m[2]:m[3]])
+			if expr == "" || strings.HasPrefix(expr, ".") || strings.HasPrefix(expr, "{") {
+				continue // Go templates ({{.Name}}) as docker and gh take them
+			}
+			tool := "Jinja/Handlebars syntax"
+			if strings.HasPrefix(expr, "$") {
+				tool = "an n8n expression"
+			}
+			p, note, ours := v.translate(st, expr)
+			if p == "" && note == "" {
+				continue
+			}
+			// Outside text, {{...}} is often another program's own syntax
+			// (Go templates, Helm): only one naming this workflow's steps or
+			// inputs was meant for pflow.
+			if !ours && tool != "an n8n expression" && !textParams[st.param] && st.kind != siteOutput {
+				continue
+			}
+			out = append(out, foreign{raw: s[m[0]:m[1]], tool: tool, pflow: p, note: note, ours: ours || strings.HasPrefix(expr, "$")})
+			mark(m[0], m[1])
+		}
+	}
+	if strings.Contains(s, "{%") && sinkKind != node.SinkCode {
+		for _, m := range jinjaStmtRe.FindAllStringSubmatchIndex(s, -1) {
+			kw := s[m[2]:m[3]]
+			note := "pflow templates have no statements: steps run in order; to repeat a step per item use '- batch: {items: ${step.list}}'; put logic in a shell or code step."
+			if kw == "if" || kw == "elif" || kw == "else" || kw == "endif" {
+				note = "pflow templates have no conditions: route on a step's outcome with '- on: {...}' or '- on_error:', or decide in a shell or code step."
+			}
+			out = append(out, foreign{raw: s[m[0]:m[1]], tool: "a Jinja statement", note: note})
+			mark(m[0], m[1])
+		}
+	}
+	// ${...} that pflow's grammar does not read but that was meant for it.
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			break
+		}
+		j += i
+		i = j + 2
+		if taken[j] || (j > 0 && s[j-1] == '$') || strings.HasPrefix(s[j:], "${{") {
+			continue
+		}
+		k := strings.IndexByte(s[j:], '}')
+		if k < 0 {
+			break
+		}
+		content := s[j+2 : j+k]
+		raw := s[j : j+k+1]
+		if r, ok := template.IsSimple(raw); ok {
+			if v.isForeignHead(r.Head) {
+				p, note, _ := v.translate(st, content)
+				out = append(out, foreign{raw: raw, tool: prefixTool(r.Head), pflow: p, note: note, ours: true})
+			}
+			continue
+		}
+		head := leadingIdent(content)
+		if head == "" || len(head) == len(content) {
+			continue
+		}
+		rest := content[len(head):]
+		known := v.byID[head] != nil || v.inputs[head] != nil || v.isForeignHead(head)
+		// A shell variable has no '.' after its name; ${VAR:-x}, ${#a},
+		// ${a[1]} stay the shell's.
+		if !known && (sinkKind == node.SinkShell || rest[0] != '.') {
+			continue
+		}
+		if rest[0] != '.' && rest[0] != '[' && rest[0] != '|' && rest[0] != ' ' {
+			continue
+		}
+		p, note, _ := v.translate(st, content)
+		if note == "" && p == "" {
+			continue
+		}
+		out = append(out, foreign{raw: raw, tool: "a path outside pflow's template grammar", pflow: p, note: note, ours: true})
+		mark(j, j+k+1)
+	}
+	// $name (no braces) naming an input or a step, outside a shell command.
+	if strings.Contains(s, "$") {
+		for _, m := range bareVarRe.FindAllStringSubmatchIndex(s, -1) {
+			if taken[m[0]] || (m[0] > 0 && s[m[0]-1] == '$') || (m[1] < len(s) && s[m[1]] == '{') {
+				continue
+			}
+			name := s[m[2]:m[3]]
+			if v.byID[name] == nil && v.inputs[name] == nil {
+				continue
+			}
+			if sinkKind == node.SinkShell && assignedInShell(s, name) {
+				continue
+			}
+			tool := "a bare $name"
+			note := ""
+			if sinkKind == node.SinkShell {
+				note = fmt.Sprintf("Inputs and step outputs are not environment variables of the command: '$%s' is empty there.", name)
+			}
+			ref := name
+			if v.byID[name] != nil {
+				ref = name + ".<output>"
+			}
+			out = append(out, foreign{raw: s[m[0]:m[1]], tool: tool, pflow: "${" + ref + "}", note: note, ours: true})
+		}
+	}
+	return out
+}
+
+// prefixTool names where a prefix such as steps. or inputs. comes from.
+func prefixTool(head string) string {
+	switch head {
+	case "steps", "needs", "github", "matrix", "secrets", "vars":
+		return "a GitHub Actions path"
+	}
+	return "another tool's path"
+}
+
+// translate turns another tool's expression into pflow's, with a note on
+// what pflow does instead where no template does it. ours reports whether
+// the expression refers to this workflow's steps or inputs.
+func (v *validator) translate(st *site, expr string) (pflow, note string, ours bool) {
+	expr = strings.TrimSpace(expr)
+	var notes []string
+	if i := pipeIndex(expr); i >= 0 {
+		defer func() { pflow = "" }() // the filtered value needs a step
+		notes = append(notes, fmt.Sprintf("pflow templates have no filters ('|%s'): transform the value in a shell or code step and read that step's output.", strings.TrimSpace(expr[i+1:])))
+		expr = strings.TrimSpace(expr[:i])
+	}
+	if m := n8nNodeRe.FindStringSubmatch(expr); m != nil {
+		name := m[1] + m[2]
+		expr = idOf(name) + strings.TrimPrefix(expr, m[0])
+	}
+	expr = quotedKeyRe.ReplaceAllString(expr, ".$1")
+	prev := v.previousStep(st.nodeID)
+	for _, p := range []string{"$json.", "$input.item.json.", "$input.first().json.", "$item.json."} {
+		if rest, ok := strings.CutPrefix(expr, p); ok {
+			if prev == "" {
+				prev = "<step>"
+			}
+			expr = prev + "." + rest
+			notes = append(notes, fmt.Sprintf("n8n's %s is the previous node's output; pflow names the step that made it (here '%s', the step before).", strings.TrimSuffix(p, "."), prev))
+		}
+	}
+	if expr == "$json" {
+		expr = prev + ".result"
+	}
+	parts := strings.SplitN(expr, ".", 3)
+	switch parts[0] {
+	case "steps", "needs":
+		if len(parts) == 3 {
+			rest := strings.TrimPrefix(parts[2], "outputs.")
+			expr = parts[1] + "." + rest
+		}
+	case "inputs", "input", "params", "vars":
+		if len(parts) >= 2 && v.byID[parts[0]] == nil && v.inputs[parts[0]] == nil {
+			expr = strings.Join(parts[1:], ".")
+		}
+	case "github":
+		if rest, ok := strings.CutPrefix(expr, "github.event.inputs."); ok {
+			expr = rest
+		}
+	case "env", "secrets":
+		if len(parts) >= 2 && v.byID[parts[0]] == nil && v.inputs[parts[0]] == nil {
+			name := strings.Join(parts[1:], ".")
+			in := strings.ToLower(name)
+			if sk := v.sinkOf(st); sk == node.SinkShell {
+				return "$" + name + " (the command reads its environment itself)", strings.Join(notes, "\n"), true
+			}
+			return fmt.Sprintf("${%s}, with an input that names the variable:\n  ## Inputs\n  ### %s\n  The %s variable.\n  - type: string\n  - env: %s", in, in, name, name),
+				strings.Join(notes, "\n"), true
+		}
+	}
+	noPath := false // pflow has no template for the expression
+	if strings.Contains(expr, "[*]") {
+		noPath = true
+		notes = append(notes, "pflow paths have no [*]: to run a step once per item, use '- batch: {items: ${...}}'; to pick a field of every item, use jq in a shell step (jq '[.[].title]').")
+		expr = strings.ReplaceAll(expr, "[*]", "")
+	}
+	if negIndexRe.MatchString(expr) {
+		noPath = true
+		notes = append(notes, "pflow paths have no negative indexes: take the last item in a shell step (jq '.[-1]') or a code step, and read its output.")
+		expr = negIndexRe.ReplaceAllString(expr, "")
+	}
+	head := leadingIdent(expr)
+	ours = head != "" && (v.byID[head] != nil || v.inputs[head] != nil)
+	if _, _, err := template.ParsePath(expr); err == nil && !noPath {
+		return "${" + expr + "}", strings.Join(notes, "\n"), ours
+	}
+	if len(notes) > 0 {
+		return "", strings.Join(notes, "\n"), ours
+	}
+	return "", "", ours
+}
+
+// pipeIndex finds a filter's '|' (not '||') in expr, or -1.
+func pipeIndex(expr string) int {
+	for i := 0; i < len(expr); i++ {
+		if expr[i] == '|' {
+			if i+1 < len(expr) && expr[i+1] == '|' {
+				i++
+				continue
+			}
+			return i
+		}
+	}
+	return -1
+}
+
+// previousStep is the id of the step before id in file order, "" for the first.
+func (v *validator) previousStep(id string) string {
+	i, ok := v.index[id]
+	if !ok || i == 0 {
+		return ""
+	}
+	return v.nodes[i-1].ID
+}
+
+func leadingIdent(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] == '-' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (i > 0 && s[i] >= '0' && s[i] <= '9')) {
+		i++
+	}
+	if i > 0 && s[0] == '-' {
+		return ""
+	}
+	return s[:i]
+}
+
+// idOf turns a display name ("Fetch Issues") into a step id (fetch-issues).
+func idOf(name string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, name), "-")
+}
+
+// assignedInShell reports whether a shell command gives name a value itself
+// (name=, for name in, read name, export/local name).
+func assignedInShell(cmd, name string) bool {
+	re := regexp.MustCompile(`(^|[\s;&|(])` + regexp.QuoteMeta(name) + `=|\bfor\s+` + regexp.QuoteMeta(name) + `\b|\bread\b[^;&|\n]*\b` + regexp.QuoteMeta(name) + `\b|\b(export|local|readonly)\s+` + regexp.QuoteMeta(name) + `\b`)
+	return re.MatchString(cmd)
+}
+
+// sinkOf is how template values reach the param of a site.
+func (v *validator) sinkOf(st *site) node.Sink {
+	if spec := v.specs[st.nodeID]; spec != nil {
+		if f, ok := spec.Interface.Param(st.param); ok {
+			return f.Sink
+		}
+	}
+	return ""
+}
