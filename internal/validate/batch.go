@@ -6,6 +6,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // ---------------------------------------------------------------- batch
@@ -14,6 +15,13 @@ import (
 // (a run that relies on it would fail before its first step).
 func (v *validator) inputDefaults() {
 	for _, in := range v.w.Inputs {
+		if in != nil && in.Required != nil && *in.Required && in.Default != nil {
+			v.add(layerStructure, Diagnostic{
+				Message: fmt.Sprintf("Input '%s' says required: true and has a default; a default only fills an optional input, so the two contradict each other", in.Name),
+				Param:   "required", Line: in.Line,
+				Hint: fmt.Sprintf("Remove '- required: true' (an input with a default is optional and takes the default when not given), or remove '- default: %s' if the caller must always give '%s'.", value.Stringify(in.Default), in.Name),
+			})
+		}
 		if in == nil || in.Default == nil || strings.TrimSpace(in.Type) == "" {
 			continue
 		}
@@ -58,6 +66,13 @@ func (v *validator) batches() {
 			continue
 		}
 		alias := n.Batch.Alias()
+		if n.Batch.MaxConcurrent > 0 && !n.Batch.Parallel {
+			v.add(layerTemplates, Diagnostic{
+				Message: fmt.Sprintf("Batch step '%s' sets max_concurrent: %d without parallel: true, so its items run one at a time and max_concurrent has no effect", n.ID, n.Batch.MaxConcurrent),
+				NodeID:  n.ID, Param: "batch", Line: n.Line,
+				Hint: "Add 'parallel: true' to the batch to run items side by side (at most max_concurrent at once), or remove max_concurrent.",
+			})
+		}
 		if !used[n.ID+"\x00"+alias] && !used[n.ID+"\x00__index__"] {
 			example := "${" + alias + "}"
 			v.add(layerTemplates, Diagnostic{

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pflow-go/pflow/internal/stepkeys"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/nodes/nested"
@@ -114,6 +116,15 @@ func (v *validator) unknownParams() {
 						})
 					}
 				}
+			}
+		}
+		// Seconds written as milliseconds (timeout: 30000 is over 8 hours).
+		for _, p := range []string{stepkeys.Timeout, stepkeys.RetryWait} {
+			if f, ok := literalNumber(n.Params[p]); ok && f >= 1000 && math.Mod(f, 1000) == 0 {
+				v.add(layerParams, Diagnostic{Severity: SeverityWarning,
+					Message: fmt.Sprintf("Step '%s': '- %s: %s' is %s seconds (%s); pflow reads %s in seconds, so this looks like milliseconds", n.ID, p, value.Stringify(n.Params[p]), value.Stringify(n.Params[p]), time.Duration(f*float64(time.Second)), p),
+					NodeID:  n.ID, Param: p, Line: n.Line,
+					Hint: fmt.Sprintf("For %g seconds write '- %s: %g' (or '- %s: %gs'); keep the value if you mean %s.", f/1000, p, f/1000, p, f/1000, time.Duration(f*float64(time.Second)))})
 			}
 		}
 		// A literal control value the run would refuse is refused here first,
@@ -340,4 +351,15 @@ func what(key string) string {
 		return k.What
 	}
 	return key
+}
+
+// literalNumber is a number written as a literal (an integer or a float).
+func literalNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
 }

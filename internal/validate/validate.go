@@ -415,6 +415,8 @@ func (v *validator) graph() {
 			})
 		}
 	}
+	v.failureLoops(n, edges2(v))
+	v.unreachable(succ)
 	comp := scc(n, succ)
 	// Cycles made only of default edges are errors.
 	defSucc := make([][]int, n)
@@ -522,6 +524,100 @@ func (v *validator) runsBefore(y, x string) bool {
 		return false
 	}
 	return v.anc[xi][yi/64]&(1<<(yi%64)) != 0
+}
+
+// edges2 lists the edges between known steps by document index, with their
+// action.
+func edges2(v *validator) [][2]int {
+	var out [][2]int
+	for _, e := range v.w.Edges {
+		f, ok1 := v.index[e.From]
+		t, ok2 := v.index[e.To]
+		if ok1 && ok2 && e.ActionOrDefault() != "default" && f != t {
+			out = append(out, [2]int{f, t})
+		}
+	}
+	return out
+}
+
+// failureLoops refuses steps that send their failures to each other in a
+// ring: while they keep failing, the run never ends (a step's success leaves
+// the ring, but nothing bounds the failures).
+func (v *validator) failureLoops(n int, failEdges [][2]int) {
+	succ := make([][]int, n)
+	for _, e := range failEdges {
+		succ[e[0]] = append(succ[e[0]], e[1])
+	}
+	comp := scc(n, succ)
+	members := map[int][]string{}
+	for _, e := range failEdges {
+		if comp[e[0]] == comp[e[1]] && members[comp[e[0]]] == nil {
+			for i, nd := range v.nodes {
+				if comp[i] == comp[e[0]] {
+					members[comp[e[0]]] = append(members[comp[e[0]]], nd.ID)
+				}
+			}
+		}
+	}
+	for _, c := range sortedIntKeys(members) {
+		ids := members[c]
+		v.add(layerDataFlow, Diagnostic{
+			Message: fmt.Sprintf("Steps %s send their failures to each other in a loop: while they keep failing, the run never ends", quoteList(ids)),
+			NodeID:  ids[0], Param: "on_error", Line: v.line(ids[0]),
+			Hint: "Retry a bounded number of times on the step itself ('- retries: 3', '- retry_wait: 2s') and send its error to a step that ends the run or reports it, instead of back into the loop.",
+		})
+	}
+}
+
+// unreachable refuses steps that no edge leads to from the first step: they
+// would never run.
+func (v *validator) unreachable(succ [][]int) {
+	if len(v.nodes) < 2 {
+		return
+	}
+	start := 0
+	if v.w.StartNode != "" {
+		i, ok := v.index[v.w.StartNode]
+		if !ok {
+			return
+		}
+		start = i
+	}
+	seen := make([]bool, len(v.nodes))
+	stack := []int{start}
+	seen[start] = true
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, y := range succ[x] {
+			if !seen[y] {
+				seen[y] = true
+				stack = append(stack, y)
+			}
+		}
+	}
+	for i, nd := range v.nodes {
+		if seen[i] {
+			continue
+		}
+		var from []string
+		for _, e := range v.w.Edges {
+			if e.To == nd.ID {
+				from = append(from, e.From)
+			}
+		}
+		hint := fmt.Sprintf("Lead a step to it ('- next: %s' on the step that should run before it), or delete step '%s'.", nd.ID, nd.ID)
+		for _, e := range v.w.Edges {
+			if j, ok := v.index[e.From]; ok && j == i-1 && e.To != nd.ID && e.ActionOrDefault() == "default" {
+				hint = fmt.Sprintf("Step '%s' jumps over it with '- next: %s'; remove that line to run '%s' after '%s', or delete step '%s'.", e.From, e.To, nd.ID, e.From, nd.ID)
+			}
+		}
+		v.add(layerDataFlow, Diagnostic{
+			Message: fmt.Sprintf("Step '%s' never runs: no step leads to it from the first step '%s'", nd.ID, v.nodes[start].ID),
+			NodeID:  nd.ID, Line: nd.Line,
+			Hint: hint,
+		})
+	}
 }
 
 func sortedIntKeys[V any](m map[int]V) []int {

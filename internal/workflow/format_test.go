@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -141,6 +142,30 @@ func TestFormatMarkdownRoundTrip(t *testing.T) {
 	checkFormatRoundTrip(t, w)
 }
 
+// JSON IR of several nodes and no edges runs its nodes in the order listed,
+// as a .pflow.md file's steps run in file order.
+func TestEdgelessIRRunsInOrder(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{
+		`{"nodes":[{"id":"a","type":"t"},{"id":"b","type":"t"},{"id":"c","type":"t"}]}`,
+		`{"nodes":[{"id":"a","type":"t"},{"id":"b","type":"t"},{"id":"c","type":"t"}],"edges":[]}`,
+		`{"nodes":[{"id":"a","type":"t"},{"id":"b","type":"t"},{"id":"c","type":"t"}],"start_node":"a"}`,
+	} {
+		w, err := ParseJSON([]byte(src), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []Edge{{From: "a", To: "b"}, {From: "b", To: "c"}}
+		if fmt.Sprint(w.Edges) != fmt.Sprint(want) {
+			t.Errorf("%s: edges %v, want %v", src, w.Edges, want)
+		}
+	}
+	w, _ := ParseJSON([]byte(`{"nodes":[{"id":"a","type":"t"},{"id":"b","type":"t"}],"edges":[{"from":"a","to":"b","action":"error"}]}`), "")
+	if len(w.Edges) != 1 {
+		t.Errorf("a workflow with edges keeps exactly its own: %v", w.Edges)
+	}
+}
+
 func TestFormatMarkdownRefuses(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -150,7 +175,7 @@ func TestFormatMarkdownRefuses(t *testing.T) {
 		{"namespacing", `{"nodes":[{"id":"a","type":"t"}],"enable_namespacing":false}`, "enable_namespacing"},
 		{"start node", `{"nodes":[{"id":"a","type":"t"},{"id":"b","type":"t"}],"start_node":"b"}`, "start_node 'b' is not the first node"},
 		{"reserved param", `{"nodes":[{"id":"a","type":"t","params":{"next":"x"}}]}`, "param named 'next'"},
-		{"chain cannot stop", `{"nodes":[{"id":"a","type":"t"},{"id":"b","type":"t"}]}`, "node 'a' has no default successor, but in markdown it would run on to 'b'"},
+		{"chain cannot stop", `{"nodes":[{"id":"a","type":"t"},{"id":"b","type":"t"},{"id":"c","type":"t"}],"edges":[{"from":"b","to":"c"}]}`, "node 'a' has no default successor, but in markdown it would run on to 'b'"},
 	}
 	for _, tt := range tests {
 		w, err := ParseJSON([]byte(tt.json), "")

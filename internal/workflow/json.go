@@ -128,6 +128,7 @@ func ParseJSON(src []byte, path string) (*Workflow, error) {
 	}
 	w.decodeErrs = d.errs
 	w.Normalize()
+	chainEdgeless(w)
 	w.Source = &Source{Path: abs, Raw: string(src)}
 	return w, nil
 }
@@ -289,3 +290,22 @@ func ParseFileShared(path string) (*Workflow, error) {
 }
 
 var sharedFiles fsutil.Memo[*Workflow]
+
+// chainEdgeless gives a JSON IR workflow of several nodes and no edges the
+// edges of its node order (a → b → c), as a .pflow.md file's steps run in
+// file order: without them only the first node would run.
+func chainEdgeless(w *Workflow) {
+	if len(w.Edges) > 0 || len(w.Nodes) < 2 {
+		return
+	}
+	if w.StartNode != "" && (w.Nodes[0] == nil || w.Nodes[0].ID != w.StartNode) {
+		return // another start: validation says which nodes never run
+	}
+	for i := 1; i < len(w.Nodes); i++ {
+		a, b := w.Nodes[i-1], w.Nodes[i]
+		if a == nil || b == nil || a.ID == "" || b.ID == "" {
+			return
+		}
+		w.Edges = append(w.Edges, Edge{From: a.ID, To: b.ID})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pflow-go/pflow/internal/stepkeys"
+	"github.com/pflow-go/pflow/internal/template"
 	"regexp"
 	"slices"
 	"sort"
@@ -105,7 +106,9 @@ type entity struct {
 }
 
 type mdParser struct {
-	path   string
+	path string
+	// stray is the error of a setting that stands outside every entity.
+	stray  *ParseError
 	src    []byte
 	lines  []string // 1-based: lines[0] is unused
 	starts []int    // byte offset of each line (1-based)
@@ -451,6 +454,9 @@ func (p *mdParser) scan() error {
 					l, truncate(h.text, 40), u, want, truncate(h.text, 40), u))
 			}
 			p.onLine(l, p.lines[l])
+			if p.stray != nil {
+				return p.stray
+			}
 		}
 	}
 	return p.closeEntity()
@@ -548,9 +554,51 @@ func (p *mdParser) warn(s string) {
 	p.warnings = append(p.warnings, s)
 }
 
+// strayItem refuses a '- key: value' line of a section pflow reads that
+// stands before the section's first '### name' heading: it belongs to no
+// input, step or output, and would be dropped without a word.
+func (p *mdParser) strayItem(l int, line string) {
+	m := itemRe().FindStringSubmatch(strings.TrimRight(line, " \t"))
+	if m == nil {
+		return
+	}
+	key, val, ok := strings.Cut(strings.TrimSpace(m[2]), ":")
+	key = strings.TrimSpace(key)
+	if !ok || !paramWordRe().MatchString(key) {
+		return // a bullet of prose, not a setting
+	}
+	val = strings.TrimSpace(val)
+	what, example := "an output", fmt.Sprintf("### %s\nWhat %s is.\n- source: %s", key, key, val)
+	switch p.section {
+	case secInputs:
+		what, example = "an input", fmt.Sprintf("### %s\nWhat %s is.\n- type: string", key, key)
+		if key == "type" || key == "required" || key == "default" {
+			example = "### <name>\nWhat the input is.\n- " + key + ": " + val
+		}
+	case secSteps:
+		what, example = "a step", "### <step-id>\nWhat the step does.\n- "+key+": "+val
+	case secOutputs:
+		if key == "source" || key == "type" || key == "description" {
+			example = fmt.Sprintf("### <name>\nWhat the output is.\n- %s: %s", key, val)
+		}
+	}
+	p.stray = p.errf(l, "Each entry of this section is a '### name' heading with a line of description and its settings, e.g.:\n\n"+example,
+		"'- %s' is under '## %s' but not inside %s, so pflow would ignore it.", truncate(strings.TrimSpace(m[2]), 60), titleCase(p.section), what)
+}
+
+func titleCase(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 func (p *mdParser) onLine(l int, line string) {
 	e := p.ent
 	if e == nil {
+		if p.section == secInputs || p.section == secSteps || p.section == secOutputs {
+			p.strayItem(l, line)
+		}
 		if p.title && !p.sawH2 {
 			if t := strings.TrimSpace(line); t != "" {
 				p.desc = append(p.desc, t)
@@ -636,6 +684,12 @@ func (p *mdParser) onFence(f *fenceEv) error {
 				"YAML syntax error in '%s' block: %s", b.tag, yamlErrorText(err, func(n int) int { return f.line + n }))
 		}
 		b.value = v
+	}
+	if e.section == secSteps && len(words) >= 2 && words[0] == "json" {
+		if err := checkJSONBlock(f.content); err != nil {
+			return p.errf(f.line+err.line, "Fix the JSON inside the block (a trailing comma, a missing quote or comma), or tag it as text (```text "+b.param+"```) to send the text as it is.",
+				"JSON syntax error in '%s' block: %s; the step would send the text unparsed.", b.tag, err.msg)
+		}
 	}
 	e.blocks = append(e.blocks, b)
 	e.lastTagged = b
@@ -1027,4 +1081,46 @@ func closest(name string, candidates []string) string {
 		}
 	}
 	return best
+}
+
+// jsonBlockError is where a json block stops parsing.
+type jsonBlockError struct {
+	line int // 1-based line within the block
+	msg  string
+}
+
+// checkJSONBlock parses a ```json block's text as JSON, with each template
+// standing in for a value (a template may fill a whole value: {"n": ${n}}).
+func checkJSONBlock(text string) *jsonBlockError {
+	var b strings.Builder
+	last := 0
+	for _, r := range template.Refs(text) {
+		if r.Nested || r.Start < last {
+			continue
+		}
+		b.WriteString(text[last:r.Start])
+		b.WriteString("0")
+		last = r.End
+	}
+	b.WriteString(text[last:])
+	src := b.String()
+	if strings.TrimSpace(src) == "" {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(src))
+	var v any
+	err := dec.Decode(&v)
+	if err == nil {
+		if dec.More() {
+			off := int(dec.InputOffset())
+			return &jsonBlockError{line: 1 + strings.Count(src[:off], "\n"), msg: "more than one JSON value"}
+		}
+		return nil
+	}
+	off := int(dec.InputOffset())
+	if se, ok := err.(*json.SyntaxError); ok {
+		off = int(se.Offset)
+	}
+	off = min(max(off, 0), len(src))
+	return &jsonBlockError{line: 1 + strings.Count(src[:off], "\n"), msg: strings.TrimPrefix(err.Error(), "json: ")}
 }
