@@ -204,10 +204,11 @@ func pct(good, total int) float64 {
 	return 100 * float64(good) / float64(total)
 }
 
-// firstLine is the first non-blank line of a message, trimmed.
+// firstLine is the first non-blank line of a message, trimmed, past the
+// "invalid workflow syntax in FILE" header a parse error starts with.
 func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "invalid workflow syntax in ") {
 			return l
 		}
 	}
