@@ -19,7 +19,7 @@ func (v *validator) inputDefaults() {
 			v.add(layerStructure, Diagnostic{
 				Message: fmt.Sprintf("Input '%s' says required: true and has a default; a default only fills an optional input, so the two contradict each other", in.Name),
 				Param:   "required", Line: in.Line,
-				Hint: fmt.Sprintf("Remove '- required: true' (an input with a default is optional and takes the default when not given), or remove '- default: %s' if the caller must always give '%s'.", value.Stringify(in.Default), in.Name),
+				Hint: fmt.Sprintf("Write '- required: false' (or remove the required line: an input with a default is optional and takes the default when not given), or remove '- default: %s' if the caller must always give '%s'.", value.Stringify(in.Default), in.Name),
 			})
 		}
 		if in == nil || in.Default == nil || strings.TrimSpace(in.Type) == "" {
@@ -68,9 +68,16 @@ func (v *validator) batches() {
 		alias := n.Batch.Alias()
 		if n.Batch.MaxConcurrent > 0 && !n.Batch.Parallel {
 			v.add(layerTemplates, Diagnostic{
-				Message: fmt.Sprintf("Batch step '%s' sets max_concurrent: %d without parallel: true, so its items run one at a time and max_concurrent has no effect", n.ID, n.Batch.MaxConcurrent),
+				Message: fmt.Sprintf("Batch step '%s' sets max_concurrent: %d without parallel: true (with parallel: false or no parallel line, items run one at a time), so max_concurrent has no effect", n.ID, n.Batch.MaxConcurrent),
 				NodeID:  n.ID, Param: "batch", Line: n.Line,
 				Hint: "Add 'parallel: true' to the batch to run items side by side (at most max_concurrent at once), or remove max_concurrent.",
+			})
+		}
+		if n.Batch.RetryWait > 0 && n.Batch.MaxRetries <= 1 {
+			v.add(layerTemplates, Diagnostic{
+				Message: fmt.Sprintf("Batch step '%s' sets retry_wait without max_retries above 1, so no item is ever retried and retry_wait has no effect", n.ID),
+				NodeID:  n.ID, Param: "batch", Line: n.Line,
+				Hint: "Add 'max_retries: 3' (attempts per item, 1–10) to the batch to retry failing items, or remove retry_wait.",
 			})
 		}
 		if !used[n.ID+"\x00"+alias] && !used[n.ID+"\x00__index__"] {

@@ -23,7 +23,7 @@ var (
 	ghaExprRe   = regexp.MustCompile(`\$\{\{(.*?)\}\}`)
 	mustacheRe  = regexp.MustCompile(`\{\{-?(.*?)-?\}\}`)
 	jinjaStmtRe = regexp.MustCompile(`\{%-?\s*(\w+)(.*?)-?%\}`)
-	bareVarRe   = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+	bareVarRe   = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\d+\])*)`)
 	// n8n: $node["X"].json.y, $('X').item.json.y, $("X").first().json.y
 	n8nNodeRe   = regexp.MustCompile(`^\$(?:node\[\s*["']([^"']+)["']\s*\]|\(\s*["']([^"']+)["']\s*\)(?:\.(?:item|first\(\)|last\(\)|all\(\)))?)\.json`)
 	negIndexRe  = regexp.MustCompile(`\[\s*-\d+\s*\]`)
@@ -139,7 +139,13 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 			if kw == "if" || kw == "elif" || kw == "else" || kw == "endif" {
 				note = "pflow templates have no conditions: route on a step's outcome with '- on: {...}' or '- on_error:', or decide in a shell or code step."
 			}
-			out = append(out, foreign{raw: s[m[0]:m[1]], tool: "a Jinja statement", note: note})
+			ours := false
+			for _, w := range strings.FieldsFunc(s[m[4]:m[5]], func(r rune) bool { return r == ' ' || r == '.' || r == '(' || r == ')' || r == ',' }) {
+				if v.byID[w] != nil || v.inputs[w] != nil {
+					ours = true
+				}
+			}
+			out = append(out, foreign{raw: s[m[0]:m[1]], tool: "a Jinja statement", note: note, ours: ours})
 			mark(m[0], m[1])
 		}
 	}
@@ -207,8 +213,11 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 				note = fmt.Sprintf("Inputs and step outputs are not environment variables of the command: '$%s' is empty there.", name)
 			}
 			ref := name
+			path := strings.TrimSuffix(s[m[4]:m[5]], ".")
 			if v.byID[name] != nil {
-				ref = name + ".<output>"
+				ref = v.outputPath(name, strings.TrimPrefix(path, "."))
+			} else {
+				ref += path
 			}
 			out = append(out, foreign{raw: s[m[0]:m[1]], tool: tool, pflow: "${" + ref + "}", note: note, ours: true})
 		}
@@ -238,7 +247,7 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 	}
 	if m := n8nNodeRe.FindStringSubmatch(expr); m != nil {
 		name := m[1] + m[2]
-		expr = idOf(name) + strings.TrimPrefix(expr, m[0])
+		expr = v.outputPath(idOf(name), strings.TrimPrefix(strings.TrimPrefix(expr, m[0]), "."))
 	}
 	expr = quotedKeyRe.ReplaceAllString(expr, ".$1")
 	prev := v.previousStep(st.nodeID)
@@ -247,12 +256,12 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 			if prev == "" {
 				prev = "<step>"
 			}
-			expr = prev + "." + rest
+			expr = v.outputPath(prev, rest)
 			notes = append(notes, fmt.Sprintf("n8n's %s is the previous node's output; pflow names the step that made it (here '%s', the step before).", strings.TrimSuffix(p, "."), prev))
 		}
 	}
 	if expr == "$json" {
-		expr = prev + ".result"
+		expr = v.outputPath(prev, "")
 	}
 	parts := strings.SplitN(expr, ".", 3)
 	switch parts[0] {
@@ -364,4 +373,28 @@ func (v *validator) sinkOf(st *site) node.Sink {
 		}
 	}
 	return ""
+}
+
+// outputPath writes rest as a path into step id's outputs: under the output
+// of that name when the step has one, else under the step's main output
+// (its first: stdout, response, content, result).
+func (v *validator) outputPath(id, rest string) string {
+	spec := v.specs[id]
+	if spec == nil || len(spec.Interface.Outputs) == 0 {
+		if rest == "" {
+			return id + ".<output>"
+		}
+		return id + "." + rest
+	}
+	first := leadingIdent(rest)
+	for _, o := range spec.Interface.Outputs {
+		if o.Key == first && first != "" {
+			return id + "." + rest
+		}
+	}
+	main := spec.Interface.Outputs[0].Key
+	if rest == "" {
+		return id + "." + main
+	}
+	return id + "." + main + "." + rest
 }

@@ -73,9 +73,9 @@ func TestForeignSyntax(t *testing.T) {
 		{"jinja-literal", "llm", "prompt", "Explain what {{ user.name }} means in Jinja", true, "${user.name}"},
 		{"jinja-statement", "llm", "prompt", "{% for x in log.stdout %}{{ x }}{% endfor %}", true, "batch"},
 		{"jinja-statement", "shell", "command", "{% if who %}echo hi{% endif %}", false, "no conditions"},
-		{"n8n", "llm", "prompt", "Name: {{ $json.name }}", false, "${log.name}"},
-		{"n8n", "http", "url", "https://x.test/{{ $node[\"log\"].json.id }}", false, "${log.id}"},
-		{"n8n", "shell", "command", "echo {{ $('log').item.json.id }}", false, "${log.id}"},
+		{"n8n", "llm", "prompt", "Name: {{ $json.name }}", false, "${log.stdout.name}"},
+		{"n8n", "http", "url", "https://x.test/{{ $node[\"log\"].json.id }}", false, "${log.stdout.id}"},
+		{"n8n", "shell", "command", "echo {{ $('log').item.json.id }}", false, "${log.stdout.id}"},
 		{"prefix-steps", "shell", "command", "echo ${steps.log.stdout}", false, "${log.stdout}"},
 		{"prefix-steps", "llm", "prompt", "Read ${steps.log.outputs.stdout}", false, "${log.stdout}"},
 		{"prefix-inputs", "shell", "command", "echo ${inputs.who}", false, "${who}"},
@@ -90,6 +90,8 @@ func TestForeignSyntax(t *testing.T) {
 		{"bare-dollar", "http", "url", "https://x.test/users/$who", false, "${who}"},
 		{"bare-dollar", "llm", "prompt", "Greet $who warmly", false, "${who}"},
 		{"bare-dollar", "shell", "command", "echo hello $who", false, "not environment variables"},
+		{"bare-dollar", "llm", "prompt", "Shorten $log.stdout please", false, "${log.stdout}"},
+		{"bare-dollar", "llm", "prompt", "Shorten $log", false, "${log.stdout}"},
 	} {
 		t.Run(tc.class+"/"+tc.typ, func(t *testing.T) {
 			src := foreignDoc(tc.typ, tc.param, tc.val)

@@ -75,6 +75,10 @@ func (v *validator) nested() {
 					what, param = "workflow_ref '"+ref+"'", "workflow_ref"
 					d.Fixes = nil
 					d.Hint = "Check the path; a relative workflow_ref resolves against the directory of this workflow file."
+				} else if strings.ContainsAny(name, "/\\") || strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".json") {
+					// A file path given as a saved workflow's name.
+					d.Fixes = nil
+					d.Hint = fmt.Sprintf("workflow_name is the name of a saved workflow; a file is given with workflow_ref: write '- workflow_ref: %s' instead of '- workflow_name: %s' (a relative path resolves against this workflow file's directory).", name, name)
 				}
 				d.Message, d.Param = fmt.Sprintf("Node '%s' (workflow): cannot load %s: %s", n.ID, what, err.Error()), param
 				v.add(layerParams, d)

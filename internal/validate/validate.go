@@ -407,9 +407,13 @@ func (v *validator) graph() {
 	// A step whose error action leads back to itself repeats the failing
 	// call until the end of time: retries are the bounded way.
 	for _, e := range v.w.Edges {
-		if e.From == e.To && e.ActionOrDefault() == "error" {
+		if e.From == e.To && e.ActionOrDefault() != "default" {
+			what := "its own error"
+			if e.ActionOrDefault() != "error" {
+				what = fmt.Sprintf("its own '%s' failure", e.ActionOrDefault())
+			}
 			v.add(layerDataFlow, Diagnostic{
-				Message: fmt.Sprintf("Step '%s' sends its own error back to itself: if the failure persists, the run never ends", e.From),
+				Message: fmt.Sprintf("Step '%s' sends %s back to itself: if the failure persists, the run never ends", e.From, what),
 				NodeID:  e.From, Param: "on_error", Line: v.line(e.From),
 				Hint: "Remove this edge and retry a bounded number of times with '- retries: 3' (and '- retry_wait: 2'), or send the error to a step that handles it.",
 			})

@@ -108,10 +108,14 @@ type entity struct {
 type mdParser struct {
 	path string
 	// stray is the error of a setting that stands outside every entity.
-	stray  *ParseError
-	src    []byte
-	lines  []string // 1-based: lines[0] is unused
-	starts []int    // byte offset of each line (1-based)
+	stray *ParseError
+	// demoted is a '## name' heading met inside a section pflow reads
+	// (demotedIn), which may be an entry written at the wrong level.
+	demoted   *headingEv
+	demotedIn string
+	src       []byte
+	lines     []string // 1-based: lines[0] is unused
+	starts    []int    // byte offset of each line (1-based)
 
 	kinds    []lineKind
 	headings map[int]*headingEv
@@ -492,6 +496,7 @@ func (p *mdParser) onHeading(h *headingEv) error {
 			return err
 		}
 		p.sawH2 = true
+		p.demoted = nil
 		p.secTypo, p.secFix, p.secTypoLine = "", "", 0
 		name := strings.ToLower(h.text)
 		switch name {
@@ -501,6 +506,10 @@ func (p *mdParser) onHeading(h *headingEv) error {
 				p.stepsLine = h.line
 			}
 		default:
+			if p.section == secInputs || p.section == secSteps || p.section == secOutputs {
+				p.demoted = h // a '## name' inside a section pflow reads
+				p.demotedIn = p.section
+			}
 			p.section = secOther
 			near := strings.TrimRight(name, ":. ")
 			typo := map[string]string{"input": "Inputs", "step": "Steps", "output": "Outputs", "nodes": "Steps"}[near]
@@ -524,7 +533,14 @@ func (p *mdParser) onHeading(h *headingEv) error {
 		}
 		id := h.text
 		if !entityIDRe().MatchString(id) {
-			return p.errf(h.line, entityIDSuggestion, "Invalid entity ID '%s'.", id)
+			if sec := strings.ToLower(strings.TrimRight(id, ":. ")); sec == secInputs || sec == secSteps || sec == secOutputs {
+				return p.errf(h.line, fmt.Sprintf("Sections are level-2 headings: write '## %s'.", titleCase(sec)), "'### %s' is a section heading written at level 3.", id)
+			}
+			sug := entityIDSuggestion
+			if fixed := entityIDFrom(id); fixed != "" {
+				sug = fmt.Sprintf("%s\nWrite '### %s'.", entityIDSuggestion, fixed)
+			}
+			return p.errf(h.line, sug, "Invalid entity ID '%s'.", id)
 		}
 		switch p.section {
 		case secInputs, secSteps, secOutputs:
@@ -560,6 +576,14 @@ func (p *mdParser) warn(s string) {
 func (p *mdParser) strayItem(l int, line string) {
 	m := itemRe().FindStringSubmatch(strings.TrimRight(line, " \t"))
 	if m == nil {
+		if p.section == secOutputs && strings.Contains(line, "${") {
+			src := line[strings.Index(line, "${"):]
+			if end := strings.Index(src, "}"); end > 0 {
+				src = src[:end+1]
+			}
+			p.stray = p.errf(l, fmt.Sprintf("Each output is a '### name' heading with a line of description and its source, e.g.:\n\n### <name>\n%s\n- source: %s", truncate(strings.TrimSpace(line), 60), src),
+				"This line under '## Outputs' reads %s but is not inside an output, so pflow would ignore it.", src)
+		}
 		return
 	}
 	key, val, ok := strings.Cut(strings.TrimSpace(m[2]), ":")
@@ -594,10 +618,20 @@ func titleCase(s string) string {
 }
 
 func (p *mdParser) onLine(l int, line string) {
+	if m := deepHeadingRe().FindStringSubmatch(line); m != nil && p.ent != nil && p.ent.section != secOther && entityIDRe().MatchString(m[2]) && p.itemFollows(l, "type") {
+		p.stray = p.errf(l, fmt.Sprintf("Write '### %s' (three '#') for a step, input or output; a level-%d heading is text inside '%s', so its settings would join '%s'.", m[2], len(m[1]), p.ent.id, p.ent.id),
+			"'%s %s' is a level-%d heading, not an entry of '## %s'.", m[1], m[2], len(m[1]), titleCase(p.ent.section))
+		return
+	}
 	e := p.ent
 	if e == nil {
 		if p.section == secInputs || p.section == secSteps || p.section == secOutputs {
 			p.strayItem(l, line)
+		}
+		if h := p.demoted; h != nil && p.section == secOther && entityIDRe().MatchString(h.text) && itemRe().MatchString(line) {
+			p.stray = p.errf(h.line, fmt.Sprintf("Write '### %s' (three '#'): entries of '## %s' are level-3 headings; a level-2 heading starts a new section, which pflow does not read.", h.text, titleCase(p.demotedIn)),
+				"'## %s' is a level-2 heading, so pflow reads it as a section, not as an entry of '## %s'.", h.text, titleCase(p.demotedIn))
+			return
 		}
 		if p.title && !p.sawH2 {
 			if t := strings.TrimSpace(line); t != "" {
@@ -1123,4 +1157,46 @@ func checkJSONBlock(text string) *jsonBlockError {
 	}
 	off = min(max(off, 0), len(src))
 	return &jsonBlockError{line: 1 + strings.Count(src[:off], "\n"), msg: strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+var deepHeadingRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}(#{4,6}) +(\S+?) *#*$`) })
+
+// itemFollows reports whether a '- key:' line comes after line l before the
+// next heading.
+func (p *mdParser) itemFollows(l int, key string) bool {
+	for i := l + 1; i < len(p.lines) && i < l+40; i++ {
+		t := strings.TrimSpace(p.lines[i])
+		if strings.HasPrefix(t, "#") {
+			return false
+		}
+		if strings.HasPrefix(t, "- "+key+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// entityIDFrom makes a valid entity ID from a heading's text ("Fetch Data"
+// → fetch-data), or "" when nothing is left.
+func entityIDFrom(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteRune('-')
+		}
+	}
+	id := strings.Trim(b.String(), "-_")
+	for strings.Contains(id, "--") {
+		id = strings.ReplaceAll(id, "--", "-")
+	}
+	for id != "" && !(id[0] >= 'a' && id[0] <= 'z') {
+		id = id[1:]
+	}
+	if !entityIDRe().MatchString(id) {
+		return ""
+	}
+	return id
 }

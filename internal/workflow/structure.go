@@ -342,6 +342,12 @@ func (d *decoder) unknown(path string, m map[string]any, allowed ...string) []st
 			fixes = append(fixes, fmt.Sprintf("'%s': did you mean '%s'?", k, a))
 		} else if s := suggest.Closest(k, allowed, 1, 0.5); len(s) > 0 {
 			fixes = append(fixes, fmt.Sprintf("'%s': did you mean '%s'?", k, s[0]))
+		} else if strings.HasPrefix(path, "outputs.") || strings.HasPrefix(path, "inputs.") {
+			kind, setting := "output", "- source: ${step.output}"
+			if strings.HasPrefix(path, "inputs.") {
+				kind, setting = "input", "- type: string"
+			}
+			fixes = append(fixes, fmt.Sprintf("'%s' is not a setting of an %s; to declare another %s, give it its own heading:\n### %s\nWhat %s is.\n%s", k, kind, kind, k, k, setting))
 		}
 	}
 	var shown []string
