@@ -112,23 +112,24 @@ func (a *App) saveWorkflow(ctx context.Context, w *workflow.Workflow, content []
 	}
 	if len(ro.ValidationErrors) > 0 {
 		lines := make([]string, len(ro.ValidationErrors))
-		var hints []string
 		var fixes []pferr.Fix
 		for i, d := range ro.ValidationErrors {
 			lines[i] = d.Message
 			if d.Line > 0 {
 				lines[i] = fmt.Sprintf("Line %d: %s", d.Line, d.Message)
 			}
-			hints = appendLines(hints, d.Hint)
+			// Each error's fix stays beside it.
+			if h := strings.TrimSpace(d.Hint); h != "" {
+				lines[i] += "\n    Fix: " + strings.ReplaceAll(h, "\n", "\n    ")
+			}
 			fixes = append(fixes, d.Fixes...)
 		}
 		return nil, &pferr.Error{Kind: pferr.Validation,
 			Message: fmt.Sprintf("cannot save '%s': the workflow is invalid:\n  %s", name, strings.Join(lines, "\n  ")),
 			Where:   label,
 			Details: map[string]any{DetailInvalid: &InvalidWorkflow{Diagnostics: ro.ValidationErrors, File: opts.SourcePath}},
-			Hint: strings.Join(append([]string{"Fix every error listed (details.diagnostics has each one's line and fix), then save again."},
-				hints...), "\n"),
-			Fixes: fixes}
+			Hint:    "Fix every error listed, then save again.",
+			Fixes:   fixes}
 	}
 	saved, err := a.Library().Save(ctx, content, name, opts)
 	if err != nil {

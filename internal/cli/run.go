@@ -386,7 +386,7 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 			fmt.Fprintf(errw, "Workflow trace saved: %s\n", out.TracePath)
 		}
 		if out.RunID != "" {
-			fmt.Fprintf(errw, "%s pflow --resume %s\n", es.Hint("↻ Fix the workflow, then resume (completed steps do not run again):"), out.RunID)
+			fmt.Fprintf(errw, "%s pflow --resume %s\n", es.Hint("↻ "+resumeAdvice(r)+" (completed steps do not run again):"), out.RunID)
 		}
 		return exitFor(out)
 	}
@@ -698,5 +698,20 @@ func completeWorkflowNames(f *Factory) func(*cobra.Command, []string, string) ([
 			}
 		}
 		return names, cobra.ShellCompDirectiveDefault
+	}
+}
+
+// resumeAdvice says what to do before resuming a run that did not finish:
+// an interrupted run needs nothing; a failed step needs its cause fixed,
+// which is the workflow only when a template or a param was wrong.
+func resumeAdvice(r *runtime.Result) string {
+	fl := r.Failure
+	switch {
+	case r.Interrupted || fl == nil || fl.Category == runtime.CategoryInterrupted:
+		return "Resume where it stopped"
+	case fl.Category == runtime.CategoryTemplate:
+		return fmt.Sprintf("Fix step '%s' in the workflow, then resume", fl.NodeID)
+	default:
+		return fmt.Sprintf("Fix what made step '%s' fail (the message above says what), then resume", fl.NodeID)
 	}
 }

@@ -211,6 +211,10 @@ type Request struct {
 	// node that shortens text it reports (an error body's first lines)
 	// masks it first, so a cut never leaves part of a secret behind.
 	Redact func(string) string
+	// Routed is true when the workflow routes this step's failures to
+	// another step (an error or error-class edge): a failure message then
+	// suggests no way to make the step succeed instead.
+	Routed bool
 }
 
 // Scope gives nodes access to resources that live as long as one workflow run

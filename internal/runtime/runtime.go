@@ -262,6 +262,9 @@ type frame struct {
 	forced bool
 	occ    map[string]int
 	ran    map[string]bool
+	// routed holds the steps with an edge for a failure (error or an error
+	// class): their failures are handled by the workflow.
+	routed map[string]bool
 }
 
 // occurrence is how many times the walk has started step id.
@@ -276,6 +279,14 @@ func (e *executor) run(ctx context.Context, w *workflow.Workflow, inputs map[str
 		res.Shared[k] = v
 	}
 	f := &frame{w: w, shared: res.Shared, res: res, depth: depth, stack: stack, dir: dir, prefix: prefix, forced: forced}
+	for _, ed := range w.Edges {
+		if ed.ActionOrDefault() != "default" {
+			if f.routed == nil {
+				f.routed = map[string]bool{}
+			}
+			f.routed[ed.From] = true
+		}
+	}
 	if e.opts.Journal != nil {
 		f.occ = make(map[string]int, len(w.Nodes))
 		if e.reuses {
@@ -512,6 +523,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		Scope:       e.scope,
 		SourceLines: n.SourceLines,
 		Redact:      e.opts.Redact,
+		Routed:      f.routed[n.ID],
 	}
 	if f.w.Source != nil {
 		req.WorkflowFile = f.w.Source.Path

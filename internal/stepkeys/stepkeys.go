@@ -88,7 +88,7 @@ var table = []Key{
 		Check: func(v any) error { _, err := ParseRetryWait(v); return err }},
 	{Name: Cache, What: "cache setting", Kind: Control, YieldsToNode: true, Takes: "`true`, `false` or a duration (`30m`, `1h`, `7d`)", Meaning: "serve the step from the step cache (`true`: the default TTL; a duration: that TTL; `false`: never); see [runs.md](runs.md#step-cache)",
 		Check: func(v any) error { _, err := ParseCache(v); return err }},
-	{Name: Timeout, What: "call timeout", Kind: MCPControl, Takes: "seconds or a duration", Meaning: "an MCP step's call timeout (other nodes declare their own `timeout` param)",
+	{Name: Timeout, What: "call timeout (seconds)", Kind: MCPControl, Takes: "seconds or a duration", Meaning: "an MCP step's call timeout (other nodes declare their own `timeout` param)",
 		Check: func(v any) error {
 			_, err := parseDuration(Timeout, v)
 			return err

@@ -55,7 +55,7 @@ func (v *validator) nodeTypes() {
 		if strings.HasPrefix(n.Type, "mcp-") {
 			fixes = append(fixes,
 				pferr.Fix{Text: "MCP tools become node types when their server is synced; to see the servers, {do}.", Do: pferr.PersonOnly("mcp list")},
-				pferr.Fix{Text: "To add a server that is not there, {do}.", Do: pferr.PersonOnly("mcp add <server> <command>")},
+				pferr.Fix{Text: "To add a server that is not there, {do} (its entry in the mcpServers format of Claude Desktop, Claude Code and Cursor, or the path of such a config file).", Do: pferr.PersonOnly(`mcp add '{"<server>": {"command": "<command>", "args": ["<arg>"]}}'`)},
 				pferr.Fix{Text: "Then {do}.", Do: pferr.SyncServer("<server>")})
 		}
 		fixes = append(fixes, pferr.Fix{Text: "{do} to see the available node types.", Do: pferr.ListNodes()})

@@ -189,7 +189,7 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 	if code == 0 || code == 1 && isNoMatchCommand(command) {
 		return node.Ok(out), nil
 	}
-	return node.Fail(failureMessage(cmd, code, errText, errBinary, outText, outBinary, true), out), nil
+	return node.Fail(failureMessage(cmd, code, errText, errBinary, outText, outBinary, !req.Routed), out), nil
 }
 
 // failureMessage says why the command failed, quoting the end of its output.
