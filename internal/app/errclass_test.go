@@ -1,7 +1,10 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A failing http step's failure carries its class: an edge routes on it
@@ -92,5 +97,67 @@ func TestErrorClassesRouteFailures(t *testing.T) {
 	out = run(typo)
 	if len(out.ValidationErrors) == 0 || !strings.Contains(out.ValidationErrors[0].Message, "did you mean 'rate_limited'?") {
 		t.Fatalf("typo: %+v", out.ValidationErrors)
+	}
+}
+
+// An MCP server over HTTP that answers a tool call with 429 and
+// Retry-After: the step's retry waits at least what the server announced
+// (not the step's retry_wait of 0), then succeeds.
+func TestMCPRateLimitHonoursRetryAfter(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "limited", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "ping"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	var calls []time.Time
+	limit := false
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if strings.Contains(string(body), `"tools/call"`) {
+				mu.Lock()
+				calls = append(calls, time.Now())
+				first := limit && len(calls) == 1
+				mu.Unlock()
+				if first {
+					w.Header().Set("Retry-After", "1")
+					w.WriteHeader(http.StatusTooManyRequests)
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	a := New([]string{"PFLOW_HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, nil)
+	b, _ := json.Marshal(map[string]any{"limited": map[string]any{"type": "http", "url": ts.URL}})
+	if _, err := a.AddMCPServers(context.Background(), []string{string(b)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SyncMCP(context.Background(), []string{"limited"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(t.TempDir(), "ping.pflow.md")
+	os.WriteFile(wf, []byte("# Ping\nPings a rate-limited server.\n\n## Steps\n\n### p\nPing.\n- type: mcp-limited-ping\n- retries: 1\n- retry_wait: 0\n\n## Outputs\n\n### said\nThe answer.\n- source: ${p.result}\n"), 0o644)
+	target, err := a.ResolveTarget(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	limit, calls = true, nil
+	mu.Unlock()
+	out, err := a.Run(context.Background(), RunRequest{Target: target, NoTrace: true, NoRecord: true})
+	if err != nil || out.Result == nil || !out.Result.Success() {
+		t.Fatalf("run: %v %+v %+v", err, out.ValidationErrors, out.Result)
+	}
+	if said, _ := out.Result.Outputs["said"].(string); said != "pong" {
+		t.Fatalf("said %q", said)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 2 || calls[1].Sub(calls[0]) < time.Second {
+		t.Fatalf("the retry did not wait the announced Retry-After of 1s: tool calls at %v", calls)
 	}
 }

@@ -153,3 +153,41 @@ func TestHTTPResponseTooLarge(t *testing.T) {
 		})
 	}
 }
+
+// A 429 (or 503) carries the server's Retry-After, as delay-seconds or as
+// an HTTP date, in the error: its message says it and RetryAfter returns it
+// for the step's retry to wait.
+func TestHTTPRetryAfterCarried(t *testing.T) {
+	header := ""
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if header != "" {
+			w.Header().Set("Retry-After", header)
+		}
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer ts.Close()
+	for _, c := range []struct {
+		header   string
+		min, max time.Duration
+	}{
+		{"7", 7 * time.Second, 7 * time.Second},
+		{time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat), 25 * time.Second, 31 * time.Second},
+		{"", 0, 0},
+	} {
+		header = c.header
+		s, err := Resolve("busy", map[string]any{"type": "http", "url": ts.URL, "startup_timeout": int64(5)}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Connect(context.Background(), s, nil)
+		if ErrorClass(err) != "rate_limited" {
+			t.Fatalf("Retry-After %q: class %q of %v", c.header, ErrorClass(err), err)
+		}
+		if got := RetryAfter(err); got < c.min || got > c.max {
+			t.Errorf("Retry-After %q: waits %v, want %v..%v", c.header, got, c.min, c.max)
+		}
+		if said := strings.Contains(ErrorText(err), "asked to wait"); said != (c.max > 0) {
+			t.Errorf("Retry-After %q: message %q", c.header, ErrorText(err))
+		}
+	}
+}

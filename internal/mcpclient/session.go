@@ -579,9 +579,16 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 	if s.rt != nil && !isRPC {
 		if msg := s.rt.failure(s.Server.URL); msg != "" {
 			s.rt.mu.Lock()
-			dialErr := s.rt.dialErr
+			dialErr, wait := s.rt.dialErr, s.rt.retryAfter
 			s.rt.mu.Unlock()
-			return classed(s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr)), s.rt.class())
+			e := classed(s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr)), s.rt.class())
+			if wait > 0 {
+				if e.Details == nil {
+					e.Details = map[string]any{}
+				}
+				e.Details["retry_after_seconds"] = wait.Seconds()
+			}
+			return e
 		}
 	}
 	if isRPC {
@@ -646,6 +653,9 @@ type recordingTransport struct {
 	mu      sync.Mutex
 	status  int
 	dialErr error
+	// retryAfter is the wait the failing response asked for (its
+	// Retry-After header), read when it arrived.
+	retryAfter time.Duration
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -669,6 +679,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	// transport's GET is its connection, so it counts there.
 	if resp.StatusCode >= 400 && (req.Method == http.MethodPost || (req.Method == http.MethodGet && t.sse)) {
 		t.status = resp.StatusCode
+		t.retryAfter = node.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	if t.limit > 0 && resp.Body != nil {
 		resp.Body = &cappedBody{rc: resp.Body, limit: t.limit, t: t}
@@ -760,6 +771,19 @@ func ErrorClass(err error) string {
 	return ""
 }
 
+// RetryAfter is how long the server asked pflow to wait before trying
+// again (the Retry-After header of its 429 or 503), carried by an error
+// from a session; 0 when it asked for nothing.
+func RetryAfter(err error) time.Duration {
+	var pe *pferr.Error
+	if errors.As(err, &pe) {
+		if secs, ok := pe.Details["retry_after_seconds"].(float64); ok && secs > 0 {
+			return time.Duration(secs * float64(time.Second))
+		}
+	}
+	return 0
+}
+
 func (t *recordingTransport) failure(url string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -775,13 +799,21 @@ func (t *recordingTransport) failure(url string) string {
 	case t.status == 404:
 		return "Session expired or endpoint not found."
 	case t.status == 429:
-		return "Rate limited. Too many requests. Please wait and try again."
+		return "Rate limited. Too many requests. Please wait and try again." + t.waitText()
 	case t.status >= 500:
-		return fmt.Sprintf("Server error (HTTP %d). The server encountered an error.", t.status)
+		return fmt.Sprintf("Server error (HTTP %d). The server encountered an error.", t.status) + t.waitText()
 	case t.status >= 400:
 		return fmt.Sprintf("HTTP error %d", t.status)
 	}
 	return ""
+}
+
+// waitText says how long the server asked to wait (t.mu held).
+func (t *recordingTransport) waitText() string {
+	if t.retryAfter <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The server asked to wait %s before trying again (Retry-After).", (t.retryAfter + time.Second - 1).Truncate(time.Second))
 }
 
 // Discover connects, lists every tool and closes (D6: bounded).

@@ -22,7 +22,6 @@ import (
 	nethttp "net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -205,24 +204,8 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if res.Class != "" {
 		out["error_class"] = res.Class
 	}
-	res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	res.RetryAfter = node.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	return res, nil
-}
-
-// retryAfter reads a Retry-After header: delay-seconds or an HTTP date
-// (RFC 9110 §10.2.3); 0 when absent or unreadable.
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(h); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := nethttp.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // networkFailure is a request that got no answer: a failed step of class
