@@ -527,13 +527,18 @@ func (s *Session) Pid() int {
 	return s.proc.cmd.Process.Pid
 }
 
-func (s *Session) fail(msg, tool, hint string) *pferr.Error {
+// where locates a failure: the server, and the tool when a call failed.
+func (s *Session) where(tool string) string {
 	where := fmt.Sprintf("server '%s'", s.Server.Name)
 	if tool != "" {
 		where += fmt.Sprintf(", tool '%s'", tool)
 	}
+	return where
+}
+
+func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 	e := pferr.New(pferr.Execution, s.Server.Redact(msg))
-	e.Where = where
+	e.Where = s.where(tool)
 	if s.proc != nil {
 		if lines := s.proc.stderr.Lines(); len(lines) > 0 {
 			if hint != "" {
@@ -550,6 +555,10 @@ func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 func (s *Session) classify(parent, bounded context.Context, err error, phase, tool string, limit time.Duration) error {
 	var pe *pferr.Error
 	if errors.As(err, &pe) {
+		if pe.Where == "" && ErrorClass(pe) == node.ClassAuthFailed {
+			// A refusal answered by the sign-in handler: say where too.
+			pe.Where = s.where(tool)
+		}
 		return pe
 	}
 	if parent.Err() != nil {
@@ -577,6 +586,14 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 	var je *jsonrpc.Error
 	isRPC := errors.As(err, &je) && je.Code != codeRejectedByTransport
 	if s.rt != nil && !isRPC {
+		s.rt.mu.Lock()
+		status, dialErr := s.rt.status, s.rt.dialErr
+		s.rt.mu.Unlock()
+		if dialErr == nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
+			e := AuthFailed(s.Server, status)
+			e.Where = s.where(tool)
+			return e
+		}
 		if msg := s.rt.failure(s.Server.URL); msg != "" {
 			s.rt.mu.Lock()
 			dialErr, wait := s.rt.dialErr, s.rt.retryAfter
@@ -792,10 +809,6 @@ func (t *recordingTransport) failure(url string) string {
 		return fmt.Sprintf("Could not connect to MCP server at %s: its TLS certificate is not trusted", url)
 	case t.dialErr != nil:
 		return fmt.Sprintf("Could not connect to MCP server at %s. Check if the server is running and accessible.", url)
-	case t.status == 401:
-		return "Authentication failed. Check your API credentials."
-	case t.status == 403:
-		return "Access forbidden. Check your permissions."
 	case t.status == 404:
 		return "Session expired or endpoint not found."
 	case t.status == 429:
