@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -159,5 +160,49 @@ func TestMCPRateLimitHonoursRetryAfter(t *testing.T) {
 	defer mu.Unlock()
 	if len(calls) != 2 || calls[1].Sub(calls[0]) < time.Second {
 		t.Fatalf("the retry did not wait the announced Retry-After of 1s: tool calls at %v", calls)
+	}
+}
+
+// A tool call the server refuses with JSON-RPC -32602 fails saying what
+// the server said about the offending argument (the error's message and
+// its data), the step and the tool, and how to check the arguments, worded
+// for each reader.
+func TestMCPInvalidParamsNamesTheArgument(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "repos", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "lookup"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct {
+		Repo string `json:"repo"`
+	}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, &jsonrpc.Error{Code: -32602, Message: "invalid repository",
+			Data: json.RawMessage(`{"argument": "repo", "value": "` + in.Repo + `", "expected": "owner/name"}`)}
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+	a := New([]string{"PFLOW_HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, nil)
+	b, _ := json.Marshal(map[string]any{"repos": map[string]any{"type": "http", "url": ts.URL}})
+	if _, err := a.AddMCPServers(context.Background(), []string{string(b)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SyncMCP(context.Background(), []string{"repos"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(t.TempDir(), "look.pflow.md")
+	os.WriteFile(wf, []byte("# Look\nLooks a repository up.\n\n## Steps\n\n### find\nFind it.\n- type: mcp-repos-lookup\n- repo: acme nope\n"), 0o644)
+	target, err := a.ResolveTarget(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Run(context.Background(), RunRequest{Target: target, NoTrace: true, NoRecord: true})
+	if err != nil || out.Result == nil || out.Result.Success() {
+		t.Fatalf("run: %v %+v", err, out.Result)
+	}
+	person := RunFailure(out, target, Person).Message
+	for _, want := range []string{"step 'find' failed", "Invalid params: invalid repository (server's details: ", `"argument":"repo"`, `"value":"acme nope"`, "tool 'lookup'", "server 'repos'",
+		"run 'pflow registry describe mcp-repos-lookup'"} {
+		if !strings.Contains(person, want) {
+			t.Errorf("missing %q in:\n%s", want, person)
+		}
+	}
+	if agent := RunFailure(out, target, Agent).Message; !strings.Contains(agent, "call registry_describe") || strings.Contains(agent, "run 'pflow") {
+		t.Errorf("an agent's message:\n%s", agent)
 	}
 }

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -609,7 +610,11 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 		}
 	}
 	if isRPC {
-		return classed(s.fail(rpcText(je), tool, ""), rpcClass(je.Code))
+		hint := ""
+		if je.Code == -32602 && tool != "" {
+			hint = fmt.Sprintf("The server rejected the arguments of tool '%s'; compare the step's params with its schema: run 'pflow registry describe %s'.", tool, NodeType(s.Server.Name, tool))
+		}
+		return classed(s.fail(rpcText(je), tool, hint), rpcClass(je.Code))
 	}
 	if strings.Contains(err.Error(), "unsupported protocol version") {
 		return s.fail("MCP protocol version not supported", tool, s.Server.Redact(err.Error())+"; pflow speaks "+strings.Join(AcceptedVersions, ", ")+".")
@@ -641,8 +646,15 @@ func tooLargeText(srv *Server, phase, tool string) string {
 // could not deliver (the HTTP failure then says what happened).
 const codeRejectedByTransport = -32005
 
+// maxErrorData bounds the server's error data quoted in a message.
+const maxErrorData = 500
+
 func rpcText(je *jsonrpc.Error) string {
 	detail := je.Message
+	if data := errorData(je.Data); data != "" && !strings.Contains(detail, data) {
+		// What the server said about the offending argument or value.
+		detail += " (server's details: " + data + ")"
+	}
 	switch je.Code {
 	case -32601:
 		return "Method not found: " + detail
@@ -654,6 +666,27 @@ func rpcText(je *jsonrpc.Error) string {
 		return "Invalid JSON response from server: the server reported a parse error: " + detail
 	}
 	return fmt.Sprintf("MCP server error %d: %s", je.Code, detail)
+}
+
+// errorData renders a JSON-RPC error's data for a message: a string as
+// itself, anything else as compact JSON; at most maxErrorData characters.
+func errorData(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var text string
+	if json.Unmarshal(raw, &text) != nil {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) != nil {
+			return ""
+		}
+		text = b.String()
+	}
+	text = strings.TrimSpace(text)
+	if r := []rune(text); len(r) > maxErrorData {
+		text = string(r[:maxErrorData]) + "…"
+	}
+	return text
 }
 
 // recordingTransport adds the configured headers to every request and
