@@ -206,3 +206,36 @@ func TestMCPInvalidParamsNamesTheArgument(t *testing.T) {
 		t.Errorf("an agent's message:\n%s", agent)
 	}
 }
+
+// A required input declared '- env: GITHUB_TOKEN' whose variable is not
+// set: the failure names the variable and says to export it or store it
+// with 'pflow settings set-env GITHUB_TOKEN=…' (an agent: to ask the user
+// to), and never suggests passing the token as an input.
+func TestMissingEnvInputSaysToSetTheVariable(t *testing.T) {
+	a := New([]string{"PFLOW_HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, nil)
+	wf := filepath.Join(t.TempDir(), "gh.pflow.md")
+	os.WriteFile(wf, []byte("# GH\nUses a token.\n\n## Inputs\n\n### token\nA GitHub token.\n- type: string\n- env: GITHUB_TOKEN\n\n## Steps\n\n### s\nSay.\n- type: shell\n- command: echo ${token}\n"), 0o644)
+	target, err := a.ResolveTarget(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Run(context.Background(), RunRequest{Target: target, NoTrace: true, NoRecord: true})
+	if err != nil || len(out.InputErrors) != 1 {
+		t.Fatalf("run: %v %+v", err, out.InputErrors)
+	}
+	person := RunFailure(out, target, Person)
+	said := person.Message + "\n" + strings.Join(person.Suggestions, "\n")
+	for _, want := range []string{"token (environment variable GITHUB_TOKEN is not set)", "export GITHUB_TOKEN=…", "run 'pflow settings set-env GITHUB_TOKEN=…'"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("missing %q in:\n%s", want, said)
+		}
+	}
+	if strings.Contains(said, "token=<value>") || strings.Contains(said, "key=value") {
+		t.Errorf("a person is told to pass the token as an input:\n%s", said)
+	}
+	agent := RunFailure(out, target, Agent)
+	said = agent.Message + "\n" + strings.Join(agent.Suggestions, "\n")
+	if !strings.Contains(said, "ask the user to run 'pflow settings set-env GITHUB_TOKEN=…'") || strings.Contains(said, "e.g. {\"token\"") {
+		t.Errorf("an agent's advice:\n%s", said)
+	}
+}
