@@ -168,6 +168,8 @@ type InputErrorReport struct {
 	Input   string `json:"input"`
 	Message string `json:"message"`
 	Path    string `json:"path"`
+	// Env is the unset environment variable a missing input is read from.
+	Env string `json:"env,omitempty"`
 }
 
 // Report builds the run report of an outcome for aud (its error and
@@ -319,7 +321,7 @@ func (w *WarningReport) redact(red *trace.Redactor) {
 func inputErrors(errs []runtime.InputError) []InputErrorReport {
 	out := make([]InputErrorReport, 0, len(errs))
 	for _, e := range errs {
-		out = append(out, InputErrorReport{Input: e.Input, Message: e.Message, Path: e.Path})
+		out = append(out, InputErrorReport{Input: e.Input, Message: e.Message, Path: e.Path, Env: e.Env})
 	}
 	return out
 }

@@ -139,29 +139,77 @@ func inputFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 	// them all from one reply.
 	var parts []string
 	if len(missing) > 0 {
-		parts = append(parts, "missing required inputs: "+strings.Join(missing, ", "))
+		named := make([]string, len(missing))
+		copy(named, missing)
+		for _, e := range o.InputErrors {
+			if i := slices.Index(missing, e.Input); i >= 0 && e.Env != "" {
+				named[i] = fmt.Sprintf("%s (environment variable %s is not set)", e.Input, e.Env)
+			}
+		}
+		parts = append(parts, "missing required inputs: "+strings.Join(named, ", "))
 	}
 	for _, e := range o.InputErrors {
 		if !slices.Contains(missing, e.Input) {
 			parts = append(parts, e.Message)
 		}
 	}
-	example := "name"
-	if len(missing) > 0 {
-		example = missing[0]
-	} else if len(t.Workflow.Inputs) > 0 {
-		example = t.Workflow.Inputs[0].Name
-	}
-	var sugg []string
+	sugg := InputAdvice(t, o.InputErrors, aud)
 	if aud == Agent {
-		sugg = []string{"Pass every required input in `parameters`, e.g. {\"" + example + "\": ...}.",
-			"workflow_describe shows each input's type and whether it is required."}
+		sugg = append(sugg, "workflow_describe shows each input's type and whether it is required.")
 	} else {
-		sugg = []string{fmt.Sprintf("Pass inputs as key=value, e.g. pflow %s %s=<value>", t.Name, example),
-			fmt.Sprintf("pflow %s --help shows each input's type and whether it is required.", t.Name)}
+		sugg = append(sugg, fmt.Sprintf("pflow %s --help shows each input's type and whether it is required.", t.Name))
 	}
 	return newReport(ErrValidation, strings.Join(parts, "; "),
 		map[string]any{"missing_inputs": missing, "input_errors": inputErrors(o.InputErrors)}, sugg)
+}
+
+// InputAdvice says how to give the inputs a run lacks, worded for aud. An
+// input read from an environment variable ('- env: GITHUB_TOKEN') that is
+// not set is fixed by setting that variable, in the environment or in
+// pflow's settings; it is usually a secret, so it is never suggested as a
+// parameter, and an agent asks its user to set it. Any other input is
+// passed as a parameter (key=value, or in an agent's `parameters`).
+func InputAdvice(t *Target, errs []runtime.InputError, aud Audience) []string {
+	var out []string
+	envs := map[string]bool{}
+	example := ""
+	for _, e := range errs {
+		switch {
+		case e.Env != "":
+			if envs[e.Env] {
+				continue
+			}
+			envs[e.Env] = true
+			// Only a person sets it: the value is theirs (usually a secret).
+			fix := pferr.Fix{Do: pferr.PersonOnly("settings set-env " + e.Env + "=…"),
+				Text: fmt.Sprintf("Input '%s' is read from the environment variable %s, which is not set: export %s=… in the shell that runs pflow, or {do}.", e.Input, e.Env, e.Env)}
+			if aud == Agent {
+				fix.Text = fmt.Sprintf("Input '%s' is read from the environment variable %s, which is not set (it is not passed in `parameters`): {do} (or to export %s=… where pflow runs), then call workflow_execute again.", e.Input, e.Env, e.Env)
+			}
+			out = append(out, fix.Say(aud))
+		case example == "" && t.Workflow != nil && t.Workflow.Inputs.Get(e.Input) != nil:
+			example = e.Input
+		}
+	}
+	if example == "" && len(envs) == 0 && t.Workflow != nil {
+		for _, in := range t.Workflow.Inputs {
+			if in.Env == "" {
+				example = in.Name
+				break
+			}
+		}
+	}
+	if example == "" && len(envs) == 0 {
+		example = "name"
+	}
+	if example != "" {
+		if aud == Agent {
+			out = append(out, "Pass every required input in `parameters`, e.g. {\""+example+"\": ...}.")
+		} else {
+			out = append(out, fmt.Sprintf("Pass inputs as key=value, e.g. pflow %s %s=<value>", t.Name, example))
+		}
+	}
+	return out
 }
 
 func validationFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
@@ -192,6 +240,13 @@ func validationFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 	if len(o.InputErrors) > 0 {
 		details["missing_inputs"] = missingInputs(o.InputErrors)
 		details["input_errors"] = inputErrors(o.InputErrors)
+		for _, e := range o.InputErrors {
+			if e.Env != "" {
+				// An unset variable is fixed by setting it, whatever else is wrong.
+				sugg = appendLines(sugg, strings.Join(InputAdvice(t, o.InputErrors, aud), "\n"))
+				break
+			}
+		}
 	}
 	return newReport(ErrValidation, msg, details, sugg)
 }

@@ -317,20 +317,14 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 		for _, e := range out.InputErrors {
 			fmt.Fprintf(errw, "  • %s\n", red.String(e.Message))
 		}
-		example := ""
-		for _, e := range out.InputErrors {
-			if t.Workflow.Inputs.Get(e.Input) != nil {
-				example = e.Input
-				break
-			}
-		}
-		if example == "" && len(t.Workflow.Inputs) > 0 {
-			example = t.Workflow.Inputs[0].Name
-		}
-		if example != "" {
-			fmt.Fprintf(errw, "\nPass inputs as key=value, e.g. pflow %s %s=<value>  (see: pflow %s --help)\n", t.Name, example, t.Name)
-		} else {
+		if len(t.Workflow.Inputs) == 0 {
 			fmt.Fprintf(errw, "\nThis workflow takes no inputs: run it as pflow %s\n", t.Name)
+		} else {
+			fmt.Fprintln(errw)
+			for _, line := range app.InputAdvice(t, out.InputErrors, app.Person) {
+				fmt.Fprintln(errw, line)
+			}
+			fmt.Fprintf(errw, "See: pflow %s --help\n", t.Name)
 		}
 		if len(out.ValidationErrors) == 0 {
 			return silentExit(pferr.ExitFailure)

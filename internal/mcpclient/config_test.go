@@ -283,3 +283,36 @@ func TestCriterion10ToolNameSanitized(t *testing.T) {
 		t.Error("NodeType")
 	}
 }
+
+// The short form (server name → entry, without the mcpServers wrapper)
+// is read like the full one for every transport, a Unix socket's entry
+// (only a type and a path) included; a wrong entry in it gets the entry's
+// own message, not the format's.
+func TestParseSourceShortFormEveryTransport(t *testing.T) {
+	for _, entry := range []string{
+		`{"command": "npx", "args": ["-y", "pkg"]}`,
+		`{"type": "stdio", "command": "npx"}`,
+		`{"type": "http", "url": "https://mcp.example.com/mcp"}`,
+		`{"type": "sse", "url": "https://mcp.example.com/sse"}`,
+		`{"type": "uds", "path": "/tmp/s.sock"}`,
+		`{"transport": "uds", "path": "/tmp/s.sock"}`,
+	} {
+		short, err := ParseSource(`{"x": ` + entry + `}`)
+		if err != nil {
+			t.Errorf("short form %s: %v", entry, err)
+			continue
+		}
+		full, err := ParseSource(`{"mcpServers": {"x": ` + entry + `}}`)
+		if err != nil {
+			t.Fatalf("full form %s: %v", entry, err)
+		}
+		a, _ := json.Marshal(short.Servers)
+		b, _ := json.Marshal(full.Servers)
+		if string(a) != string(b) {
+			t.Errorf("short form %s read as %s, the full form as %s", entry, a, b)
+		}
+	}
+	if _, err := ParseSource(`{"x": {"type": "uds"}}`); err == nil || !strings.Contains(err.Error(), "Server 'x'") {
+		t.Errorf("a uds entry without its path: %v", err)
+	}
+}

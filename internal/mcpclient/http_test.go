@@ -3,8 +3,10 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,8 +100,8 @@ func TestHTTPAuthAndStatusErrors(t *testing.T) {
 	sess.Close()
 
 	for code, want := range map[int]string{
-		401: "Authentication failed. Check your API credentials.",
-		403: "Access forbidden. Check your permissions.",
+		401: "Authentication failed: MCP server api refused the request (HTTP 401)",
+		403: "Access forbidden: MCP server api refused the request (HTTP 403)",
 		404: "Session expired or endpoint not found.",
 		429: "Rate limited. Too many requests. Please wait and try again.",
 		502: "Server error (HTTP 502). The server encountered an error.",
@@ -152,4 +154,125 @@ func TestHTTPResponseTooLarge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A 429 (or 503) carries the server's Retry-After, as delay-seconds or as
+// an HTTP date, in the error: its message says it and RetryAfter returns it
+// for the step's retry to wait.
+func TestHTTPRetryAfterCarried(t *testing.T) {
+	header := ""
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if header != "" {
+			w.Header().Set("Retry-After", header)
+		}
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer ts.Close()
+	for _, c := range []struct {
+		header   string
+		min, max time.Duration
+	}{
+		{"7", 7 * time.Second, 7 * time.Second},
+		{time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat), 25 * time.Second, 31 * time.Second},
+		{"", 0, 0},
+	} {
+		header = c.header
+		s, err := Resolve("busy", map[string]any{"type": "http", "url": ts.URL, "startup_timeout": int64(5)}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Connect(context.Background(), s, nil)
+		if ErrorClass(err) != "rate_limited" {
+			t.Fatalf("Retry-After %q: class %q of %v", c.header, ErrorClass(err), err)
+		}
+		if got := RetryAfter(err); got < c.min || got > c.max {
+			t.Errorf("Retry-After %q: waits %v, want %v..%v", c.header, got, c.min, c.max)
+		}
+		if said := strings.Contains(ErrorText(err), "asked to wait"); said != (c.max > 0) {
+			t.Errorf("Retry-After %q: message %q", c.header, ErrorText(err))
+		}
+	}
+}
+
+// A server that refuses pflow's credentials (401/403) is told apart by
+// whether it publishes OAuth metadata: an API-key gateway (none) fails
+// with "Authentication failed", naming the server, the config keys that
+// carry credentials and the variables they come from, and never suggests
+// a sign-in that cannot work; a server with protected-resource metadata
+// says to sign in.
+func TestAuthRefusalSaysWhatCanFixIt(t *testing.T) {
+	prm := false
+	status := http.StatusUnauthorized
+	var ts *httptest.Server
+	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case prm && r.URL.Path == "/.well-known/oauth-protected-resource/mcp":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"resource": %q, "authorization_servers": ["https://auth.example.com"]}`, ts.URL+"/mcp")
+		case r.URL.Path == "/mcp":
+			if prm {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+ts.URL+`/.well-known/oauth-protected-resource/mcp"`)
+			}
+			w.WriteHeader(status)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	lookup := func(k string) (string, bool) {
+		if k == "GW_KEY" {
+			return "gw-s3cret", true
+		}
+		return "", false
+	}
+	connect := func(cfg map[string]any) error {
+		t.Helper()
+		cfg["type"], cfg["url"], cfg["startup_timeout"] = "http", ts.URL+"/mcp", int64(5)
+		s, err := Resolve("gw", cfg, lookup, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.TokenFile = filepath.Join(t.TempDir(), "gw.json") // as every configured http server has
+		_, err = Connect(context.Background(), s, nil)
+		return err
+	}
+	for _, c := range []struct {
+		name   string
+		status int
+		cfg    map[string]any
+		want   []string
+	}{
+		{"api key refused", 401, map[string]any{"auth": map[string]any{"type": "api_key", "key": "${GW_KEY}"}},
+			[]string{"Authentication failed: MCP server gw refused the request (HTTP 401)", `"headers"`, `"auth"`, "token_env", "GW_KEY", "publishes no OAuth metadata"}},
+		{"bearer refused", 401, map[string]any{"auth": map[string]any{"type": "bearer", "token_env": "GW_KEY"}},
+			[]string{"Authentication failed: MCP server gw refused the request (HTTP 401)", "GW_KEY"}},
+		{"no credentials", 401, map[string]any{},
+			[]string{"Authentication failed: MCP server gw refused the request (HTTP 401): pflow sent no credentials", `"headers"`, `"auth"`, "token_env"}},
+		{"forbidden", 403, map[string]any{"headers": map[string]any{"X-Api-Key": "${GW_KEY}"}},
+			[]string{"Access forbidden: MCP server gw refused the request (HTTP 403)", "GW_KEY", "lacks a permission"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prm, status = false, c.status
+			err := connect(c.cfg)
+			text := ErrorText(err)
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("missing %q in:\n%s", w, text)
+				}
+			}
+			if strings.Contains(text, "sign-in") || strings.Contains(text, "mcp login") || strings.Contains(text, "gw-s3cret") {
+				t.Errorf("an API-key gateway's refusal suggests a sign-in or shows the key:\n%s", text)
+			}
+			if ErrorClass(err) != "auth_failed" || !strings.Contains(text, "(server 'gw')") {
+				t.Errorf("class %q, text %s", ErrorClass(err), text)
+			}
+		})
+	}
+	t.Run("oauth server", func(t *testing.T) {
+		prm, status = true, 401
+		err := connect(map[string]any{})
+		if text := ErrorText(err); !strings.Contains(text, "Server gw needs sign-in: run 'pflow mcp login gw'") || ErrorClass(err) != "auth_failed" {
+			t.Errorf("a server with OAuth metadata: %s", text)
+		}
+	})
 }

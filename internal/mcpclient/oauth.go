@@ -221,6 +221,11 @@ func (r *runAuth) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	src := r.source
 	r.mu.Unlock()
 	if src == nil {
+		// Signing in helps only a server that publishes OAuth metadata; an
+		// API-key gateway refused the credentials of the config.
+		if !publishesOAuth(ctx, r.srv, resp) {
+			return AuthFailed(r.srv, resp.StatusCode)
+		}
 		return NeedsSignIn(r.srv.Name, "")
 	}
 	if err := src.refresh(); err != nil {

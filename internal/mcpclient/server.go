@@ -38,6 +38,10 @@ type Server struct {
 	// http / sse
 	URL     string
 	Headers map[string]string
+	// CredentialVars are the variables the credentials of the entry come
+	// from (${VAR} in "headers" and "auth", auth.token_env / key_env): an
+	// authentication failure names them.
+	CredentialVars []string
 	// TLS is the TLS configuration of a server with a "ca_file" (nil: Go's
 	// defaults and the system's CAs).
 	TLS *tls.Config
@@ -145,6 +149,7 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 			return nil, err
 		}
 		s.Headers = BuildHeaders(name, cfg, log)
+		s.CredentialVars = credentialVars(raw)
 		if o, ok := cfg["oauth"].(map[string]any); ok {
 			s.OAuthClientID, _ = o["client_id"].(string)
 			s.OAuthClientSecret, _ = o["client_secret"].(string)

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -527,13 +528,18 @@ func (s *Session) Pid() int {
 	return s.proc.cmd.Process.Pid
 }
 
-func (s *Session) fail(msg, tool, hint string) *pferr.Error {
+// where locates a failure: the server, and the tool when a call failed.
+func (s *Session) where(tool string) string {
 	where := fmt.Sprintf("server '%s'", s.Server.Name)
 	if tool != "" {
 		where += fmt.Sprintf(", tool '%s'", tool)
 	}
+	return where
+}
+
+func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 	e := pferr.New(pferr.Execution, s.Server.Redact(msg))
-	e.Where = where
+	e.Where = s.where(tool)
 	if s.proc != nil {
 		if lines := s.proc.stderr.Lines(); len(lines) > 0 {
 			if hint != "" {
@@ -550,6 +556,10 @@ func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 func (s *Session) classify(parent, bounded context.Context, err error, phase, tool string, limit time.Duration) error {
 	var pe *pferr.Error
 	if errors.As(err, &pe) {
+		if pe.Where == "" && ErrorClass(pe) == node.ClassAuthFailed {
+			// A refusal answered by the sign-in handler: say where too.
+			pe.Where = s.where(tool)
+		}
 		return pe
 	}
 	if parent.Err() != nil {
@@ -577,15 +587,34 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 	var je *jsonrpc.Error
 	isRPC := errors.As(err, &je) && je.Code != codeRejectedByTransport
 	if s.rt != nil && !isRPC {
+		s.rt.mu.Lock()
+		status, dialErr := s.rt.status, s.rt.dialErr
+		s.rt.mu.Unlock()
+		if dialErr == nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
+			e := AuthFailed(s.Server, status)
+			e.Where = s.where(tool)
+			return e
+		}
 		if msg := s.rt.failure(s.Server.URL); msg != "" {
 			s.rt.mu.Lock()
-			dialErr := s.rt.dialErr
+			dialErr, wait := s.rt.dialErr, s.rt.retryAfter
 			s.rt.mu.Unlock()
-			return classed(s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr)), s.rt.class())
+			e := classed(s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr)), s.rt.class())
+			if wait > 0 {
+				if e.Details == nil {
+					e.Details = map[string]any{}
+				}
+				e.Details["retry_after_seconds"] = wait.Seconds()
+			}
+			return e
 		}
 	}
 	if isRPC {
-		return classed(s.fail(rpcText(je), tool, ""), rpcClass(je.Code))
+		hint := ""
+		if je.Code == -32602 && tool != "" {
+			hint = fmt.Sprintf("The server rejected the arguments of tool '%s'; compare the step's params with its schema: run 'pflow registry describe %s'.", tool, NodeType(s.Server.Name, tool))
+		}
+		return classed(s.fail(rpcText(je), tool, hint), rpcClass(je.Code))
 	}
 	if strings.Contains(err.Error(), "unsupported protocol version") {
 		return s.fail("MCP protocol version not supported", tool, s.Server.Redact(err.Error())+"; pflow speaks "+strings.Join(AcceptedVersions, ", ")+".")
@@ -617,8 +646,15 @@ func tooLargeText(srv *Server, phase, tool string) string {
 // could not deliver (the HTTP failure then says what happened).
 const codeRejectedByTransport = -32005
 
+// maxErrorData bounds the server's error data quoted in a message.
+const maxErrorData = 500
+
 func rpcText(je *jsonrpc.Error) string {
 	detail := je.Message
+	if data := errorData(je.Data); data != "" && !strings.Contains(detail, data) {
+		// What the server said about the offending argument or value.
+		detail += " (server's details: " + data + ")"
+	}
 	switch je.Code {
 	case -32601:
 		return "Method not found: " + detail
@@ -630,6 +666,27 @@ func rpcText(je *jsonrpc.Error) string {
 		return "Invalid JSON response from server: the server reported a parse error: " + detail
 	}
 	return fmt.Sprintf("MCP server error %d: %s", je.Code, detail)
+}
+
+// errorData renders a JSON-RPC error's data for a message: a string as
+// itself, anything else as compact JSON; at most maxErrorData characters.
+func errorData(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var text string
+	if json.Unmarshal(raw, &text) != nil {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) != nil {
+			return ""
+		}
+		text = b.String()
+	}
+	text = strings.TrimSpace(text)
+	if r := []rune(text); len(r) > maxErrorData {
+		text = string(r[:maxErrorData]) + "…"
+	}
+	return text
 }
 
 // recordingTransport adds the configured headers to every request and
@@ -646,6 +703,9 @@ type recordingTransport struct {
 	mu      sync.Mutex
 	status  int
 	dialErr error
+	// retryAfter is the wait the failing response asked for (its
+	// Retry-After header), read when it arrived.
+	retryAfter time.Duration
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -669,6 +729,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	// transport's GET is its connection, so it counts there.
 	if resp.StatusCode >= 400 && (req.Method == http.MethodPost || (req.Method == http.MethodGet && t.sse)) {
 		t.status = resp.StatusCode
+		t.retryAfter = node.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	if t.limit > 0 && resp.Body != nil {
 		resp.Body = &cappedBody{rc: resp.Body, limit: t.limit, t: t}
@@ -760,6 +821,19 @@ func ErrorClass(err error) string {
 	return ""
 }
 
+// RetryAfter is how long the server asked pflow to wait before trying
+// again (the Retry-After header of its 429 or 503), carried by an error
+// from a session; 0 when it asked for nothing.
+func RetryAfter(err error) time.Duration {
+	var pe *pferr.Error
+	if errors.As(err, &pe) {
+		if secs, ok := pe.Details["retry_after_seconds"].(float64); ok && secs > 0 {
+			return time.Duration(secs * float64(time.Second))
+		}
+	}
+	return 0
+}
+
 func (t *recordingTransport) failure(url string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -768,20 +842,24 @@ func (t *recordingTransport) failure(url string) string {
 		return fmt.Sprintf("Could not connect to MCP server at %s: its TLS certificate is not trusted", url)
 	case t.dialErr != nil:
 		return fmt.Sprintf("Could not connect to MCP server at %s. Check if the server is running and accessible.", url)
-	case t.status == 401:
-		return "Authentication failed. Check your API credentials."
-	case t.status == 403:
-		return "Access forbidden. Check your permissions."
 	case t.status == 404:
 		return "Session expired or endpoint not found."
 	case t.status == 429:
-		return "Rate limited. Too many requests. Please wait and try again."
+		return "Rate limited. Too many requests. Please wait and try again." + t.waitText()
 	case t.status >= 500:
-		return fmt.Sprintf("Server error (HTTP %d). The server encountered an error.", t.status)
+		return fmt.Sprintf("Server error (HTTP %d). The server encountered an error.", t.status) + t.waitText()
 	case t.status >= 400:
 		return fmt.Sprintf("HTTP error %d", t.status)
 	}
 	return ""
+}
+
+// waitText says how long the server asked to wait (t.mu held).
+func (t *recordingTransport) waitText() string {
+	if t.retryAfter <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The server asked to wait %s before trying again (Retry-After).", (t.retryAfter + time.Second - 1).Truncate(time.Second))
 }
 
 // Discover connects, lists every tool and closes (D6: bounded).

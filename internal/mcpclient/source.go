@@ -30,7 +30,9 @@ type Source struct {
 
 const invalidShape = "Invalid JSON format. Expected one of:\n" +
 	"  {\"mcpServers\": {\"name\": {...}}}  - Full MCP format\n" +
-	"  {\"name\": {\"command\": \"...\", ...}}  - Direct server config"
+	"  {\"name\": {\"command\": \"...\", ...}}  - Direct server config (stdio)\n" +
+	"  {\"name\": {\"type\": \"http\", \"url\": \"...\"}}  - Direct server config (http, sse)\n" +
+	"  {\"name\": {\"type\": \"uds\", \"path\": \"...\"}}  - Direct server config (uds)"
 
 // IsJSONSource reports whether an add argument is inline JSON rather than a path.
 func IsJSONSource(src string) bool {
@@ -146,6 +148,10 @@ func ParseSource(src string) (*Source, error) {
 	return s, nil
 }
 
+// isServerMap reports whether v maps server names to server entries: each
+// an object with a command (stdio), a url (http, sse) or a transport type
+// (a "uds" entry has only its socket path besides), so that the short form
+// works for every transport; the entries are validated afterwards.
 func isServerMap(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok || len(m) == 0 {
@@ -158,7 +164,9 @@ func isServerMap(v any) bool {
 		}
 		_, c := em["command"]
 		_, u := em["url"]
-		if !c && !u {
+		t, _ := em["type"].(string)
+		tr, _ := em["transport"].(string)
+		if !c && !u && t == "" && tr == "" {
 			return false
 		}
 	}

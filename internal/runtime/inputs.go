@@ -18,6 +18,10 @@ type InputError struct {
 	// Missing marks a required input that was not given (as opposed to one
 	// given with a wrong value, or one the workflow does not declare).
 	Missing bool `json:"-"`
+	// Env is the environment variable a missing input is read from
+	// ('- env: NAME'), which is not set: the fix is to set it, not to pass
+	// the value (usually a secret) as a parameter.
+	Env string `json:"env,omitempty"`
 }
 
 func (e InputError) Error() string { return e.Message }
@@ -74,8 +78,16 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 			}
 		}
 		if !ok && env.Settings != nil {
-			if s, found := env.Settings(in.Name); found {
-				raw, ok, src = s, true, FromSettings
+			// The variable the input names ('pflow settings set-env
+			// GITHUB_TOKEN=…'), then the input's own name.
+			for _, k := range []string{in.Env, in.Name} {
+				if k == "" {
+					continue
+				}
+				if s, found := env.Settings(k); found {
+					raw, ok, src = s, true, FromSettings
+					break
+				}
 			}
 		}
 		if !ok {
@@ -92,8 +104,11 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 			if desc == "" {
 				desc = "No description provided"
 			}
-			ie := InputError{Input: in.Name, Path: "inputs." + in.Name, Missing: true,
+			ie := InputError{Input: in.Name, Path: "inputs." + in.Name, Missing: true, Env: in.Env,
 				Message: fmt.Sprintf("Workflow requires input '%s': %s", in.Name, desc)}
+			if in.Env != "" {
+				ie.Message += fmt.Sprintf(" (it is read from the environment variable %s, which is not set)", in.Env)
+			}
 			if env.Process != nil && in.Env == "" {
 				// A variable of the input's name is never read on its own;
 				// say how to read it when one is set.

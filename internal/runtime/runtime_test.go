@@ -528,3 +528,20 @@ func TestNodeDataTravelsInTheRequestNotInParams(t *testing.T) {
 		t.Errorf("the step's recorded params must be the step's own: %v", p)
 	}
 }
+
+// A required input read from an environment variable that is not set
+// names the variable; 'pflow settings set-env' of that variable fills it
+// whatever the input is called.
+func TestEnvInputNamesItsVariable(t *testing.T) {
+	w := &workflow.Workflow{Inputs: workflow.Inputs{{Name: "token", Type: "string", Description: "A GitHub token.", Env: "GITHUB_TOKEN"}}}
+	_, errs := PrepareInputs(w, nil, EnvLookup{Process: func(string) (string, bool) { return "", false }, Settings: func(string) (string, bool) { return "", false }})
+	if len(errs) != 1 || errs[0].Env != "GITHUB_TOKEN" || !errs[0].Missing ||
+		errs[0].Message != "Workflow requires input 'token': A GitHub token. (it is read from the environment variable GITHUB_TOKEN, which is not set)" {
+		t.Fatalf("errors: %+v", errs)
+	}
+	settings := func(k string) (string, bool) { return "from-settings", k == "GITHUB_TOKEN" }
+	p, errs := PrepareInputs(w, nil, EnvLookup{Process: func(string) (string, bool) { return "", false }, Settings: settings})
+	if len(errs) > 0 || p.Values["token"] != "from-settings" || p.Sources["token"] != FromSettings {
+		t.Fatalf("set-env GITHUB_TOKEN: %v %v", p.Values, errs)
+	}
+}

@@ -358,6 +358,20 @@ func IsSecretKey(name string) bool {
 	return false
 }
 
+// urlSecretParams are query parameter names that carry credentials besides
+// the ones IsSecretKey recognises.
+var urlSecretParams = map[string]bool{
+	"key": true, "sig": true, "signature": true, "x-amz-signature": true,
+	"x-amz-credential": true, "x-amz-security-token": true, "x-goog-signature": true,
+}
+
+// IsSecretQueryParam reports whether a URL query parameter carries a
+// credential: a secret-looking name (IsSecretKey), or one of the names
+// signed URLs and key-in-query APIs use (key, sig, X-Amz-Signature, ...).
+func IsSecretQueryParam(name string) bool {
+	return IsSecretKey(name) || urlSecretParams[strings.ToLower(name)]
+}
+
 func splitWords(name string) []string {
 	var words []string
 	var cur []rune

@@ -378,13 +378,6 @@ var urlPattern = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>\x60\\]+`)
 })
 
-// urlSecretParams are query parameter names that carry credentials besides
-// the ones settings.IsSecretKey recognises.
-var urlSecretParams = map[string]bool{
-	"key": true, "sig": true, "signature": true, "x-amz-signature": true,
-	"x-amz-credential": true, "x-amz-security-token": true, "x-goog-signature": true,
-}
-
 // URLSecrets returns the credentials in the URLs found in s: each URL's
 // password, its user name when it has no password and looks like a token
 // (16+ characters mixing letters and digits: https://TOKEN@host), and the
@@ -409,7 +402,7 @@ func URLSecrets(s string) []string {
 			}
 		}
 		for k, vs := range u.Query() {
-			if settings.IsSecretKey(k) || urlSecretParams[strings.ToLower(k)] {
+			if settings.IsSecretQueryParam(k) {
 				out = append(out, vs...)
 			}
 		}

@@ -22,12 +22,12 @@ import (
 	nethttp "net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -93,7 +93,7 @@ var iface = node.Interface{
 		{Key: "response_headers", Type: "dict", Description: "Response headers by lower-case name, e.g. ${step.response_headers.content-type} (repeated headers joined with ', ')."},
 		{Key: "response_time", Type: "float", Description: "Seconds from sending the request to reading the whole response."},
 		{Key: "response_is_binary", Type: "bool", Description: "True when response is base64-encoded binary content (images, PDF, archives, non-UTF-8 text)."},
-		{Key: "error", Type: "str", Description: "Why the step failed, e.g. 'HTTP 404 Not Found: <body>'; only set on failure."},
+		{Key: "error", Type: "str", Description: "Why the step failed, e.g. 'HTTP 404 Not Found from GET <url>: <body>' (the URL's credentials masked); only set on failure."},
 		{Key: "error_class", Type: "str", Description: "What kind of failure: rate_limited (429), auth_failed (401/403), not_found (404/410), timeout (408/504, or no answer in time), invalid_params (400/422), server_error (5xx), network_error (no connection); an edge may route on it. Only set on failure."},
 	},
 	Actions: append([]string{"default", "error"}, httpClasses...),
@@ -195,7 +195,12 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if nethttp.StatusText(resp.StatusCode) == "" {
 		msg = "HTTP " + resp.Status
 	}
-	msg = strings.TrimSpace(msg)
+	// Say which request got the answer, its credentials masked.
+	requested := failureURL(r.url)
+	if req.Redact != nil {
+		requested = req.Redact(requested)
+	}
+	msg = strings.TrimSpace(msg) + " from " + r.method + " " + requested
 	if snippet := bodySnippet(data, binary, req.Redact); snippet != "" {
 		msg += ": " + snippet
 	}
@@ -205,24 +210,8 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if res.Class != "" {
 		out["error_class"] = res.Class
 	}
-	res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	res.RetryAfter = node.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	return res, nil
-}
-
-// retryAfter reads a Retry-After header: delay-seconds or an HTTP date
-// (RFC 9110 §10.2.3); 0 when absent or unreadable.
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(h); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := nethttp.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // networkFailure is a request that got no answer: a failed step of class
@@ -293,6 +282,32 @@ func displayURL(u *url.URL) string {
 	c.ForceQuery = false
 	c.Fragment = ""
 	c.RawFragment = ""
+	return c.String()
+}
+
+// failureURL renders the URL of a request the server refused: its query
+// kept (a wrong parameter is often why), the values of credential
+// parameters masked (settings.IsSecretQueryParam), no user info, no
+// fragment.
+func failureURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.Fragment, c.RawFragment = "", ""
+	if c.RawQuery != "" {
+		q := c.Query()
+		masked := false
+		for k, vs := range q {
+			if settings.IsSecretQueryParam(k) {
+				for i := range vs {
+					vs[i] = "REDACTED"
+				}
+				masked = true
+			}
+		}
+		if masked {
+			c.RawQuery = q.Encode()
+		}
+	}
 	return c.String()
 }
 

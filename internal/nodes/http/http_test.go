@@ -269,13 +269,13 @@ func TestHTTPNon2xx(t *testing.T) {
 		retryable bool
 		response  any
 	}{
-		{404, "text/plain", "no such item\n", "HTTP 404 Not Found: no such item", false, "no such item\n"},
-		{400, "application/json", `{"error":"bad field"}`, `HTTP 400 Bad Request: {"error":"bad field"}`, false, map[string]any{"error": "bad field"}},
-		{429, "", "slow down", "HTTP 429 Too Many Requests: slow down", true, "slow down"},
-		{503, "", "", "HTTP 503 Service Unavailable", true, ""},
-		{500, "text/plain", strings.Repeat("x", 1000), "HTTP 500 Internal Server Error: " + strings.Repeat("x", 300) + "…", true, strings.Repeat("x", 1000)},
-		{302, "", "", "HTTP 302 Found", false, ""},
-		{599, "", "x", "HTTP 599 status code 599: x", true, "x"},
+		{404, "text/plain", "no such item\n", "HTTP 404 Not Found{url}: no such item", false, "no such item\n"},
+		{400, "application/json", `{"error":"bad field"}`, `HTTP 400 Bad Request{url}: {"error":"bad field"}`, false, map[string]any{"error": "bad field"}},
+		{429, "", "slow down", "HTTP 429 Too Many Requests{url}: slow down", true, "slow down"},
+		{503, "", "", "HTTP 503 Service Unavailable{url}", true, ""},
+		{500, "text/plain", strings.Repeat("x", 1000), "HTTP 500 Internal Server Error{url}: " + strings.Repeat("x", 300) + "…", true, strings.Repeat("x", 1000)},
+		{302, "", "", "HTTP 302 Found{url}", false, ""},
+		{599, "", "x", "HTTP 599 status code 599{url}: x", true, "x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg[:8], func(t *testing.T) {
@@ -291,8 +291,9 @@ func TestHTTPNon2xx(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Go error: %v", err)
 			}
-			if res.Action != "error" || res.Outputs["error"] != tt.msg {
-				t.Fatalf("action=%q error=%q, want %q", res.Action, res.Outputs["error"], tt.msg)
+			want := strings.Replace(tt.msg, "{url}", " from GET "+srv.URL+"/x", 1)
+			if res.Action != "error" || res.Outputs["error"] != want {
+				t.Fatalf("action=%q error=%q, want %q", res.Action, res.Outputs["error"], want)
 			}
 			if res.Retryable != tt.retryable {
 				t.Errorf("Retryable = %v", res.Retryable)
@@ -420,7 +421,7 @@ func TestHTTPSecretsNotInErrorResult(t *testing.T) {
 	if strings.Contains(string(b), "tok-SECRET") {
 		t.Fatalf("outputs leak the token: %s", b)
 	}
-	if res.Outputs["error"] != "HTTP 401 Unauthorized: unauthorized" {
+	if res.Outputs["error"] != "HTTP 401 Unauthorized from GET "+srv.URL+": unauthorized" {
 		t.Fatalf("error = %q", res.Outputs["error"])
 	}
 }
@@ -469,5 +470,29 @@ func TestHTTPErrorBodyMaskedBeforeTheCut(t *testing.T) {
 	msg, _ := res.Outputs["error"].(string)
 	if strings.Contains(msg, secret[:8]) || !strings.Contains(msg, "***") {
 		t.Fatalf("the error shows part of the secret or no mask: %q", msg)
+	}
+}
+
+// A refused request's failure names the URL it asked for, query included,
+// with the URL's password and the values of credential parameters masked,
+// and whatever else the run knows to be secret.
+func TestHTTPFailureNamesTheURL(t *testing.T) {
+	srv := newServer(t, reply(404, "text/plain", "no such item"))
+	u := strings.Replace(srv.URL, "http://", "http://me:pa55word@", 1) + "/v1/items/42?expand=owner&api_key=SEKRET1&sig=SEKRET2&project=acme-corp"
+	req := &node.Request{NodeID: "h", Params: map[string]any{"url": u}, Redact: func(s string) string { return strings.ReplaceAll(s, "acme-corp", "<REDACTED>") }}
+	res, err := Spec().Node.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := res.Outputs["error"].(string)
+	for _, want := range []string{"HTTP 404 Not Found from GET " + srv.URL + "/v1/items/42?", "expand=owner", "api_key=REDACTED", "sig=REDACTED", "project=<REDACTED>"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("missing %q in %q", want, msg)
+		}
+	}
+	for _, secret := range []string{"SEKRET", "pa55word", "acme-corp"} {
+		if strings.Contains(msg, secret) {
+			t.Errorf("%q shown in %q", secret, msg)
+		}
 	}
 }

@@ -118,6 +118,13 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		r.Class = class
 		return r
 	}
+	// failedErr is the failure of a session error; a retry (the step's
+	// retries) waits what the server asked for (Retry-After).
+	failedErr := func(err error) *node.Result {
+		r := failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err))
+		r.RetryAfter = mcpclient.RetryAfter(err)
+		return r
+	}
 	var conn *mcpclient.Conn
 	if req.Scope != nil {
 		r, err := req.Scope.Resource("mcp:"+server, func() (io.Closer, error) {
@@ -140,11 +147,11 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	}
 	sess, err := conn.Session(ctx)
 	if err != nil {
-		return failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err)), nil
+		return failedErr(err), nil
 	}
 	t, err := sess.Tool(ctx, tool)
 	if err != nil {
-		return failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err)), nil
+		return failedErr(err), nil
 	}
 	var drift []string
 	if n.cfg.SchemaHash != nil {
@@ -159,7 +166,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	res, err := sess.CallTool(ctx, t.Name, args, timeout)
 	logs := sess.DrainLogs()
 	if err != nil {
-		r := failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err))
+		r := failedErr(err)
 		r.Logs = logs
 		return r, nil
 	}
