@@ -140,6 +140,10 @@ func ParseNodeArgs(spec *node.Spec, args []string) (map[string]any, error) {
 		var key, raw string
 		var hasValue bool
 		switch {
+		case a == ">":
+			return nil, &pferr.Error{Kind: pferr.Usage,
+				Message: fmt.Sprintf("a lone '>' reached pflow after node '%s': the shell read '\\>>' as '>' followed by a redirect (the output went to a file)", spec.Type),
+				Hint:    "Link nodes with '>>' as one argument: quoted ('>>' or \">>\") or with both characters escaped (\\>\\>); this works in bash, zsh and fish."}
 		case strings.HasPrefix(a, "--") && len(a) > 2:
 			key, raw, hasValue = strings.Cut(a[2:], "=")
 		case strings.HasPrefix(a, "-") && len(a) > 1:
