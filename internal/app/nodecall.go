@@ -78,7 +78,7 @@ func (a *App) ResolveRunName(ctx context.Context, name string) (*RunName, error)
 			Message: fmt.Sprintf("'%s' is both a saved workflow (%s) and a node type (%s); pflow does not guess which to run", name, t.Path, spec.Type),
 			Details: map[string]any{"workflow": t.Path, "node_type": spec.Type},
 			Hint: fmt.Sprintf("Run the workflow with 'pflow run %s key=value', or the node with 'pflow registry run %s --param=value'. "+
-				"To end the clash, save the workflow under another name ('pflow workflow save %s --name my-%s').", name, spec.Type, t.Path, name)}
+				"To end the clash, rename the workflow: pflow workflow save %s --name my-%s, then pflow workflow delete %s.", name, spec.Type, t.Path, name, name)}
 	case werr == nil:
 		return &RunName{Target: t}, nil
 	case spec != nil:
@@ -90,11 +90,28 @@ func (a *App) ResolveRunName(ctx context.Context, name string) (*RunName, error)
 	// Neither: the workflow error, with node types of a similar name.
 	pe := *pferr.As(werr)
 	if cat != nil {
-		if s := cat.Suggest(name, 3); len(s) > 0 {
+		if s := typoOfNodeType(cat, name); len(s) > 0 {
 			pe.Suggestions = append(slices.Clone(pe.Suggestions), "Node types of a similar name: "+strings.Join(s, ", ")+" (run one as 'pflow <node> --param=value')")
 		}
 	}
 	return nil, &pe
+}
+
+// typoOfNodeType lists the listed node types within an edit distance of 2
+// of name (a typo such as 'shel' or 'red-file', not a name that merely
+// contains a type).
+func typoOfNodeType(cat *registry.Catalog, name string) []string {
+	var out []string
+	for _, t := range cat.Types() {
+		s, _ := cat.Lookup(t)
+		if s == nil || (s.Hidden && !cat.IncludeHidden) {
+			continue
+		}
+		if d := suggest.Distance(name, t); d <= 2 && len(out) < 3 {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // planFromWordsError is the answer to a request in words where a workflow
@@ -440,7 +457,9 @@ func (a *App) NodeTarget(ctx context.Context, req NodeRunRequest) (*Target, map[
 						Message: fmt.Sprintf("piped input is binary (not UTF-8 text) and cannot fill %s's --%s", first.Spec.Type, first.Spec.StdinParam),
 						Hint:    "Save it to a file and pass the path as a parameter instead."}
 				}
-				piped, hasStdin = strings.TrimSuffix(string(data), "\n"), true
+				// Kept exactly: a node's input is data (write-file
+				// writes it byte for byte), not a typed value.
+				piped, hasStdin = string(data), true
 			}
 		}
 	}
