@@ -29,6 +29,7 @@ func newRegistryCmd(f *Factory) *cobra.Command {
 	}
 	cmd.AddCommand(newRegistryListCmd(f), newRegistryDescribeCmd(f), newRegistrySearchCmd(f),
 		newRegistryDiscoverCmd(f), newRegistryRunCmd(f), newRegistryValidateCmd(f))
+	cmd.AddCommand(newRegistryAliasCmds(f)...)
 	return cmd
 }
 
