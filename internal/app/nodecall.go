@@ -14,6 +14,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/nodes/llm"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/suggest"
@@ -120,9 +121,9 @@ func typoOfNodeType(cat *registry.Catalog, name string) []string {
 func planFromWordsError(request string) error {
 	return &pferr.Error{Kind: pferr.Usage,
 		Message: fmt.Sprintf("%q is not a saved workflow, a file or a node type, and pflow cannot yet plan a workflow from words", request),
-		Hint: "Planning from a request needs an LLM, and none is wired into pflow's runner: an llm step uses the model of 'pflow settings llm set-default' " +
-			"(settings llm.default_model) or one detected from ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY " +
-			"(in the environment or 'pflow settings set-env'). Meanwhile find a saved workflow that fits: pflow workflow discover \"" + request + "\"",
+		Hint: "Planning from a request needs an LLM planner, which pflow does not have yet. The llm node's model is set with 'pflow settings llm set-default' " +
+			"(llm.default_model in settings.json) or detected from " + strings.Join(llm.AutoDetectKeys(), ", ") +
+			" (in the environment or stored with 'pflow settings set-env KEY=value'). Meanwhile find a saved workflow that fits: pflow workflow discover \"" + request + "\"",
 		Fixes: []pferr.Fix{{Text: "To find a saved workflow for it, {do}.", Do: pferr.Run("workflow discover \""+request+"\"", "workflow_discover", map[string]any{"query": request})}}}
 }
 
