@@ -74,6 +74,16 @@ func TestTroubleshootingMessagesAreProduced(t *testing.T) {
 	}{
 		{msg: "flags must come before the workflow: found <flags> after '<workflow>'",
 			files: map[string]string{"w.pflow.md": plainWorkflow}, args: []string{"w.pflow.md", "--no-trace"}},
+		{msg: "'<name>' is both a saved workflow (<path>) and a node type (<type>); pflow does not guess which to run",
+			setup: func(t *testing.T, dir, home string) []string {
+				writeFile(t, filepath.Join(home, "workflows", "read-file.pflow.md"), plainWorkflow, 0o644)
+				return nil
+			},
+			args: []string{"read-file", "--file_path=x"}},
+		{msg: "unknown parameter --<param> for node '<type>'", args: []string{"shell", "--comand=x"}},
+		{msg: "node '<type>' has no main input, so <what> has nowhere to go", stdin: "data\n", args: []string{"read-file", "--file_path=x"}},
+		{msg: "a lone '>' reached pflow after node '<type>'", args: []string{"shell", "--command=echo x", ">"}},
+		{msg: `"<request>" is not a saved workflow, a file or a node type, and pflow cannot yet plan a workflow from words`, args: []string{"find python files"}},
 		{msg: `argument "<arg>" is not a key=value parameter`,
 			files: map[string]string{"w.pflow.md": plainWorkflow}, args: []string{"w.pflow.md", "stray"}},
 		{msg: "invalid parameter name(s): <names>",

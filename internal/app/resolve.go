@@ -109,6 +109,9 @@ func (a *App) resolvePersonArg(arg string) (*Target, error) {
 	name := strings.TrimSuffix(arg, library.Ext)
 	s, err := a.Library().Load(name)
 	if err != nil {
+		if pferr.KindOf(err) == pferr.Validation && strings.ContainsAny(strings.TrimSpace(arg), " \t") {
+			return nil, planFromWordsError(arg) // words, not a name
+		}
 		return nil, err
 	}
 	return &Target{Workflow: s.Workflow, Name: s.Name, Saved: true, Path: s.Path}, nil

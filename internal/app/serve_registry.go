@@ -12,11 +12,7 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/value"
-	"github.com/pflow-go/pflow/internal/workflow"
 )
-
-// TrialStepID is the step id a node runs under in TryNode.
-const TrialStepID = "node"
 
 // OutputPath is one template path found in an actual node output.
 type OutputPath struct {
@@ -73,14 +69,13 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 	if err != nil {
 		return nil, err
 	}
-	// No templates apply to a single node: "${HOME}" reaches it as typed
-	// (escaped so the engine renders it back literally).
-	escaped := map[string]any{}
-	for k, v := range params {
-		escaped[k] = escapeTemplates(v)
+	// The one-step workflow of a direct call 'pflow <node>': no templates
+	// apply, so "${HOME}" reaches the node as typed.
+	w, err := NodeWorkflow([]NodeCall{{Spec: spec, Params: params}}, false)
+	if err != nil {
+		return nil, err
 	}
-	w := &workflow.Workflow{Nodes: []*workflow.Node{{ID: TrialStepID, Type: spec.Type, Params: escaped}}}
-	w.Normalize()
+	step := w.Nodes[0].ID
 	t := &Target{Workflow: w, Name: "registry-run-" + spec.Type}
 	out, err := a.Run(ctx, RunRequest{Target: t, NoTrace: true})
 	if err != nil {
@@ -110,7 +105,7 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 		return nil, &pferr.Error{Kind: pferr.Execution, Message: fmt.Sprintf("node '%s' failed: %s", spec.Type, out.Redactor.String(msg)),
 			Details: details, Fixes: []pferr.Fix{{Text: "Check the parameters ({do} to see them) and any credentials the node needs.", Do: pferr.DescribeNode(spec.Type)}}}
 	}
-	outputs, _ := res.Shared[TrialStepID].(map[string]any)
+	outputs, _ := res.Shared[step].(map[string]any)
 	if outputs == nil {
 		outputs = map[string]any{}
 	}

@@ -19,7 +19,10 @@ import (
 )
 
 // addMCPServeCmd adds 'pflow mcp serve' to the mcp group.
-func addMCPServeCmd(mcpCmd *cobra.Command, f *Factory) {
+func addMCPServeCmd(mcpCmd *cobra.Command, f *Factory) { mcpCmd.AddCommand(newMCPServeCmd(f)) }
+
+// newMCPServeCmd is 'pflow mcp serve' (also spelled 'pflow serve mcp').
+func newMCPServeCmd(f *Factory) *cobra.Command {
 	var (
 		httpAddr  string
 		token     string
@@ -54,7 +57,9 @@ clients get notifications/tools/list_changed. Saved workflows are also resources
 (pflow://workflows/<name>), as are the newest run records (pflow://runs/<id>).
 
 With --temporal host:port every run goes to that Temporal service, run by pflow workers
-(docs/scale-out.md): many agents share one execution service and its history.`,
+(docs/scale-out.md): many agents share one execution service and its history.
+
+Also spelled 'pflow serve mcp'.`,
 		Example: `  pflow mcp serve
   pflow mcp serve --http 127.0.0.1:8765
   PFLOW_MCP_TOKEN=secret pflow mcp serve --http 0.0.0.0:8765 --allow-dir ~/workflows
@@ -129,5 +134,5 @@ With --temporal host:port every run goes to that Temporal service, run by pflow 
 	cmd.Flags().DurationVar(&idle, "server-idle", mcpclient.DefaultIdleTimeout, "how long an MCP server a workflow used stays running, unused, for the next run (servers with \"keep_alive\": false are never kept)")
 	addTemporalFlags(cmd.Flags(), &t.HostPort, &t.Namespace, &t.TaskQueue)
 	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path (repeatable)")
-	mcpCmd.AddCommand(cmd)
+	return cmd
 }

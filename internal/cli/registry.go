@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,6 +29,7 @@ func newRegistryCmd(f *Factory) *cobra.Command {
 	}
 	cmd.AddCommand(newRegistryListCmd(f), newRegistryDescribeCmd(f), newRegistrySearchCmd(f),
 		newRegistryDiscoverCmd(f), newRegistryRunCmd(f), newRegistryValidateCmd(f))
+	cmd.AddCommand(newRegistryAliasCmds(f)...)
 	return cmd
 }
 
@@ -262,12 +265,19 @@ func newRegistryDiscoverCmd(f *Factory) *cobra.Command {
 func newRegistryRunCmd(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "run <node> [key=value...]",
+		Use:   "run <node> [key=value...|--param=value...]",
 		Short: "Run one node on its own and show its outputs and every template path they offer",
+		Long: `Runs one node on its own, as 'pflow <node>' does, and shows its whole output with
+every template path it offers. Params are key=value or --key=value, read by the
+node's schema ('@file' reads a file). This form always means the node, also when a
+saved workflow has the same name.`,
 		Example: `  pflow registry run shell command='echo {"a":[1,2]}'
-  pflow registry run http url=https://api.github.com/repos/cli/cli`,
+  pflow registry run http --url=https://api.github.com/repos/cli/cli`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Flags after the node are its params; --json stays pflow's
+			// own unless the node declares a param json.
+			args, asJSON = takeJSONFlag(cmd.Context(), f, args, asJSON)
 			err := registryRun(cmd, f, args, asJSON)
 			if err != nil && asJSON {
 				return renderJSONError(f.IO.Out, err)
@@ -276,15 +286,34 @@ func newRegistryRunCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().SetInterspersed(false)
 	return cmd
+}
+
+// takeJSONFlag removes --json from a node's arguments when the node has no
+// param of that name (it then means registry run's own flag).
+func takeJSONFlag(ctx context.Context, f *Factory, args []string, asJSON bool) ([]string, bool) {
+	if len(args) < 2 || !slices.Contains(args[1:], "--json") {
+		return args, asJSON
+	}
+	if cat, _, err := f.App.Catalog(ctx); err == nil {
+		if s, err := app.LookupNodeType(cat, args[0]); err == nil {
+			if _, ok := s.Interface.Param("json"); ok {
+				return args, asJSON
+			}
+		}
+	}
+	out := []string{args[0]}
+	for _, a := range args[1:] {
+		if a != "--json" {
+			out = append(out, a)
+		}
+	}
+	return out, true
 }
 
 func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) error {
 	ctx := cmd.Context()
-	raw, err := app.ParseParams(args[1:])
-	if err != nil {
-		return err
-	}
 	cat, st, err := f.App.Catalog(ctx)
 	if err != nil {
 		return err
@@ -293,13 +322,9 @@ func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) err
 	if err != nil {
 		return err
 	}
-	params := map[string]any{}
-	for k, v := range raw {
-		if p, ok := spec.Interface.Param(k); ok && (p.Type == "str" || p.Type == "string") {
-			params[k] = v // declared text: keep exactly what was typed
-			continue
-		}
-		params[k] = app.InferType(v)
+	params, err := app.ParseNodeArgs(spec, args[1:])
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	tr, err := f.App.TryNode(ctx, spec.Type, params)

@@ -175,6 +175,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	)
 	root.AddCommand(newInstructionsCmd(f))
 	root.AddCommand(newRunSubCmd(f), newRunsCmd(f), newCacheCmd(f), newWorkerCmd(f))
+	root.AddCommand(newServeAliasCmd(f))
 	addCompletions(root, f)
 	rejectUnknownSubcommands(root)
 	return root

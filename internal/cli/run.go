@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,10 @@ type runOptions struct {
 	namespace string
 	taskQueue string
 	detach    bool
+	// save names the workflow a node call or chain is saved as.
+	save string
+	// workflowsOnly: the name is a workflow, never a node type (pflow run).
+	workflowsOnly bool
 }
 
 // runnerFlags may only appear before the workflow argument.
@@ -44,23 +49,37 @@ var runnerFlags = map[string]bool{
 	"--output-format": true, "-o": true, "--output-key": true, "-p": true, "--print": true,
 	"--validate-only": true, "--no-trace": true, "-v": true, "--verbose": true,
 	"--resume": true, "--rerun-unsafe": true, "--no-cache": true, "--no-record": true, "--no-color": true, "--trust-readonly": true,
-	"--temporal": true, "--namespace": true, "--task-queue": true, "--detach": true,
+	"--temporal": true, "--namespace": true, "--task-queue": true, "--detach": true, "--save": true,
 }
 
 // newRunCmd is the root command: pflow [flags] <workflow> [key=value...].
 func newRunCmd(f *Factory) *cobra.Command {
 	opts := &runOptions{}
 	cmd := &cobra.Command{
-		Use:   "pflow [flags] <workflow.pflow.md|workflow.json|saved-name> [key=value...]",
+		Use:   "pflow [flags] <workflow.pflow.md|workflow.json|saved-name|node> [key=value...|--param=value...]",
 		Short: "Run deterministic workflows of shell, HTTP, file, LLM, code and MCP steps",
 		Long: `pflow runs workflows written as .pflow.md files (or JSON IR), or saved in your
 library, passing inputs as key=value. Flags go before the workflow. The workflow may
 also be given as its text: markdown (it has a newline) or a JSON IR object.
 
+pflow also runs one node on its own, its params as flags typed by the node's schema
+('@file' reads a file), or a chain of nodes linked by '>>' (one argument: quote it),
+each node's main output feeding the next one's main input; --save NAME keeps the
+chain as a saved workflow. Piped stdin fills the first node's main input.
+
+A name is looked up in one order: a path (it has a '/' or ends in .md or .json) is
+a file; otherwise a saved workflow, then a node type. A name that is both a saved
+workflow and a node type is an error: 'pflow run NAME' runs the workflow,
+'pflow registry run NAME --param=value' the node.
+
 Examples:
   pflow examples/hello.pflow.md name=World
   pflow --output-format json my-saved-workflow since=v1.2
-  echo "some text" | pflow -p summarize.pflow.md`,
+  echo "some text" | pflow -p summarize.pflow.md
+  pflow shell --command='echo hi'
+  pflow http --url=https://api.github.com/repos/cli/cli --headers='{"Accept":"application/json"}'
+  pflow shell --command='ls' '>>' shell --command='wc -l' --save count-files
+  pflow read-file --help`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeWorkflowNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,16 +110,17 @@ func addRunFlags(cmd *cobra.Command, opts *runOptions) {
 	fl.BoolVar(&opts.trustReadOnly, "trust-readonly", false, "trust every MCP server's read-only annotations for this run: its read-only tools are cached (as with \"trust_readonly\": true in its config)")
 	addTemporalFlags(fl, &opts.temporal, &opts.namespace, &opts.taskQueue)
 	fl.BoolVar(&opts.detach, "detach", false, "with --temporal: submit the run, print its id and return without waiting")
+	fl.StringVar(&opts.save, "save", "", "with a node call or a '>>' chain: after it ran, save it to the library as this name (an ordinary .pflow.md)")
 }
 
 // newRunSubCmd is `pflow run`, the explicit form of `pflow <workflow>`.
 func newRunSubCmd(f *Factory) *cobra.Command {
-	opts := &runOptions{}
+	opts := &runOptions{workflowsOnly: true}
 	cmd := &cobra.Command{
 		Use:   "run [flags] <workflow.pflow.md|workflow.json|saved-name> [key=value...]",
 		Short: "Run a workflow, or resume a recorded run (same as pflow <workflow>)",
-		Long: `Runs a workflow exactly as 'pflow <workflow>' does. With --resume it continues a
-recorded run: completed steps that are unchanged (same definition, same resolved
+		Long: `Runs a workflow exactly as 'pflow <workflow>' does, but the name is always a
+workflow, never a node type. With --resume it continues a recorded run: completed steps that are unchanged (same definition, same resolved
 inputs, upstream steps re-used) are not run again; the failed step runs first.
 
 Examples:
@@ -165,9 +185,13 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 			misplaced = append(misplaced, name)
 		}
 	}
-	if len(misplaced) > 0 {
+	misplacedErr := func() error {
 		return &pferr.Error{Kind: pferr.Usage, Message: "flags must come before the workflow: found " + strings.Join(misplaced, ", ") + " after '" + target + "'",
 			Hint: fmt.Sprintf("Move them in front, e.g. pflow %s %s ...", strings.Join(misplaced, " "), target)}
+	}
+	nodes := !opts.workflowsOnly && opts.resume == "" && target != ""
+	if nodes && slices.Contains(args, app.ChainSeparator) {
+		return runNodes(cmd, f, opts, splitChain(args), fail)
 	}
 	var t *app.Target
 	var err error
@@ -176,11 +200,32 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		t, err = f.App.TemporalResumeTarget(ctx, app.TemporalRequest{HostPort: opts.temporal, Namespace: opts.namespace, TaskQueue: opts.taskQueue}, opts.resume)
 	case target == "":
 		t, err = f.App.ResumeTarget(opts.resume)
+	case nodes:
+		var rn *app.RunName
+		rn, err = f.App.ResolveRunName(ctx, target)
+		switch {
+		case err != nil && len(misplaced) > 0:
+			return misplacedErr()
+		case err == nil && rn.Spec != nil && wantHelp:
+			writeNodeHelp(ios.Out, rn.Spec)
+			return nil
+		case err == nil && rn.Spec != nil:
+			return runNodes(cmd, f, opts, [][]string{args}, fail)
+		case err == nil:
+			t = rn.Target
+		}
 	default:
 		t, err = f.App.ResolveTarget(target)
 	}
+	if len(misplaced) > 0 {
+		return misplacedErr()
+	}
 	if err != nil {
 		return fail(commandTypo(cmd, target, err))
+	}
+	if opts.save != "" {
+		return fail(&pferr.Error{Kind: pferr.Usage, Message: fmt.Sprintf("--save applies to node calls and '>>' chains, and '%s' is a workflow", t.Name),
+			Hint: "To save a workflow file, run: pflow workflow save <file> --name <name>"})
 	}
 	if wantHelp {
 		writeWorkflowHelp(ios.Out, t)
@@ -204,6 +249,15 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 	if err := routeStdin(ios, t.Workflow, params); err != nil {
 		return fail(err)
 	}
+	return execTarget(cmd, f, opts, t, params, fail)
+}
+
+// execTarget runs a resolved workflow (or the workflow of node calls) with
+// params and renders the outcome.
+func execTarget(cmd *cobra.Command, f *Factory, opts *runOptions, t *app.Target, params map[string]any, fail func(error) error) error {
+	ctx := cmd.Context()
+	ios := f.IO
+	jsonMode := opts.format == "json"
 	var obs runtime.Observer
 	if ios.liveProgress() && !jsonMode && !opts.print {
 		pr := newProgress(ios.ErrOut, ios.ErrStyle())

@@ -13,10 +13,15 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
 // TestMain lets testscript run the test binary as the `pflow` command.
 func TestMain(m *testing.M) {
+	// The test binary is also the fake MCP server the scripts configure
+	// (the fakemcp command).
+	fakemcp.MaybeRun()
 	testscript.Main(m, map[string]func(){
 		"pflow": func() {
 			signal.Ignore(syscall.SIGPIPE)
@@ -45,6 +50,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve-api": serveAPI,
+			"fakemcp":   fakeMCPConfig,
 		},
 	})
 }
@@ -88,4 +94,18 @@ func serveAPI(ts *testscript.TestScript, neg bool, args []string) {
 	go srv.Serve(l)
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv("API", "http://"+l.Addr().String())
+}
+
+// fakeMCPConfig writes an mcpServers config file for 'pflow mcp add': one
+// server NAME run by this test binary as the fake MCP server (tools echo,
+// add, ...; see internal/testutil/fakemcp), with the given modes.
+//
+//	fakemcp NAME FILE [modes...]
+func fakeMCPConfig(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: fakemcp NAME FILE [modes...]")
+	}
+	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{args[0]: fakemcp.Entry(fakemcp.NewID(), "", args[2:]...)}})
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), data, 0o644))
 }

@@ -111,6 +111,15 @@ type Spec struct {
 	Node Node
 	// Extra carries type-specific registry data (e.g. MCP server and tool names).
 	Extra map[string]any
+	// StdinParam is the param piped data fills when the node is called on
+	// its own from the command line (shell's stdin, llm's prompt), and the
+	// param a previous node's MainOutput feeds in a '>>' chain. Empty: the
+	// node has no main input.
+	StdinParam string
+	// MainOutput is the output a '>>' chain passes on to the next node and
+	// a direct call prints (shell's stdout, llm's response). Empty: the node
+	// has no main output.
+	MainOutput string
 	// Check, when set, inspects a step's literal params before any run (static
 	// validation), e.g. the code node's Python syntax check.
 	Check func(ctx context.Context, params map[string]any) []Problem

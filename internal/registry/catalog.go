@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Extra keys set on specs built from registry entries.
@@ -190,7 +191,7 @@ func SpecFromEntry(nodeType string, e *Entry, impl node.Node) *node.Spec {
 		}
 		attempts = 1 // D15: MCP calls may have side effects
 	}
-	return &node.Spec{
+	s := &node.Spec{
 		Type:      nodeType,
 		Group:     group,
 		Interface: e.Interface,
@@ -198,6 +199,27 @@ func SpecFromEntry(nodeType string, e *Entry, impl node.Node) *node.Spec {
 		Node:      impl,
 		Extra:     extra,
 	}
+	if e.MCP != nil {
+		s.MainOutput = "result"
+		s.StdinParam = mcpStdinParam(e.Interface.Params)
+	}
+	return s
+}
+
+// mcpStdinParam is the param piped data fills for an MCP tool: its only
+// required string param ("" when it has none or several).
+func mcpStdinParam(params []node.Field) string {
+	found := ""
+	for _, p := range params {
+		if !p.Required || value.CanonicalType(p.Type) != "str" {
+			continue
+		}
+		if found != "" {
+			return ""
+		}
+		found = p.Key
+	}
+	return found
 }
 
 // Grouped is a listing split the way 'pflow registry list' shows it.

@@ -216,3 +216,26 @@ func TestHelperRegistryUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpecFromEntryMCPMainInput: an MCP tool's main output is result, and
+// its main input its only required string param.
+func TestSpecFromEntryMCPMainInput(t *testing.T) {
+	entry := func(params ...node.Field) *Entry {
+		return &Entry{Type: TypeMCP, MCP: &MCPInfo{Server: "s", Tool: "t"}, Interface: node.Interface{Params: params}}
+	}
+	cases := []struct {
+		e    *Entry
+		want string
+	}{
+		{entry(node.Field{Key: "message", Type: "str", Required: true}, node.Field{Key: "n", Type: "int", Required: true}), "message"},
+		{entry(node.Field{Key: "a", Type: "string", Required: true}, node.Field{Key: "b", Type: "str", Required: true}), ""},
+		{entry(node.Field{Key: "a", Type: "str"}), ""},
+		{entry(), ""},
+	}
+	for i, c := range cases {
+		s := SpecFromEntry("mcp-s-t", c.e, nil)
+		if s.StdinParam != c.want || s.MainOutput != "result" {
+			t.Errorf("case %d: main input %q, output %q; want %q, result", i, s.StdinParam, s.MainOutput, c.want)
+		}
+	}
+}

@@ -57,3 +57,22 @@ func TestCoreSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestMainInputsAndOutputs checks that every built-in's main input (what
+// piped stdin and a '>>' chain fill) is one of its params and its main
+// output one of its outputs.
+func TestMainInputsAndOutputs(t *testing.T) {
+	want := map[string][2]string{"shell": {"stdin", "stdout"}, "llm": {"prompt", "response"}, "http": {"body", "response"},
+		"write-file": {"content", "file_path"}, "read-file": {"", "content"}, "code": {"", "result"}}
+	for _, s := range Specs(Config{}) {
+		if w, ok := want[s.Type]; ok && (s.StdinParam != w[0] || s.MainOutput != w[1]) {
+			t.Errorf("%s: main input %q, output %q; want %q, %q", s.Type, s.StdinParam, s.MainOutput, w[0], w[1])
+		}
+		if _, ok := s.Interface.Param(s.StdinParam); s.StdinParam != "" && !ok {
+			t.Errorf("%s: main input %q is not a param", s.Type, s.StdinParam)
+		}
+		if _, ok := s.Interface.Output(s.MainOutput); s.MainOutput != "" && !ok {
+			t.Errorf("%s: main output %q is not an output", s.Type, s.MainOutput)
+		}
+	}
+}

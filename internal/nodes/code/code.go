@@ -77,9 +77,10 @@ func Spec() *node.Spec {
 			},
 			Actions: []string{"default", "error"},
 		},
-		Attempts: 1,
-		Node:     node.Func(run),
-		Check:    check,
+		Attempts:   1,
+		Node:       node.Func(run),
+		Check:      check,
+		MainOutput: "result",
 	}
 }
 

@@ -16,12 +16,14 @@ const DefaultMessage = "Hello, World!"
 // Spec returns the echo node type.
 func Spec() *node.Spec {
 	return &node.Spec{
-		Type:      "echo",
-		Group:     "test",
-		Interface: iface,
-		Attempts:  1,
-		Hidden:    true,
-		Node:      node.Func(run),
+		Type:       "echo",
+		Group:      "test",
+		Interface:  iface,
+		Attempts:   1,
+		Hidden:     true,
+		Node:       node.Func(run),
+		StdinParam: "message",
+		MainOutput: "echo",
 		// Pure, but too cheap to be worth a cache lookup: not cached by default.
 		Effects: node.Effects{ReadOnly: true, Idempotent: true, Pure: true},
 	}

@@ -108,6 +108,7 @@ func ReadSpec() *node.Spec {
 	s := readSpec()
 	s.Effects = node.Effects{ReadOnly: true}
 	s.Fingerprint = readFingerprint
+	s.MainOutput = "content"
 	return s
 }
 
@@ -289,8 +290,16 @@ func encode(s string, enc encoding) ([]byte, error) {
 
 // ---- write-file ----
 
-// WriteSpec returns the write-file node type.
+// WriteSpec returns the write-file node type: piped data is the content
+// written.
 func WriteSpec() *node.Spec {
+	s := writeSpec()
+	s.StdinParam = "content"
+	s.MainOutput = "file_path"
+	return s
+}
+
+func writeSpec() *node.Spec {
 	return spec("write-file", node.Interface{
 		Description: "Write text (or base64-decoded binary data) to a file, creating parent directories. " +
 			"A write replaces the file atomically: readers see the old or the new content, never a mix. " +

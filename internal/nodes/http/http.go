@@ -48,12 +48,14 @@ var Methods = []string{"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS
 // Spec returns the http node type.
 func Spec() *node.Spec {
 	return &node.Spec{
-		Type:      "http",
-		Group:     "http",
-		Interface: iface,
-		Attempts:  3,
-		RetryWait: time.Second,
-		Node:      httpNode{client: defaultClient},
+		Type:       "http",
+		Group:      "http",
+		Interface:  iface,
+		Attempts:   3,
+		RetryWait:  time.Second,
+		Node:       httpNode{client: defaultClient},
+		StdinParam: "body",
+		MainOutput: "response",
 	}
 }
 

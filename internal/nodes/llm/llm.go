@@ -189,9 +189,11 @@ func Spec(defaultModel string) *node.Spec {
 			},
 			Actions: []string{"default", "error"},
 		},
-		Attempts:  3,
-		RetryWait: time.Second,
-		Node:      n,
+		Attempts:   3,
+		RetryWait:  time.Second,
+		Node:       n,
+		StdinParam: "prompt",
+		MainOutput: "response",
 	}
 }
 

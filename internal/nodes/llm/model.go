@@ -84,6 +84,16 @@ var autoDetect = []struct{ keyVar, model string }{
 	{"GOOGLE_API_KEY", "gemini/gemini-3-flash-preview"},
 }
 
+// AutoDetectKeys are the API key variables a model is detected from when
+// neither the step nor settings name one, in the order they are tried.
+func AutoDetectKeys() []string {
+	out := make([]string, len(autoDetect))
+	for i, c := range autoDetect {
+		out[i] = c.keyVar
+	}
+	return out
+}
+
 // DefaultModel picks a model from the API keys that are configured
 // (Anthropic, then OpenAI, then Gemini). ok is false when none is.
 func DefaultModel(env func(string) (string, bool)) (model string, ok bool) {

@@ -45,6 +45,10 @@ func Spec() *node.Spec {
 		Interface: iface,
 		Attempts:  1,
 		Node:      shellNode{},
+		// Piped data is the command's standard input; what it prints is
+		// what a chain passes on.
+		StdinParam: "stdin",
+		MainOutput: "stdout",
 	}
 }
 
