@@ -163,6 +163,16 @@ func inputFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 		map[string]any{"missing_inputs": missing, "input_errors": inputErrors(o.InputErrors)}, sugg)
 }
 
+// runOptions are the options of a run that people and agents pass as if
+// they were inputs (resume=last), with how to pass them.
+var runOptions = map[string]*pferr.Action{
+	"resume":       pferr.Pass("--resume <run_id|last>", "resume", "<run_id>"),
+	"rerun_unsafe": pferr.Pass("--rerun-unsafe", "rerun_unsafe", true),
+	"no_cache":     pferr.PersonOnly("--no-cache <workflow>"),
+	"no_trace":     pferr.PersonOnly("--no-trace <workflow>"),
+	"no_record":    pferr.PersonOnly("--no-record <workflow>"),
+}
+
 // InputAdvice says how to give the inputs a run lacks, worded for aud. An
 // input read from an environment variable ('- env: GITHUB_TOKEN') that is
 // not set is fixed by setting that variable, in the environment or in
@@ -174,6 +184,11 @@ func InputAdvice(t *Target, errs []runtime.InputError, aud Audience) []string {
 	envs := map[string]bool{}
 	example := ""
 	for _, e := range errs {
+		if opt, ok := runOptions[strings.ReplaceAll(e.Input, "-", "_")]; ok && t.Workflow != nil && t.Workflow.Inputs.Get(e.Input) == nil {
+			fix := pferr.Fix{Text: fmt.Sprintf("'%s' is an option of the run, not an input of the workflow: {do}.", e.Input), Do: opt}
+			out = append(out, fix.Say(aud))
+			continue
+		}
 		switch {
 		case e.Env != "":
 			if envs[e.Env] {

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
@@ -155,33 +156,42 @@ type Instead struct {
 	Say string
 }
 
-// Misplaced maps keys written on a step that pflow does not take there to
+// misplaced maps keys written on a step that pflow does not take there to
 // what to write instead. Validation says it when one is written on a step
 // whose node has no param of that name.
-var Misplaced = map[string]Instead{
-	"cache_ttl":       {Key: "cache", Say: "write the TTL as the step's cache: '- cache: 1h'"},
-	"ttl":             {Key: "cache", Say: "write the TTL as the step's cache: '- cache: 1h'"},
-	"cached":          {Key: "cache", Say: "write '- cache: true'"},
-	"use_cache":       {Key: "cache", Say: "write '- cache: true'"},
-	"retry":           {Key: "retries", Say: "write '- retries: 2' (extra attempts, 0–10)"},
-	"max_retries":     {Key: "retries", Say: "on a step write '- retries: 2' (extra attempts); max_retries belongs in a batch"},
-	"attempts":        {Key: "retries", Say: "write '- retries: 2' (extra attempts after the first)"},
-	"retry_delay":     {Key: "retry_wait", Say: "write '- retry_wait: 1s'"},
-	"retry_interval":  {Key: "retry_wait", Say: "write '- retry_wait: 1s'"},
-	"backoff":         {Key: "retry_wait", Say: "write '- retry_wait: 1s' (the wait between attempts)"},
-	"onerror":         {Key: "on_error", Say: "write '- on_error: <step>'"},
-	"on_failure":      {Key: "on_error", Say: "write '- on_error: <step>'"},
-	"on_fail":         {Key: "on_error", Say: "write '- on_error: <step>'"},
-	"depends_on":      {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
-	"needs":           {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
-	"after":           {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
-	"trust_readonly":  {Key: "", Say: "trust is a property of the MCP server, not of a step: set \"trust_readonly\": true in the server's config (mcp-servers.json), or run with --trust-readonly"},
-	"keep_alive":      {Key: "", Say: "keep_alive is a property of the MCP server, not of a step: set it in the server's config (mcp-servers.json)"},
-	"timeout_ms":      {Key: "timeout", Say: "pflow timeouts are seconds or durations: write '- timeout: 30' or '- timeout: 500ms'"},
-	"timeout_seconds": {Key: "timeout", Say: "write '- timeout: 30' (seconds) or '- timeout: 1m'"},
-	"description":     {Key: "", Say: "a step's description is the prose under its heading, not a key"},
-	"id":              {Key: "", Say: "a step's id is its '### heading'"},
-	"name":            {Key: "", Say: "a step's id is its '### heading'"},
+var misplaced = sync.OnceValue(func() map[string]Instead {
+	return map[string]Instead{
+		"cache_ttl":       {Key: "cache", Say: "write the TTL as the step's cache: '- cache: 1h'"},
+		"ttl":             {Key: "cache", Say: "write the TTL as the step's cache: '- cache: 1h'"},
+		"cached":          {Key: "cache", Say: "write '- cache: true'"},
+		"use_cache":       {Key: "cache", Say: "write '- cache: true'"},
+		"retry":           {Key: "retries", Say: "write '- retries: 2' (extra attempts, 0–10)"},
+		"max_retries":     {Key: "retries", Say: "on a step write '- retries: 2' (extra attempts); max_retries belongs in a batch"},
+		"attempts":        {Key: "retries", Say: "write '- retries: 2' (extra attempts after the first)"},
+		"retry_delay":     {Key: "retry_wait", Say: "write '- retry_wait: 1s'"},
+		"retry_interval":  {Key: "retry_wait", Say: "write '- retry_wait: 1s'"},
+		"backoff":         {Key: "retry_wait", Say: "write '- retry_wait: 1s' (the wait between attempts)"},
+		"onerror":         {Key: "on_error", Say: "write '- on_error: <step>'"},
+		"on_failure":      {Key: "on_error", Say: "write '- on_error: <step>'"},
+		"on_fail":         {Key: "on_error", Say: "write '- on_error: <step>'"},
+		"depends_on":      {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
+		"needs":           {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
+		"after":           {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
+		"trust_readonly":  {Key: "", Say: "trust is a property of the MCP server, not of a step: set \"trust_readonly\": true in the server's config (mcp-servers.json), or run with --trust-readonly"},
+		"keep_alive":      {Key: "", Say: "keep_alive is a property of the MCP server, not of a step: set it in the server's config (mcp-servers.json)"},
+		"timeout_ms":      {Key: "timeout", Say: "pflow timeouts are seconds or durations: write '- timeout: 30' or '- timeout: 500ms'"},
+		"timeout_seconds": {Key: "timeout", Say: "write '- timeout: 30' (seconds) or '- timeout: 1m'"},
+		"description":     {Key: "", Say: "a step's description is the prose under its heading, not a key"},
+		"id":              {Key: "", Say: "a step's id is its '### heading'"},
+		"name":            {Key: "", Say: "a step's id is its '### heading'"},
+	}
+})
+
+// Misplaced says what to write instead of name, when name is a key that
+// other tools use or that belongs elsewhere in pflow.
+func Misplaced(name string) (Instead, bool) {
+	i, ok := misplaced()[strings.ToLower(name)]
+	return i, ok
 }
 
 // ParseRetries reads a retries value: a whole number from 0 to 10.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/template"
@@ -19,31 +20,38 @@ import (
 // prompt about Jinja, a file being written) is a warning with the same
 // facts.
 
-var (
-	ghaExprRe   = regexp.MustCompile(`\$\{\{(.*?)\}\}`)
-	mustacheRe  = regexp.MustCompile(`\{\{-?(.*?)-?\}\}`)
-	jinjaStmtRe = regexp.MustCompile(`\{%-?\s*(\w+)(.*?)-?%\}`)
-	bareVarRe   = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\d+\])*)`)
-	// n8n: $node["X"].json.y, $('X').item.json.y, $("X").first().json.y
-	n8nNodeRe   = regexp.MustCompile(`^\$(?:node\[\s*["']([^"']+)["']\s*\]|\(\s*["']([^"']+)["']\s*\)(?:\.(?:item|first\(\)|last\(\)|all\(\)))?)\.json`)
-	negIndexRe  = regexp.MustCompile(`\[\s*-\d+\s*\]`)
-	quotedKeyRe = regexp.MustCompile(`\[\s*["']([A-Za-z_][A-Za-z0-9_-]*)["']\s*\]`)
-)
+// foreignREs are the patterns and tables of other tools' syntax, made on
+// first use.
+var foreignREs = sync.OnceValue(func() *foreignPatterns {
+	return &foreignPatterns{
+		ghaExprRe:   regexp.MustCompile(`\$\{\{(.*?)\}\}`),
+		mustacheRe:  regexp.MustCompile(`\{\{-?(.*?)-?\}\}`),
+		jinjaStmtRe: regexp.MustCompile(`\{%-?\s*(\w+)(.*?)-?%\}`),
+		bareVarRe:   regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\d+\])*)`),
+		// n8n: $node["X"].json.y, $('X').item.json.y, $("X").first().json.y
+		n8nNodeRe:   regexp.MustCompile(`^\$(?:node\[\s*["']([^"']+)["']\s*\]|\(\s*["']([^"']+)["']\s*\)(?:\.(?:item|first\(\)|last\(\)|all\(\)))?)\.json`),
+		negIndexRe:  regexp.MustCompile(`\[\s*-\d+\s*\]`),
+		quotedKeyRe: regexp.MustCompile(`\[\s*["']([A-Za-z_][A-Za-z0-9_-]*)["']\s*\]`),
+		// Path heads other tools put before a name; pflow writes the name
+		// alone. They are reported by the foreign-syntax check, not as
+		// unknown steps, unless the workflow has a step or input of that name.
+		heads: map[string]bool{"steps": true, "inputs": true, "input": true, "env": true, "secrets": true, "vars": true, "params": true, "needs": true, "outputs": true, "github": true, "matrix": true},
+		// Params whose value is text that may legitimately mention another
+		// tool's syntax (a prompt about Jinja, a template file written out).
+		textParams: map[string]bool{"prompt": true, "system": true, "content": true, "body": true, "message": true, "text": true, "stdin": true, "data": true, "template": true, "description": true},
+	}
+})
 
-// foreignHeads are path heads other tools put before a name; pflow writes
-// the name alone. They are reported by the foreign-syntax check, not as
-// unknown steps, unless the workflow has a step or input of that name.
-var foreignHeads = map[string]bool{"steps": true, "inputs": true, "input": true, "env": true, "secrets": true, "vars": true, "params": true, "needs": true, "outputs": true, "github": true, "matrix": true}
+type foreignPatterns struct {
+	ghaExprRe, mustacheRe, jinjaStmtRe, bareVarRe, n8nNodeRe, negIndexRe, quotedKeyRe *regexp.Regexp
+	heads, textParams                                                                 map[string]bool
+}
 
 // isForeignHead reports whether a reference's head is another tool's prefix
 // rather than something of this workflow.
 func (v *validator) isForeignHead(head string) bool {
-	return foreignHeads[head] && v.byID[head] == nil && v.inputs[head] == nil
+	return foreignREs().heads[head] && v.byID[head] == nil && v.inputs[head] == nil
 }
-
-// textParams are params whose value is text that may legitimately mention
-// another tool's syntax (a prompt about Jinja, a template file written out).
-var textParams = map[string]bool{"prompt": true, "system": true, "content": true, "body": true, "message": true, "text": true, "stdin": true, "data": true, "template": true, "description": true}
 
 // foreign is one form of another tool's syntax found in a string.
 type foreign struct {
@@ -66,7 +74,7 @@ func (v *validator) foreignSyntax(st *site) {
 	}
 	for _, f := range v.findForeign(st, s, sinkKind) {
 		sev := SeverityError
-		if !f.ours && (textParams[st.param] || sinkKind == node.SinkCode) {
+		if !f.ours && (foreignREs().textParams[st.param] || sinkKind == node.SinkCode) {
 			sev = SeverityWarning
 		}
 		where := st.where()
@@ -98,7 +106,7 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 		}
 	}
 	if strings.Contains(s, "${{") {
-		for _, m := range ghaExprRe.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range foreignREs().ghaExprRe.FindAllStringSubmatchIndex(s, -1) {
 			expr := s[m[2]:m[3]]
 			p, note, _ := v.translate(st, expr)
 			out = append(out, foreign{raw: s[m[0]:m[1]], tool: "a GitHub Actions expression", pflow: p, note: note, ours: true})
@@ -106,7 +114,7 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 		}
 	}
 	if strings.Contains(s, "{{") && sinkKind != node.SinkCode {
-		for _, m := range mustacheRe.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range foreignREs().mustacheRe.FindAllStringSubmatchIndex(s, -1) {
 			if taken[m[0]] || (m[0] > 0 && s[m[0]-1] == '$') {
 				continue
 			}
@@ -125,7 +133,7 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 			// Outside text, {{...}} is often another program's own syntax
 			// (Go templates, Helm): only one naming this workflow's steps or
 			// inputs was meant for pflow.
-			if !ours && tool != "an n8n expression" && !textParams[st.param] && st.kind != siteOutput {
+			if !ours && tool != "an n8n expression" && !foreignREs().textParams[st.param] && st.kind != siteOutput {
 				continue
 			}
 			out = append(out, foreign{raw: s[m[0]:m[1]], tool: tool, pflow: p, note: note, ours: ours || strings.HasPrefix(expr, "$")})
@@ -133,7 +141,7 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 		}
 	}
 	if strings.Contains(s, "{%") && sinkKind != node.SinkCode {
-		for _, m := range jinjaStmtRe.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range foreignREs().jinjaStmtRe.FindAllStringSubmatchIndex(s, -1) {
 			kw := s[m[2]:m[3]]
 			note := "pflow templates have no statements: steps run in order; to repeat a step per item use '- batch: {items: ${step.list}}'; put logic in a shell or code step."
 			if kw == "if" || kw == "elif" || kw == "else" || kw == "endif" {
@@ -196,7 +204,7 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 	}
 	// $name (no braces) naming an input or a step, outside a shell command.
 	if strings.Contains(s, "$") {
-		for _, m := range bareVarRe.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range foreignREs().bareVarRe.FindAllStringSubmatchIndex(s, -1) {
 			if taken[m[0]] || (m[0] > 0 && s[m[0]-1] == '$') || (m[1] < len(s) && s[m[1]] == '{') {
 				continue
 			}
@@ -245,11 +253,11 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 		notes = append(notes, fmt.Sprintf("pflow templates have no filters ('|%s'): transform the value in a shell or code step and read that step's output.", strings.TrimSpace(expr[i+1:])))
 		expr = strings.TrimSpace(expr[:i])
 	}
-	if m := n8nNodeRe.FindStringSubmatch(expr); m != nil {
+	if m := foreignREs().n8nNodeRe.FindStringSubmatch(expr); m != nil {
 		name := m[1] + m[2]
 		expr = v.outputPath(idOf(name), strings.TrimPrefix(strings.TrimPrefix(expr, m[0]), "."))
 	}
-	expr = quotedKeyRe.ReplaceAllString(expr, ".$1")
+	expr = foreignREs().quotedKeyRe.ReplaceAllString(expr, ".$1")
 	prev := v.previousStep(st.nodeID)
 	for _, p := range []string{"$json.", "$input.item.json.", "$input.first().json.", "$item.json."} {
 		if rest, ok := strings.CutPrefix(expr, p); ok {
@@ -295,10 +303,10 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 		notes = append(notes, "pflow paths have no [*]: to run a step once per item, use '- batch: {items: ${...}}'; to pick a field of every item, use jq in a shell step (jq '[.[].title]').")
 		expr = strings.ReplaceAll(expr, "[*]", "")
 	}
-	if negIndexRe.MatchString(expr) {
+	if foreignREs().negIndexRe.MatchString(expr) {
 		noPath = true
 		notes = append(notes, "pflow paths have no negative indexes: take the last item in a shell step (jq '.[-1]') or a code step, and read its output.")
-		expr = negIndexRe.ReplaceAllString(expr, "")
+		expr = foreignREs().negIndexRe.ReplaceAllString(expr, "")
 	}
 	head := leadingIdent(expr)
 	ours = head != "" && (v.byID[head] != nil || v.inputs[head] != nil)

@@ -169,7 +169,7 @@ func (v *validator) unknownParams() {
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
 			fix := describeFix(n, p, "Parameters", known)
-			if instead, ok := stepkeys.Misplaced[strings.ToLower(p)]; ok {
+			if instead, ok := stepkeys.Misplaced(p); ok {
 				msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': %s.", n.ID, n.Type, p, instead.Say)
 				fix.Replacement = instead.Key
 			} else if s := suggest.Closest(p, append(slices.Clone(known), stepkeys.Names()...), 1, 0.4); len(s) > 0 {

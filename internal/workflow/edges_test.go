@@ -43,7 +43,7 @@ func TestMarkdownEdges(t *testing.T) {
 				t.Errorf("edges:\n got  %+v\n want %+v", w.Edges, tt.want)
 			}
 			for _, n := range w.Nodes {
-				for _, k := range stepKeys {
+				for _, k := range stepKeys() {
 					if _, ok := n.Params[k]; ok {
 						t.Errorf("node %s: step key %q left in params", n.ID, k)
 					}

@@ -100,7 +100,7 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 			writeItem(&b, "batch", batchValue(n.Batch))
 		}
 		for _, k := range value.SortedKeys(n.Params) {
-			if slices.Contains(stepKeys, k) {
+			if slices.Contains(stepKeys(), k) {
 				return nil, fmt.Errorf("cannot write markdown: node '%s' has a param named '%s', which markdown reserves for step settings", n.ID, k)
 			}
 			v := n.Params[k]

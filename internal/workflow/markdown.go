@@ -44,7 +44,7 @@ const (
 )
 
 // stepKeys are the step keys the parser turns into the IR instead of params.
-var stepKeys = stepkeys.Names(stepkeys.Structure)
+var stepKeys = sync.OnceValue(func() []string { return stepkeys.Names(stepkeys.Structure) })
 
 // lineKind classifies each source line for the line-based entity scanner.
 type lineKind uint8
@@ -988,7 +988,7 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 	}
 	rest := map[string]any{}
 	for k, v := range params {
-		if !slices.Contains(stepKeys, k) {
+		if !slices.Contains(stepKeys(), k) {
 			rest[k] = v
 		}
 	}
@@ -996,7 +996,7 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 		n.Params = rest
 	}
 	for _, b := range e.blocks {
-		if !b.yaml && !slices.Contains(stepKeys, b.param) {
+		if !b.yaml && !slices.Contains(stepKeys(), b.param) {
 			if n.SourceLines == nil {
 				n.SourceLines = map[string]int{}
 			}
