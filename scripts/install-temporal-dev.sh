@@ -43,15 +43,22 @@ trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
 downloads=0 built=0 last=$SECONDS
 # -v names each package as it is compiled, and the go command names each
-# module it downloads: both are counted into a progress line every 20 s.
+# module it downloads: both are counted into a progress line every 20 s,
+# printed also while one large package compiles (read times out).
 set +e
 (cd "$tmp" && GOBIN="$tmp" GOFLAGS= "$GO" install -v "$pkg@$version") 2>&1 | tee "$log" |
-  while IFS= read -r line; do
-    case "$line" in
-      "go: downloading "*) downloads=$((downloads + 1)) ;;
-      *" "* | "") ;;
-      *) built=$((built + 1)) ;;
-    esac
+  while :; do
+    IFS= read -r -t 20 line
+    st=$?
+    if [ $st = 0 ]; then
+      case "$line" in
+        "go: downloading "*) downloads=$((downloads + 1)) ;;
+        *" "* | "") ;;
+        *) built=$((built + 1)) ;;
+      esac
+    elif [ $st -le 128 ]; then
+      break
+    fi
     if [ $((SECONDS - last)) -ge 20 ]; then
       last=$SECONDS
       echo "  temporal CLI $version: $((SECONDS - start))s, $downloads modules downloaded, $built packages compiled"
