@@ -47,6 +47,7 @@ type summary struct {
 // started and not finished, and every output line after the first panic.
 type pkgState struct {
 	running []string // in the order they started
+	failed  int      // tests that reported a failure
 	lines   []string // the last tailLines output lines, any test
 	panic   []string // from the first panic or fatal error line on
 }
@@ -157,6 +158,7 @@ func (s *summary) add(e event) {
 		}
 		s.failed++
 		s.finished(e)
+		s.pkg(e.Package).failed++
 		fmt.Fprintf(s.out, "--- FAIL: %s (%s)\n", e.Test, e.Package)
 		for _, l := range s.buf[key] {
 			fmt.Fprint(s.out, l)
@@ -201,7 +203,9 @@ func (s *summary) packageFailed(e event) {
 		s.died = append(s.died, fmt.Sprintf("%s: build failed (the compiler's messages are above)", e.Package))
 		return
 	}
-	if ps == nil || (len(ps.running) == 0 && len(ps.panic) == 0) {
+	// A line that only looks like a panic (a child process's output) in a
+	// package whose failures all came with results is not a death.
+	if ps == nil || (len(ps.running) == 0 && (len(ps.panic) == 0 || ps.failed > 0)) {
 		return
 	}
 	// A parent test is running while its subtests are: only the innermost
