@@ -8,9 +8,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG := github.com/pflow-go/pflow/internal/cli
-LDFLAGS := -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).BuildDate=$(BUILD_DATE)
+LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).BuildDate=$(BUILD_DATE)
 
-.PHONY: build temporal install demo test peers vet fmt-check bench fuzz clean
+.PHONY: build temporal install demo test peers tools vet fmt-check bench fuzz clean
+
+# Where `make tools` keeps the prebuilt tools the tests run (by version), and
+# where the tests look for them (internal/testutil/temporaldev).
+PFLOW_TEST_TOOLS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pflow-test-tools
+export PFLOW_TEST_TOOLS
 
 # A single static binary (DESIGN.md §3): no cgo, no libc to match.
 build:
@@ -38,10 +43,21 @@ demo: build
 peers:
 	./scripts/install-peers.sh
 
-# Everything CI runs: formatting, vet, the npm peers, and the whole suite
-# with the race detector. The output keeps package results and failing
-# tests' output, and ends with one line: "N passed, N failed".
-test: fmt-check vet peers
+# Builds the tools the tests run that take minutes to build (the temporal
+# CLI, for its dev server), once per version, into $(PFLOW_TEST_TOOLS): the
+# tests never build them under go test's timeout; without them they skip
+# (or fail under CI=true) naming this target.
+tools:
+	GO=$(GO) ./scripts/install-temporal-dev.sh
+
+# Everything CI runs: formatting, vet, the npm peers, the test tools, and the
+# whole suite with the race detector. The output keeps package results and
+# failing tests' output, and ends with one line: "N passed, N failed".
+# pflow and pflow-temporal are compiled first, as internal/testutil/pflowbin
+# builds them, so the tests that run them as processes only link them.
+test: fmt-check vet peers tools
+	@echo "compiling pflow and pflow-temporal for the tests that run them"
+	@$(GO) build ./cmd/pflow ./cmd/pflow-temporal
 	@set -o pipefail; $(GO) test -race -count=1 -json ./... | $(GO) run ./internal/tools/testsummary
 
 vet:

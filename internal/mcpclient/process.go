@@ -134,7 +134,7 @@ func startProcess(ctx context.Context, srv *Server, log io.Writer) (*process, er
 	p.stdin = stdin
 	p.out = &stdoutFilter{p: p, r: bufio.NewReaderSize(stdout, 64<<10), c: stdout, limit: maxMessage(srv)}
 	go func() {
-		p.waitErr = cmd.Wait()
+		p.waitErr = reap(cmd)
 		close(p.done)
 	}()
 	if srv.MaxMemoryMB > 0 {
@@ -256,6 +256,23 @@ func (f *stdoutFilter) next() {
 		}
 		return
 	}
+}
+
+// reap waits for a server process (a test delays it).
+var reap = (*exec.Cmd).Wait
+
+// gone reports whether the process has exited, even when done is not closed
+// yet: a killed server is a zombie until it is reaped, and cmd.Wait returns
+// up to WaitDelay later still when a grandchild holds its stderr. Asking the
+// kernel closes that window for a caller deciding whether to reuse the
+// session (Pool.Acquire).
+func (p *process) gone() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	return p.cmd.Process != nil && proc.Exited(p.cmd.Process.Pid)
 }
 
 // exited reports whether the process has exited, waiting up to d for it.

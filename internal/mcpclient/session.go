@@ -463,14 +463,7 @@ func (s *Session) Dead() bool {
 	if s.alive() != nil {
 		return true
 	}
-	if s.proc != nil {
-		select {
-		case <-s.proc.done:
-			return true
-		default:
-		}
-	}
-	return false
+	return s.proc != nil && s.proc.gone()
 }
 
 func (s *Session) alive() error {

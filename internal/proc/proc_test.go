@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -335,5 +336,37 @@ func TestTerminateNeverStartedIsNoop(t *testing.T) {
 	Terminate(exec.Command("true"), time.Second) // never started: no process, no signal
 	if ExitCode(exec.Command("true")) != -1 {
 		t.Fatal("ExitCode of a command that never ran must be -1")
+	}
+}
+
+// Exited sees a child's exit before it is reaped, without reaping it (the
+// goroutine waiting for the child still gets its status), and after.
+func TestExitedSeesAnUnreapedChild(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Exited knows of an exit before it is reaped only on Linux")
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if Exited(pid) {
+		t.Fatal("a running child is reported exited")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	deadline := time.Now().Add(30 * time.Second)
+	for !Exited(pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("a killed child is not reported exited")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("Wait after Exited: %v; want the child's status (killed)", err)
+	}
+	if !Exited(pid) {
+		t.Error("a reaped child is not reported exited")
 	}
 }
