@@ -196,6 +196,14 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		r.Logs = logs
 		return r, nil
 	}
+	if mcpclient.ResultTooDeep(res) {
+		r := failed(fmt.Sprintf("MCP result too deeply nested: tool '%s' of server '%s' returned arrays or objects nested more than %d levels deep, "+
+			"which pflow refuses to keep a run's memory and time bounded. Ask the tool for a flatter result (a summary, a page, fewer levels), "+
+			"or have it return the data as a file or as text that is not JSON.", t.Name, server, mcpclient.MaxResultDepth), node.ClassServerError)
+		r.Permanent = true
+		r.Logs = logs
+		return r, nil
+	}
 	if err := sess.ValidateStructured(t, res); err != nil {
 		return failed(err.Error()+" (server '"+server+"')", node.ClassServerError), nil
 	}
