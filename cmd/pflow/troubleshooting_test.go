@@ -202,6 +202,21 @@ func TestTroubleshootingMessagesAreProduced(t *testing.T) {
 				return nil
 			},
 			files: map[string]string{"w.pflow.md": plainWorkflow}, args: []string{"w.pflow.md"}, asUser: true},
+		{msg: "pflow's home <dir> belongs to <user>, not to you",
+			setup: func(t *testing.T, dir, home string) []string {
+				if os.Geteuid() != 0 {
+					t.Skip("giving the home to another user needs root")
+				}
+				os.Chown(home, 65534, 65534)
+				return nil
+			},
+			files: map[string]string{"w.pflow.md": plainWorkflow}, args: []string{"w.pflow.md"}},
+		{msg: "pflow's home <dir> is writable by <who>",
+			setup: func(t *testing.T, dir, home string) []string {
+				os.Chmod(home, 0o777)
+				return nil
+			},
+			files: map[string]string{"w.pflow.md": plainWorkflow}, args: []string{"workflow", "list"}},
 	}
 	for _, c := range cases {
 		t.Run(c.msg, func(t *testing.T) {
@@ -223,7 +238,7 @@ func TestTroubleshootingMessagesAreProduced(t *testing.T) {
 			}
 			dir, home := filepath.Join(base, "work"), filepath.Join(base, "home")
 			os.MkdirAll(dir, 0o777)
-			os.MkdirAll(home, 0o777)
+			os.MkdirAll(home, 0o700)
 			for name, body := range c.files {
 				writeFile(t, filepath.Join(dir, name), body, 0o644)
 			}

@@ -146,6 +146,7 @@ func (a *App) specsFrom(ctx context.Context, store *registry.Store, f *registry.
 			continue
 		}
 		var impl node.Node
+		isMCP := false
 		switch {
 		case e.MCP != nil || e.Type == registry.TypeMCP:
 			if e.MCP == nil {
@@ -163,14 +164,18 @@ func (a *App) specsFrom(ctx context.Context, store *registry.Store, f *registry.
 						return ""
 					}})
 			}
-			impl = mcp
+			impl, isMCP = mcp, true
 		default:
 			name := k
 			impl = node.Func(func(ctx context.Context, req *node.Request) (*node.Result, error) {
 				return node.Fail(fmt.Sprintf("node '%s' is a user node from the Python pflow registry, which this pflow cannot run; remove it from %s", name, a.Paths.Registry), nil), nil
 			})
 		}
-		specs = append(specs, registry.SpecFromEntry(k, e, impl))
+		spec := registry.SpecFromEntry(k, e, impl)
+		if isMCP {
+			spec.Fingerprint = mcpnode.Fingerprint(mcp)
+		}
+		specs = append(specs, spec)
 	}
 	return specs, nil
 }

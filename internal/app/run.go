@@ -56,6 +56,10 @@ func parseError(arg string, err error) error {
 // RunRequest asks for one workflow run.
 type RunRequest struct {
 	Target *Target
+	// Policy bounds the files the run's steps may name (their file paths,
+	// a nested workflow's workflow_ref): an agent's run over HTTP (the
+	// zero value: any).
+	Policy PathPolicy
 	// Params are the caller's inputs: raw strings from the CLI (read by the
 	// declared input type) or typed values from MCP.
 	Params map[string]any
@@ -247,6 +251,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		Log:          a.Log,
 		Permissive:   mode == "permissive",
 		LoadWorkflow: func(name string) (*workflow.Workflow, error) { return a.loadSaved(name) },
+		PathGuard:    req.Policy.Guard(),
 		Observer:     req.Observer,
 		// Every step's secret params are masked before the step can print them.
 		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },

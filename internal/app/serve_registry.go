@@ -59,8 +59,9 @@ func LookupNodeType(cat *registry.Catalog, name string) (*node.Spec, error) {
 // TryNode runs one node type once with params, outside any workflow, and
 // returns its complete output with every template path it offers (JSON text
 // outputs are parsed, so nested structure shows). Runs go through the same
-// validation and engine as workflows; no trace is written.
-func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]any) (*NodeTrial, error) {
+// validation and engine as workflows; no trace is written. pol bounds the
+// files the node may name.
+func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]any, pol PathPolicy) (*NodeTrial, error) {
 	cat, _, err := a.Catalog(ctx)
 	if err != nil {
 		return nil, err
@@ -77,7 +78,7 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 	}
 	step := w.Nodes[0].ID
 	t := &Target{Workflow: w, Name: "registry-run-" + spec.Type}
-	out, err := a.Run(ctx, RunRequest{Target: t, NoTrace: true})
+	out, err := a.Run(ctx, RunRequest{Target: t, NoTrace: true, Policy: pol})
 	if err != nil {
 		return nil, err
 	}

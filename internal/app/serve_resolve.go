@@ -36,10 +36,24 @@ func (p PathPolicy) Check(path string) (string, error) {
 	if !p.Restrict {
 		return abs, nil
 	}
-	real := abs
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		real = r
+	if real, ok := p.allows(abs); ok {
+		return real, nil
 	}
+	e := &pferr.Error{Kind: pferr.Security,
+		Message: fmt.Sprintf("file path %q is outside the directories this server may read", path),
+		Hint:    "Send the workflow itself (markdown text or JSON IR) instead of a path, or restart the server with --allow-dir naming the directory that holds it."}
+	if len(p.AllowDirs) > 0 {
+		e.Details = map[string]any{"allowed_dirs": p.AllowDirs}
+	}
+	return "", e
+}
+
+// allows reports whether the absolute path abs lies under one of
+// AllowDirs once symlinks are resolved, and returns it resolved. For a path
+// that does not exist yet (a file a step will write) the symlinks of its
+// deepest existing parent are resolved.
+func (p PathPolicy) allows(abs string) (string, bool) {
+	real := resolveExisting(abs)
 	for _, d := range p.AllowDirs {
 		root, err := filepath.Abs(d)
 		if err != nil {
@@ -49,16 +63,45 @@ func (p PathPolicy) Check(path string) (string, error) {
 			root = r
 		}
 		if pathWithin(root, real) {
-			return real, nil
+			return real, true
 		}
 	}
-	e := &pferr.Error{Kind: pferr.Security,
-		Message: fmt.Sprintf("file path %q is outside the directories this server may read", path),
-		Hint:    "Send the workflow itself (markdown text or JSON IR) instead of a path, or restart the server with --allow-dir naming the directory that holds it."}
-	if len(p.AllowDirs) > 0 {
-		e.Details = map[string]any{"allowed_dirs": p.AllowDirs}
+	return real, false
+}
+
+// resolveExisting resolves the symlinks of abs, or of its deepest existing
+// parent with the rest joined back on.
+func resolveExisting(abs string) string {
+	rest := ""
+	for dir := abs; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
 	}
-	return "", e
+}
+
+// Guard is the runtime's PathGuard under p (nil when p does not restrict):
+// a file path a step reads or writes, or a nested workflow's workflow_ref,
+// must lie under AllowDirs.
+func (p PathPolicy) Guard() func(string) error {
+	if !p.Restrict {
+		return nil
+	}
+	return func(abs string) error {
+		if _, ok := p.allows(abs); ok {
+			return nil
+		}
+		if len(p.AllowDirs) == 0 {
+			return fmt.Errorf("%s is refused: this server (pflow mcp serve --http) lets steps read and write files only under its --allow-dir directories, and it has none. Restart it with --allow-dir naming the directory that holds the file", abs)
+		}
+		return fmt.Errorf("%s is outside the directories this server lets steps read and write (--allow-dir %s). Use a path under one of them, or restart pflow mcp serve with --allow-dir naming the directory that holds the file", abs, strings.Join(p.AllowDirs, ", "))
+	}
 }
 
 // within reports whether path is root or inside it.

@@ -43,7 +43,9 @@ the agent guide at pflow://instructions.
 By default the server speaks MCP on stdin/stdout (what Claude Desktop, Claude Code and Cursor
 launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR/mcp, bound to
 127.0.0.1 unless ADDR names another host; a non-loopback address requires a bearer token
-(--token or PFLOW_MCP_TOKEN). Over HTTP, tools refuse file paths unless --allow-dir covers them.
+(--token or PFLOW_MCP_TOKEN). Over HTTP, tools refuse file paths unless --allow-dir covers them,
+and the runs they start read and write files (file steps, a nested workflow's workflow_ref) only
+under --allow-dir.
 
 The MCP servers workflows use stay running between runs (warm sessions, shared by concurrent
 runs; a stateful server keeps its state) until unused for --server-idle, and stop with the
@@ -133,6 +135,6 @@ Also spelled 'pflow serve mcp'.`,
 	cmd.Flags().BoolVar(&noBuilder, "no-builder-tools", false, "leave out the 14 tools that discover, build, run and save workflows (with --workflows: a server of just those workflows)")
 	cmd.Flags().DurationVar(&idle, "server-idle", mcpclient.DefaultIdleTimeout, "how long an MCP server a workflow used stays running, unused, for the next run (servers with \"keep_alive\": false are never kept)")
 	addTemporalFlags(cmd.Flags(), &t.HostPort, &t.Namespace, &t.TaskQueue)
-	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path (repeatable)")
+	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path, and under which their runs' file steps and nested workflow_refs must stay (repeatable)")
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pflow-go/pflow/internal/app"
+	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/suggest"
 )
@@ -167,6 +168,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SilenceUsage = true
 	root.PersistentFlags().BoolVar(&f.IO.NoColor, "no-color", false, "no colour in the output; colour is used only on a terminal, never with NO_COLOR set or TERM=dumb, and forced into pipes by CLICOLOR_FORCE=1")
 	root.SetFlagErrorFunc(flagError)
+	// Every command reads or writes the home: refuse one another user
+	// could change before anything is read from it. (Help and --version
+	// run no hook.)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return home.Check(f.App.Paths) }
 	root.AddCommand(
 		newWorkflowCmd(f),
 		newRegistryCmd(f),

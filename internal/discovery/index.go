@@ -129,7 +129,7 @@ func (ix *Index) write(names []string, es map[string]*indexEntry) {
 		}
 	}
 	// Best effort: a failed cache write only costs time on the next query.
-	_ = fsutil.WriteFileAtomic(ix.Path, b.Bytes(), 0o644)
+	_ = fsutil.WriteFileAtomic(ix.Path, b.Bytes(), 0o600)
 }
 
 // parseVersion reads the "size" and "mtime ctime inode" fields of a W line.

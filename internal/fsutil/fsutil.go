@@ -44,7 +44,7 @@ func (e *NotWritableError) Unwrap() error { return e.Err }
 // Hint says how to fix the write.
 func (e *NotWritableError) Hint() string {
 	if e.ReadOnlyFS {
-		return fmt.Sprintf("Remount the file system of %s read-write, or set PFLOW_HOME to a directory on a writable file system (e.g. export PFLOW_HOME=/tmp/pflow).", e.Dir)
+		return fmt.Sprintf("Remount the file system of %s read-write, or set PFLOW_HOME to a directory you own on a writable file system (mkdir -m 700 DIR; never a shared folder such as /tmp).", e.Dir)
 	}
 	return fmt.Sprintf("Fix the permissions of %s (e.g. chmod u+w %s, or chown it to your user), or set PFLOW_HOME to a writable directory.", e.Dir, e.Dir)
 }
@@ -54,6 +54,11 @@ func (e *NotWritableError) PFError() *pferr.Error {
 	return &pferr.Error{Kind: pferr.Config, Message: e.Error(), Hint: e.Hint(), Err: e,
 		Details: map[string]any{"directory": e.Dir, "read_only_file_system": e.ReadOnlyFS}}
 }
+
+// dirPerm is the mode of the directories this package makes: pflow's
+// stores are its user's alone (files in them are written 0600 by their
+// callers), so no other user of the machine can list, read or add to them.
+const dirPerm fs.FileMode = 0o700
 
 // The file-system calls that create things, replaceable by tests to inject
 // EACCES or EROFS (as root, permissions do not stop a test's writes).
@@ -155,7 +160,7 @@ func writeAtomicSweep(path string, perm fs.FileMode, durable, sweep bool, write 
 // with place (os.Rename, or replaceExisting).
 func writeAtomicWith(path string, perm fs.FileMode, durable, sweep bool, place func(tmp, path string) error, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
-	if err := mkdirAll(dir, 0o755); err != nil {
+	if err := mkdirAll(dir, dirPerm); err != nil {
 		return notWritable(path, fmt.Errorf("create directory %s: %w", dir, err))
 	}
 	tmp, err := createTemp(dir, "."+filepath.Base(path)+".*.tmp")
@@ -226,7 +231,7 @@ func globEscape(s string) string {
 // already exists (the new file is linked into place, never replacing).
 func CreateFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
-	if err := mkdirAll(dir, 0o755); err != nil {
+	if err := mkdirAll(dir, dirPerm); err != nil {
 		return notWritable(path, fmt.Errorf("create directory %s: %w", dir, err))
 	}
 	tmp, err := createTemp(dir, "."+filepath.Base(path)+".*.tmp")
@@ -267,12 +272,12 @@ type Lock struct{ fl *flock.Flock }
 // a *NotWritableError at once, not a wait.
 func LockFile(ctx context.Context, path string, timeout time.Duration) (*Lock, error) {
 	lockPath := path + ".lock"
-	if err := mkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := mkdirAll(filepath.Dir(path), dirPerm); err != nil {
 		return nil, notWritable(lockPath, err)
 	}
 	// Create the lock file first: a directory that refuses it is reported
 	// as such, not as a lock that never comes.
-	f, err := openFile(lockPath, os.O_CREATE|os.O_RDONLY, 0o644)
+	f, err := openFile(lockPath, os.O_CREATE|os.O_RDONLY, 0o600)
 	if err != nil {
 		return nil, notWritable(lockPath, err)
 	}
@@ -306,10 +311,10 @@ func LockFile(ctx context.Context, path string, timeout time.Duration) (*Lock, e
 // passed already; this makes exactly one attempt.)
 func TryLockFile(path string) (l *Lock, ok bool, err error) {
 	lockPath := path + ".lock"
-	if err := mkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := mkdirAll(filepath.Dir(path), dirPerm); err != nil {
 		return nil, false, notWritable(lockPath, err)
 	}
-	f, err := openFile(lockPath, os.O_CREATE|os.O_RDONLY, 0o644)
+	f, err := openFile(lockPath, os.O_CREATE|os.O_RDONLY, 0o600)
 	if err != nil {
 		return nil, false, notWritable(lockPath, err)
 	}
@@ -336,7 +341,8 @@ func (l *Lock) Unlock() error {
 	return l.fl.Unlock()
 }
 
-// Backup copies path to path+".bak" atomically. A missing path is not an error.
+// Backup copies path to path+".bak" atomically, readable by its owner
+// only. A missing path is not an error.
 func Backup(path string) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -349,7 +355,7 @@ func Backup(path string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path+".bak", data, st.Mode().Perm())
+	return WriteFileAtomic(path+".bak", data, st.Mode().Perm()&^0o077)
 }
 
 // checkThenRename renames tmp to path when path exists; fs.ErrNotExist

@@ -421,9 +421,9 @@ func (l *Library) Save(ctx context.Context, content []byte, name string, opts Sa
 		return nil, err
 	}
 	if opts.Force {
-		err = fsutil.WriteFileAtomic(path, data, 0o644)
+		err = fsutil.WriteFileAtomic(path, data, 0o600)
 	} else {
-		err = fsutil.CreateFileAtomic(path, data, 0o644)
+		err = fsutil.CreateFileAtomic(path, data, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			return nil, &pferr.Error{Kind: pferr.Validation,
 				Message: fmt.Sprintf("Workflow '%s' already exists", name),
@@ -595,7 +595,7 @@ func (l *Library) RecordRuns(ctx context.Context, name string, runs []RunStat) e
 	if err != nil {
 		return err
 	}
-	if err := fsutil.ReplaceExisting(path, out, 0o644); errors.Is(err, fs.ErrNotExist) {
+	if err := fsutil.ReplaceExisting(path, out, 0o600); errors.Is(err, fs.ErrNotExist) {
 		return l.notFound(name) // deleted by hand meanwhile: not brought back
 	} else if err != nil {
 		return pferr.Wrap(err, pferr.Config, fmt.Sprintf("cannot record the run of '%s'", name)).WithWhere(path)

@@ -406,3 +406,39 @@ func TestConcurrentRecordRunCountsEveryRun(t *testing.T) {
 		t.Fatalf("execution_count = %d, want 20", s.Meta.ExecutionCount)
 	}
 }
+
+// TestSavedWorkflowsAreOwnerOnly: a saved workflow carries the parameters
+// of its last run (last_execution_params), so it and the directories pflow
+// makes for it are its user's alone, also after a run rewrites it, and a
+// workflow saved by an older pflow (0644) is narrowed when it is rewritten.
+func TestSavedWorkflowsAreOwnerOnly(t *testing.T) {
+	old := syscallUmask(0)
+	defer syscallUmask(old)
+	l, _ := newLib(t)
+	ctx := context.Background()
+	check := func(when string) {
+		t.Helper()
+		for p, want := range map[string]os.FileMode{l.Dir: 0o700, l.Path("hello"): 0o600, filepath.Join(l.Dir, ".locks"): 0o700, filepath.Join(l.Dir, ".locks", "hello.lock"): 0o600} {
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if got := st.Mode().Perm(); got != want {
+				t.Errorf("%s: %s has mode %04o, want %04o", when, filepath.Base(p), got, want)
+			}
+		}
+	}
+	if _, err := l.Save(ctx, hello(t), "hello", SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("after save")
+	os.Chmod(l.Path("hello"), 0o644)
+	if err := l.RecordRun(ctx, "hello", true, time.Second, map[string]any{"name": "zed"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("after a run")
+	if _, err := l.Save(ctx, hello(t), "hello", SaveOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	check("after save --force")
+}

@@ -119,7 +119,6 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		ProcessEnv:     lookup,
 		KeepAlive:      cfg["keep_alive"] != false,
 		Sampling:       cfg["sampling"] == true,
-		ConfigHash:     configHash(name, cfg),
 	}
 	if f, ok := number(cfg["max_memory_mb"]); ok && f > 0 {
 		s.MaxMemoryMB = int(f)
@@ -160,6 +159,9 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 			}
 		}
 	}
+	// After the credentials named by token_env / key_env are read: the
+	// hash tells apart every identity the server is reached as.
+	s.ConfigHash = configHash(name, cfg)
 	e.WarnMissing(log, name)
 	// Literal secrets written into the config are redacted too.
 	AddConfigSecrets(secrets, name, raw, lookup)
@@ -271,6 +273,22 @@ func notConfigured(name string, f *File) error {
 	}
 	return pferr.Newf(pferr.NotFound, "Server %s not configured", name).
 		WithHint(fmt.Sprintf("Configured MCP servers: %s. Add it with: pflow mcp add '{\"%s\": {\"command\": \"...\"}}', then run: pflow mcp sync %s", avail, name, name))
+}
+
+// Identity digests the effective config of server name in the config file
+// at path, as a run would connect with it: every ${VAR} expanded and the
+// credentials token_env / key_env name read, so URL, command, args, env,
+// headers and auth, secrets included (the digest holds no secret in
+// clear). Two configs that reach the server as different users differ. A
+// server that cannot be resolved gets a digest of why, which no working
+// config has.
+func Identity(path, name string, lookup func(string) (string, bool)) string {
+	s, err := LoadServer(path, name, lookup, io.Discard)
+	if err != nil {
+		sum := sha256.Sum256([]byte("unresolved\x00" + name + "\x00" + err.Error()))
+		return "unresolved:" + hex.EncodeToString(sum[:16])
+	}
+	return s.ConfigHash
 }
 
 // LoadServer loads mcp-servers.json and resolves one server.

@@ -33,7 +33,7 @@ var pollEvery = 2 * time.Second
 func (s *Server) watchLibrary() {
 	dirs := []string{s.opts.App.Paths.Workflows, s.opts.App.Paths.Runs}
 	for _, d := range dirs {
-		os.MkdirAll(d, 0o755) // a watch needs the directory
+		os.MkdirAll(d, 0o700) // a watch needs the directory
 	}
 	changed := make(chan struct{}, 1)
 	poke := func() {

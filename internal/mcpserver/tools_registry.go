@@ -168,7 +168,7 @@ func (s *Server) registryRun(ctx context.Context, c *call) (any, error) {
 	if err := checkNodeName(nt); err != nil {
 		return nil, err
 	}
-	tr, err := c.app.TryNode(ctx, nt, c.object("parameters"))
+	tr, err := c.app.TryNode(ctx, nt, c.object("parameters"), s.policy())
 	if err != nil {
 		return nil, err
 	}

@@ -227,7 +227,7 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := app.RunRequest{Target: t, Params: c.object("parameters"), Resume: c.str("resume"), RerunUnsafe: c.boolean("rerun_unsafe"), Origin: "mcp"}
+	req := app.RunRequest{Target: t, Params: c.object("parameters"), Resume: c.str("resume"), RerunUnsafe: c.boolean("rerun_unsafe"), Origin: "mcp", Policy: s.policy()}
 	req.Temporal = c.srv.opts.Temporal
 	if req.RerunUnsafe && req.Resume == "" {
 		return nil, pferr.New(pferr.Validation, "rerun_unsafe only applies with resume").

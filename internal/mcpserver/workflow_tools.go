@@ -165,7 +165,7 @@ func (s *Server) runWorkflowTool(ctx context.Context, c *call, name string) (any
 	if err != nil {
 		return nil, withNotFoundHint(err)
 	}
-	req := app.RunRequest{Target: t, Params: c.args, Origin: "mcp"}
+	req := app.RunRequest{Target: t, Params: c.args, Origin: "mcp", Policy: s.policy()}
 	req.Temporal = c.srv.opts.Temporal
 	if tok := c.req.Params.GetProgressToken(); tok != nil {
 		req.Observer = newProgress(ctx, c.req.Session, tok, len(t.Workflow.Nodes))

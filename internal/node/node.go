@@ -52,6 +52,10 @@ const (
 	SinkCode Sink = "code"
 	// SinkURL percent-encodes each value for the part of the URL it lands in.
 	SinkURL Sink = "url"
+	// SinkPath pastes each value into a file path, but refuses a ".." path
+	// segment made with a value's bytes: data stays inside the folder the
+	// author wrote (opt out per step with allow_parent_paths: true).
+	SinkPath Sink = "path"
 	// SinkLiteral refuses templates: the param chooses the code that runs
 	// (a nested workflow's file, name or IR), which data must not choose.
 	SinkLiteral Sink = "literal"

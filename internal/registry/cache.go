@@ -43,8 +43,8 @@ func (s *Store) writeCache(size, mtime int64, ino uint64, f *File) {
 		return
 	}
 	data := encodeCache(size, mtime, ino, f)
-	_ = os.MkdirAll(filepath.Dir(s.CachePath), 0o755)
-	_ = fsutil.WriteFileAtomic(s.CachePath, data, 0o644)
+	_ = os.MkdirAll(filepath.Dir(s.CachePath), 0o700)
+	_ = fsutil.WriteFileAtomic(s.CachePath, data, 0o600)
 }
 
 // inode returns the file's inode number (0 where unknown): an atomic

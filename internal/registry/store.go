@@ -207,7 +207,7 @@ func (s *Store) loadOrRestore() (*File, error) {
 	data, berr := os.ReadFile(bak)
 	if berr == nil {
 		if bf, derr := decode(data); derr == nil {
-			if werr := fsutil.WriteFileAtomic(s.Path, data, 0o644); werr != nil {
+			if werr := fsutil.WriteFileAtomic(s.Path, data, 0o600); werr != nil {
 				return nil, pferr.Wrap(werr, pferr.Config, fmt.Sprintf("the node registry is corrupt (%v) and restoring it from %s failed", err, bak)).WithWhere(s.Path)
 			}
 			fmt.Fprintf(s.Log, "Warning: %v; restored the previous version from %s (%d nodes). "+
@@ -257,7 +257,7 @@ func (s *Store) Update(ctx context.Context, fn func(f *File) error) error {
 	if err := fsutil.Backup(s.Path); err != nil {
 		return pferr.Wrap(err, pferr.Config, "back up the node registry").WithWhere(s.Path)
 	}
-	if err := fsutil.WriteFileAtomic(s.Path, data, 0o644); err != nil {
+	if err := fsutil.WriteFileAtomic(s.Path, data, 0o600); err != nil {
 		return saveErr(err, s.Path)
 	}
 	return nil
@@ -430,7 +430,7 @@ func (s *Store) Patch(ctx context.Context, fn func(f *File) error) error {
 			return pferr.Wrap(err, pferr.Config, "back up the node registry").WithWhere(s.Path)
 		}
 	}
-	if err := fsutil.WriteFileAtomic(s.Path, data, 0o644); err != nil {
+	if err := fsutil.WriteFileAtomic(s.Path, data, 0o600); err != nil {
 		return saveErr(err, s.Path)
 	}
 	// Refresh the snapshot LoadWithoutSchemas reads (we still hold the lock,
@@ -447,7 +447,7 @@ func (s *Store) Patch(ctx context.Context, fn func(f *File) error) error {
 func (s *Store) loadLean() (*File, []byte, fs.FileMode, error) {
 	st, err := os.Stat(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &File{Version: FormatVersion, Nodes: map[string]*Entry{}}, nil, 0o644, nil
+		return &File{Version: FormatVersion, Nodes: map[string]*Entry{}}, nil, 0o600, nil
 	}
 	if err != nil {
 		return nil, nil, 0, pferr.Newf(pferr.Config, "cannot read the node registry: %v", err).WithWhere(s.Path).

@@ -225,6 +225,11 @@ func (e *executor) loadChild(f *frame, params map[string]any) (*workflow.Workflo
 		if err != nil {
 			return nil, "", err
 		}
+		if e.opts.PathGuard != nil {
+			if err := e.opts.PathGuard(path); err != nil {
+				return nil, "", fmt.Errorf("workflow_ref: %w", err)
+			}
+		}
 		w, err := e.opts.ParseFile(path)
 		if err != nil {
 			return nil, "", fmt.Errorf("cannot load workflow_ref '%s' (%s): %w", ref, path, err)

@@ -57,6 +57,12 @@ type Options struct {
 	// Permissive keeps unresolved templates as text (with a warning) instead
 	// of failing the node (strict, the default).
 	Permissive bool
+	// PathGuard, when set, must accept every file path a step names before
+	// the step runs: each param of sink node.SinkPath (the file nodes'
+	// paths) and a nested workflow's workflow_ref, made absolute (pflow mcp
+	// serve --http bounds them by --allow-dir). Its error says why and how
+	// to fix it.
+	PathGuard func(path string) error
 	// LoadWorkflow resolves `workflow_name` of a nested workflow step (the
 	// library). Paths (`workflow_ref`) are read by the runtime itself.
 	LoadWorkflow func(name string) (*workflow.Workflow, error)
@@ -756,7 +762,34 @@ func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spe
 	if err := coerceParams(params, spec); err != nil {
 		return nil, nil, 0, 0, failf(CategoryException, err.Error())
 	}
+	if err := e.guardPaths(params, spec, f.dir); err != nil {
+		return nil, nil, 0, 0, failf(CategoryExecution, err.Error())
+	}
 	return params, bound, attempts, wait, nil
+}
+
+// guardPaths checks every file path param against Options.PathGuard.
+func (e *executor) guardPaths(params map[string]any, spec *node.Spec, dir string) error {
+	if e.opts.PathGuard == nil {
+		return nil
+	}
+	for _, fld := range spec.Interface.Params {
+		if fld.Sink != node.SinkPath {
+			continue
+		}
+		raw, ok := params[fld.Key].(string)
+		if !ok || raw == "" {
+			continue
+		}
+		abs, err := node.ResolvePath(raw, dir)
+		if err != nil {
+			continue // the node reports it
+		}
+		if err := e.opts.PathGuard(abs); err != nil {
+			return fmt.Errorf("Parameter '%s': %w", fld.Key, err)
+		}
+	}
+	return nil
 }
 
 // coerceParams converts values to the types the node declares: containers

@@ -10,7 +10,7 @@ import (
 )
 
 // bindSinks takes the params whose node field has a sink (a shell command,
-// code, a URL) out of params and renders them through their sink, so that
+// code, a URL, a file path) out of params and renders them through their sink, so that
 // no template value is ever pasted into them as text (DESIGN D16). It returns
 // the rendered params, the environment variables bound for shell sinks and
 // the templates that did not resolve. A step that sets unsafe_splice: true
@@ -52,6 +52,15 @@ func bindSinks(params map[string]any, spec *node.Spec, root map[string]any, sour
 				return nil, nil, nil, errors.New(strings.Join(msgs, "\n\n"))
 			}
 			out = src
+		case node.SinkPath:
+			if allow, _ := params[sink.AllowParentPathsParam].(bool); allow {
+				continue
+			}
+			p, unres, perr := sink.Path(raw, root)
+			if perr != nil {
+				return nil, nil, nil, sinkError(fld.Key, perr)
+			}
+			out, unresolved = p, append(unresolved, unres...)
 		case node.SinkURL:
 			u, unres, uerr := sink.URL(raw, root)
 			if uerr != nil {

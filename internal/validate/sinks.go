@@ -35,6 +35,8 @@ func (v *validator) sinkChecks() {
 				switch fld.Sink {
 				case node.SinkURL:
 					what = "as text; a hostile value can add path segments or query parameters, or change the host"
+				case node.SinkPath:
+					what = "as text; a hostile value can leave the folder with a '..' segment"
 				case node.SinkLiteral:
 					what = "to choose the workflow that runs; a hostile value (a web page, an issue title, an LLM answer) can make it run another one"
 				}

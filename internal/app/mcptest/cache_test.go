@@ -193,3 +193,29 @@ func TestTrustIsOneRunsOnly(t *testing.T) {
 		t.Fatalf("a run without --trust-readonly did not call the tool: %d calls in all, want 3", n)
 	}
 }
+
+// The step cache is keyed by who is asking: a server whose config differs
+// only in its token (alice's, then bob's) never serves the entries made
+// with the other's, and serves each its own again.
+func TestStepCacheKeyedByServerCredentials(t *testing.T) {
+	a, _ := newApp(t)
+	calls := addLookupServer(t, a, "kb", true) // its env says TOKEN: ${TOKEN}
+	base := a.Environ
+	as := func(token string) { a.Environ = append(append([]string(nil), base...), "TOKEN="+token) }
+
+	as("alice-token-1234")
+	runLookup(t, a, "kb", "alpha", nil)
+	as("bob-token-5678")
+	second := runLookup(t, a, "kb", "alpha", nil)
+	if n := callCount(t, calls); n != 2 {
+		t.Fatalf("the tool was called %d times for two users, want 2: bob was served alice's entry", n)
+	}
+	if s := second.Result.Steps[0]; s.Source == runtime.SourceCache {
+		t.Fatalf("bob's run was served from the cache")
+	}
+	as("alice-token-1234")
+	third := runLookup(t, a, "kb", "alpha", nil)
+	if n := callCount(t, calls); n != 2 || third.Result.Steps[0].Source != runtime.SourceCache {
+		t.Fatalf("alice again: %d calls, source %q; want her own entry from the cache", n, third.Result.Steps[0].Source)
+	}
+}

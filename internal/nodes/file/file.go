@@ -27,6 +27,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/sink"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -47,7 +48,12 @@ func spec(typ string, i node.Interface, run node.Func) *node.Spec {
 
 var errorOutput = node.Field{Key: "error", Type: "str", Description: "Why the step failed and how to fix it; only set on failure."}
 
-const pathHelp = "~ is expanded; a relative path resolves against the workflow file's directory (the current directory when there is none)."
+const pathHelp = "~ is expanded; a relative path resolves against the workflow file's directory (the current directory when there is none). A template value may not make a '..' segment (set allow_parent_paths to let it)."
+
+// allowParentParam lets template values in the step's paths climb out of
+// the folder written around them (see sink.Path).
+var allowParentParam = node.Field{Key: sink.AllowParentPathsParam, Type: "bool", Default: false,
+	Description: "Let a template value in the paths make a '..' segment (out/${name} with name ../x). Off: such a value fails the step before anything is read or written, so data stays inside the folders the workflow names."}
 
 var encodingParam = node.Field{Key: "encoding", Type: "str", Default: "utf-8", Enum: []any{"utf-8", "utf-8-sig", "latin-1", "ascii"},
 	Description: "Text encoding: utf-8 (default), utf-8-sig (UTF-8 with a byte-order mark), latin-1 or ascii."}
@@ -130,9 +136,10 @@ func readSpec() *node.Spec {
 		Description: "Read a file's content. Text is returned as-is (set line_numbers to prefix each line with its number); " +
 			"binary files (images, PDFs, archives, or content that is not valid in the encoding) are returned base64-encoded with content_is_binary set.",
 		Params: []node.Field{
-			{Key: "file_path", Type: "str", Required: true, Description: "Path of the file to read. " + pathHelp},
+			{Key: "file_path", Type: "str", Required: true, Sink: node.SinkPath, Description: "Path of the file to read. " + pathHelp},
 			encodingParam,
 			{Key: "line_numbers", Type: "bool", Default: false, Description: "Prefix every line with its 1-based number (\"1: first line\"), e.g. to quote line numbers to an LLM."},
+			allowParentParam,
 		},
 		Outputs: []node.Field{
 			{Key: "content", Type: "str", Description: "The file's text, or its base64 encoding when content_is_binary is true."},
@@ -305,11 +312,12 @@ func writeSpec() *node.Spec {
 			"A write replaces the file atomically: readers see the old or the new content, never a mix. " +
 			"With append, content is added to the end of the file instead.",
 		Params: []node.Field{
-			{Key: "file_path", Type: "str", Required: true, Description: "Path of the file to write. " + pathHelp},
+			{Key: "file_path", Type: "str", Required: true, Sink: node.SinkPath, Description: "Path of the file to write. " + pathHelp},
 			{Key: "content", Type: "str", Required: true, Description: "Content to write; a dict or list is written as JSON. May be empty."},
 			{Key: "append", Type: "bool", Default: false, Description: "Append to the file instead of replacing it."},
 			encodingParam,
 			{Key: "content_is_binary", Type: "bool", Default: false, Description: "content is base64 (e.g. from read-file or an http binary response); decode it and write the bytes."},
+			allowParentParam,
 		},
 		Outputs: []node.Field{
 			{Key: "written", Type: "bool", Description: "True when the content was written."},
@@ -406,9 +414,10 @@ func transferInterface(verb, past, extra string, outputs ...node.Field) node.Int
 		Description: strings.ToUpper(verb[:1]) + verb[1:] + " a single file, creating the destination's parent directories. " +
 			"When dest_path is an existing directory the file keeps its name inside it. An existing destination is only replaced with overwrite. " + extra,
 		Params: []node.Field{
-			{Key: "source_path", Type: "str", Required: true, Description: "File to " + verb + ". " + pathHelp},
-			{Key: "dest_path", Type: "str", Required: true, Description: "Destination file or existing directory. " + pathHelp},
+			{Key: "source_path", Type: "str", Required: true, Sink: node.SinkPath, Description: "File to " + verb + ". " + pathHelp},
+			{Key: "dest_path", Type: "str", Required: true, Sink: node.SinkPath, Description: "Destination file or existing directory. " + pathHelp},
 			{Key: "overwrite", Type: "bool", Default: false, Description: "Replace the destination if it exists."},
+			allowParentParam,
 		},
 		Outputs: outs,
 		Actions: []string{"default", "error"},
@@ -629,8 +638,9 @@ func DeleteSpec() *node.Spec {
 		Description: "Delete a single file. The step must say '- confirm: true'; a file that does not exist counts as deleted " +
 			"(the step succeeds with deleted false). Directories are refused; a symlink is removed, not its target.",
 		Params: []node.Field{
-			{Key: "file_path", Type: "str", Required: true, Description: "File to delete. " + pathHelp},
+			{Key: "file_path", Type: "str", Required: true, Sink: node.SinkPath, Description: "File to delete. " + pathHelp},
 			{Key: "confirm", Type: "bool", Required: true, Description: "Must be true: makes every deletion explicit in the workflow."},
+			allowParentParam,
 		},
 		Outputs: []node.Field{
 			{Key: "deleted", Type: "bool", Description: "True when a file was removed; false when it did not exist."},

@@ -71,6 +71,32 @@ func ToolArgs(params map[string]any) map[string]any {
 	return out
 }
 
+// Fingerprint returns the node.Spec.Fingerprint of the MCP node types n
+// serves: the identity the step's server is reached as (mcpclient.Identity:
+// its effective config, credentials included). The step cache keys on it,
+// so a server whose token changes from one user's to another's never
+// serves the first user's entries to the second, and a resume runs the
+// step again. n must be a node New returned.
+func Fingerprint(n node.Node) func(*node.Request) string {
+	m, ok := n.(*mcpNode)
+	if !ok {
+		return nil
+	}
+	return func(req *node.Request) string {
+		env := req.Env
+		if env == nil {
+			env = m.cfg.Env
+		}
+		server := node.String(req.Extra, registry.ExtraMCPServer, node.String(req.Params, ParamServer, ""))
+		if server == "" {
+			if f, err := mcpclient.LoadFileShared(m.cfg.ServersPath); err == nil {
+				server, _, _ = mcpclient.ParseNodeType(req.Type, f.Names())
+			}
+		}
+		return "mcp-server:" + mcpclient.Identity(m.cfg.ServersPath, server, env)
+	}
+}
+
 func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
 	env := req.Env
 	if env == nil {
@@ -167,6 +193,14 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	logs := sess.DrainLogs()
 	if err != nil {
 		r := failedErr(err)
+		r.Logs = logs
+		return r, nil
+	}
+	if mcpclient.ResultTooDeep(res) {
+		r := failed(fmt.Sprintf("MCP result too deeply nested: tool '%s' of server '%s' returned arrays or objects nested more than %d levels deep, "+
+			"which pflow refuses to keep a run's memory and time bounded. Ask the tool for a flatter result (a summary, a page, fewer levels), "+
+			"or have it return the data as a file or as text that is not JSON.", t.Name, server, mcpclient.MaxResultDepth), node.ClassServerError)
+		r.Permanent = true
 		r.Logs = logs
 		return r, nil
 	}

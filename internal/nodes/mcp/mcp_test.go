@@ -574,3 +574,43 @@ func TestCallAfterTheConnectionWasLost(t *testing.T) {
 		t.Fatalf("the next call on the session: %v", err)
 	}
 }
+
+// A result nested 9,000 levels deep (18 KB of [[[[...]]]] as text), or
+// 600 levels as structuredContent, fails the step with the documented error, naming the
+// tool, the server and the limit, and is never retried; a result exactly
+// at the limit still arrives whole.
+func TestDeepResultRefused(t *testing.T) {
+	f := newFake(t, nil)
+	for _, structured := range []bool{false, true} {
+		n := int64(9000)
+		if structured {
+			n = 600
+		}
+		r := f.run("big", map[string]any{"nest": n, "structured": structured})
+		msg := errText(r)
+		for _, want := range []string{"MCP result too deeply nested", "tool 'big'", "server 'fake'", "more than 512 levels", "Ask the tool for a flatter result"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("structured=%v: error lacks %q: %q", structured, want, msg)
+			}
+		}
+		if !r.Permanent || r.Outputs["result"] != nil {
+			t.Errorf("structured=%v: permanent=%v result=%v: want a permanent failure without the value", structured, r.Permanent, r.Outputs["result"] != nil)
+		}
+	}
+	r := f.run("big", map[string]any{"nest": int64(512)})
+	depth := 0
+	for v := r.Outputs["result"]; ; depth++ {
+		l, ok := v.([]any)
+		if !ok {
+			break
+		}
+		if len(l) == 0 {
+			depth++
+			break
+		}
+		v = l[0]
+	}
+	if errText(r) != "" || depth != 512 {
+		t.Fatalf("a result 512 levels deep: depth %d, error %q", depth, errText(r))
+	}
+}

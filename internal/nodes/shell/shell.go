@@ -16,6 +16,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,6 +26,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/proc"
+	"github.com/pflow-go/pflow/internal/sink"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -128,12 +132,17 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 		return nil, err
 	}
 
-	cmd := exec.Command("/bin/sh", "-c", command)
+	bound, prologue, cleanup, err := bindLarge(req.TemplateEnv)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	cmd := exec.Command("/bin/sh", "-c", prologue+command)
 	cmd.Dir = cwd
-	if len(env) > 0 || len(req.TemplateEnv) > 0 {
+	if len(env) > 0 || len(bound) > 0 {
 		environ := os.Environ()
-		for _, k := range value.SortedKeys(req.TemplateEnv) {
-			environ = append(environ, k+"="+req.TemplateEnv[k])
+		for _, k := range value.SortedKeys(bound) {
+			environ = append(environ, k+"="+bound[k])
 		}
 		for _, k := range value.SortedKeys(env) {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
@@ -194,6 +203,84 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 		return node.Ok(out), nil
 	}
 	return node.Fail(failureMessage(cmd, code, errText, errBinary, outText, outBinary, !req.Routed), out), nil
+}
+
+// maxEnvVar is the most a template value's variable may hold in the
+// environment: Linux refuses to start a program with one string of its
+// environment longer than 128 KiB (MAX_ARG_STRLEN: "argument list too
+// long"). envBudget bounds all of them together, well under the limit on
+// the whole environment and argument list (a quarter of the stack limit,
+// 2 MiB by default), which the rest of the environment shares.
+const (
+	maxEnvVar = 128<<10 - 1
+	envBudget = 512 << 10
+)
+
+// bindLarge keeps in the environment the template values that fit there
+// and moves the others, largest first, to files: each is written to a
+// file (0600) in a fresh directory only this user can enter (0700), the
+// environment carries the file's path (_pflow_file_N) and a prologue
+// before the command reads it into the variable the command references
+// (_pflow_N). The value is data all along — the file's bytes are assigned
+// to a variable, never parsed as shell — and arrives byte for byte, trailing
+// newlines included. cleanup removes the files.
+func bindLarge(tenv map[string]string) (env map[string]string, prologue string, cleanup func(), err error) {
+	cleanup = func() {}
+	total := 0
+	var big []string
+	for k, v := range tenv {
+		total += len(k) + len(v) + 2
+		if len(k)+len(v)+1 > maxEnvVar {
+			big = append(big, k)
+		}
+	}
+	if len(big) == 0 && total <= envBudget {
+		return tenv, "", cleanup, nil
+	}
+	if total > envBudget { // the largest go first until the rest fits
+		rest := make([]string, 0, len(tenv))
+		for k := range tenv {
+			if !slices.Contains(big, k) {
+				rest = append(rest, k)
+			}
+		}
+		sort.Slice(rest, func(i, j int) bool { return len(tenv[rest[i]]) > len(tenv[rest[j]]) })
+		for _, k := range big {
+			total -= len(k) + len(tenv[k]) + 2
+		}
+		for _, k := range rest {
+			if total <= envBudget {
+				break
+			}
+			big = append(big, k)
+			total -= len(k) + len(tenv[k]) + 2
+		}
+	}
+	sort.Strings(big)
+	dir, err := os.MkdirTemp("", "pflow-values-")
+	if err != nil {
+		return nil, "", cleanup, fmt.Errorf("cannot write a large template value to a temporary file: %v. Set TMPDIR to a writable directory, or pass the value on the step's stdin", err)
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	env = make(map[string]string, len(tenv))
+	for k, v := range tenv {
+		env[k] = v
+	}
+	var b strings.Builder
+	for i, k := range big {
+		path := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.WriteFile(path, []byte(tenv[k]), 0o600); err != nil {
+			cleanup()
+			return nil, "", func() {}, fmt.Errorf("cannot write a large template value to %s: %v. Free some space, or pass the value on the step's stdin", path, err)
+		}
+		fileVar := strings.Replace(k, sink.VarPrefix, sink.VarPrefix+"file_", 1)
+		delete(env, k)
+		env[fileVar] = path
+		// cat's output with an x after it keeps the value's trailing
+		// newlines, which $(...) would strip; the x is then removed.
+		fmt.Fprintf(&b, "%s=$(cat -- \"${%s}\" && printf x) || exit 126; %s=${%s%%x}; unset %s; ", k, fileVar, k, k, fileVar)
+	}
+	return env, b.String(), cleanup, nil
 }
 
 // failureMessage says why the command failed, quoting the end of its output.

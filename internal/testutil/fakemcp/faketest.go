@@ -392,7 +392,7 @@ func (s *server) tools() []any {
 			"outputSchema": obj(map[string]any{"temperature": num, "conditions": str}, "temperature", "conditions")},
 		map[string]any{"name": "fail", "description": "Always fails", "inputSchema": obj(map[string]any{})},
 		map[string]any{"name": "hang", "description": "Never answers", "inputSchema": obj(map[string]any{})},
-		map[string]any{"name": "big", "description": "Returns mb megabytes of text", "inputSchema": obj(map[string]any{"mb": map[string]any{"type": "integer", "default": 1}})},
+		map[string]any{"name": "big", "description": "Returns mb megabytes of text (or, with nest, a list nested nest levels deep; as structuredContent with structured)", "inputSchema": obj(map[string]any{"mb": map[string]any{"type": "integer", "default": 1}, "nest": map[string]any{"type": "integer"}, "structured": map[string]any{"type": "boolean"}})},
 		map[string]any{"name": "getenv", "description": "Reports an environment variable", "inputSchema": obj(map[string]any{"name": str}, "name")},
 		map[string]any{"name": "image", "description": "Returns an image", "inputSchema": obj(map[string]any{})},
 		map[string]any{"name": "cwd", "description": "Reports the working directory", "inputSchema": obj(map[string]any{})},
@@ -464,6 +464,19 @@ func (s *server) call(id any, params map[string]any, reply func(any), rpcErr fun
 	case "hang":
 		select {}
 	case "big":
+		if n, ok := args["nest"].(float64); ok && n > 0 {
+			deep := strings.Repeat("[", int(n)) + strings.Repeat("]", int(n))
+			if args["structured"] == true {
+				var v any = []any{}
+				for i := 1; i < int(n); i++ {
+					v = []any{v}
+				}
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": "deep"}}, "structuredContent": map[string]any{"deep": v}})
+				return
+			}
+			reply(text(deep))
+			return
+		}
 		mb := 1.0
 		if v, ok := args["mb"].(float64); ok {
 			mb = v
