@@ -118,8 +118,12 @@ func New(opts Options) *Server {
 	opts.App = &a
 	s := &Server{opts: opts, wfTools: map[string]string{}, resources: map[string]string{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
+	guide := instructions.Server()
+	if opts.NoBuilderTools {
+		guide = focusedInstructions
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "pflow", Title: "pflow workflows", Version: opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions.Server(),
+		Instructions: guide,
 		// Tools and resources change with the library: clients are told.
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{},
 			Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
@@ -137,6 +141,12 @@ func New(opts Options) *Server {
 	s.watchLibrary()
 	return s
 }
+
+// focusedInstructions are the initialize instructions of a server without
+// the builder tools (the general ones name those tools and guides).
+const focusedInstructions = "This pflow server publishes saved workflows as tools: call a workflow by its tool name with its inputs; " +
+	"it answers the workflow's outputs (the run id is in _meta[\"pflow/run_id\"]). Each workflow's markdown is the resource " +
+	"pflow://workflows/<name>, and its runs are pflow://runs/<id> (pflow://runs/last: the newest)."
 
 // MCP returns the underlying go-sdk server (for transports and tests).
 func (s *Server) MCP() *mcp.Server { return s.mcp }
