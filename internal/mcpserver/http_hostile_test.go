@@ -47,7 +47,8 @@ func TestHTTPUnauthenticatedBodyIsNeverRead(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusUnauthorized || strings.Contains(rec.Body.String(), "-32700") {
+		if rec.Code != http.StatusUnauthorized || strings.Contains(rec.Body.String(), "-32700") ||
+			!strings.Contains(rec.Body.String(), "unauthorized: send 'Authorization: Bearer <token>' with this server's token (the one pflow mcp serve printed") {
 			t.Errorf("Authorization %q: %d %s, want 401", auth, rec.Code, rec.Body)
 		}
 		if !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
