@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // jsonrpcHTTP makes the HTTP transport answer like the stdio one: a body
@@ -16,16 +15,10 @@ import (
 // malformed frame gets its JSON-RPC error from checkMessage, and a method
 // the server does not know gets a JSON-RPC -32601 error with the request's
 // id instead of go-sdk's plain-text 400. It runs after authentication.
-//
-// Once the body is read, the connection's read deadline (the server's
-// ReadTimeout, which bounds a client sending its request) is lifted: a
-// tool call may run, and an event stream stay open, as long as it needs;
-// net/http would otherwise cancel the request when the deadline passes.
 // An initialize beyond maxSessions open sessions gets 503.
 func (s *Server) jsonrpcHTTP(next http.Handler, maxSessions int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -39,7 +32,6 @@ func (s *Server) jsonrpcHTTP(next http.Handler, maxSessions int) http.Handler {
 			http.Error(w, "cannot read the request body (the client stopped sending it, or sent it too slowly): "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		if code, msg := checkMessage(body); code != 0 {
 			writeRPCError(w, http.StatusBadRequest, nil, code, msg)
 			return

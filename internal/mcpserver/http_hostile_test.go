@@ -206,20 +206,25 @@ func TestHTTPConnectionsAreCapped(t *testing.T) {
 func TestHTTPSessionsAreCapped(t *testing.T) {
 	f := newFixture(t, nil, httpMode()) // holds one in-memory session
 	ts := httptest.NewServer(f.srv.Handler(HTTPOptions{MaxSessions: 2}))
-	defer ts.Close()
-	connectHTTP(t, ts.URL+"/mcp", "") // the second session
+	t.Cleanup(ts.Close)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(init))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	initialize := func() (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "too many MCP sessions") {
-		t.Fatalf("a third session: %d %s", resp.StatusCode, b)
+	if code, body := initialize(); code != http.StatusOK {
+		t.Fatalf("the second session (of 2): %d %s", code, body)
+	}
+	if code, body := initialize(); code != http.StatusServiceUnavailable || !strings.Contains(body, "too many MCP sessions: this server already has 2 open") {
+		t.Fatalf("a third session: %d %s", code, body)
 	}
 }
 

@@ -50,8 +50,8 @@ type HTTPOptions struct {
 	Token string
 	// ReadHeaderTimeout bounds the reading of a request's headers, and
 	// ReadTimeout that of its headers and body: a client that stalls is
-	// disconnected. Once the body is read, the request may run (and its
-	// answer stream) as long as it needs.
+	// disconnected. Once the body is read, net/http lifts the deadline: the
+	// call may run, and its answer stream, as long as it needs.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	// IdleTimeout closes a kept-alive connection left unused this long.
