@@ -1,5 +1,5 @@
 // Package home locates pflow's state directory ($PFLOW_HOME, default ~/.pflow)
-// and the files inside it (DESIGN.md D14).
+// and the files inside it.
 package home
 
 import (
