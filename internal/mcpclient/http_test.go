@@ -3,8 +3,8 @@ package mcpclient
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -278,6 +278,7 @@ func TestAuthRefusalSaysWhatCanFixIt(t *testing.T) {
 		}
 	})
 }
+
 // blankLines puts a blank line between the items of every JSON body the
 // handler answers with (valid JSON: whitespace between tokens).
 func blankLines(h http.Handler) http.Handler {
