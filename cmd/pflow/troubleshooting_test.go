@@ -151,8 +151,8 @@ func TestTroubleshootingMessagesAreProduced(t *testing.T) {
 				return []string{"PFLOW_TEST_EMPTY_TOKEN="}
 			},
 			args: []string{"mcp", "sync", "remote"}},
-		{msg: "refusing to serve MCP on <addr> without a token: anyone who can reach it could run commands as you",
-			args: []string{"mcp", "serve", "--http", "0.0.0.0:0"}},
+		{msg: "refusing to serve MCP on <addr> with --no-auth: anyone who can reach that address could run commands as you",
+			args: []string{"mcp", "serve", "--http", "0.0.0.0:0", "--no-auth"}},
 		{msg: `workflow name "<x>" looks like a path; names cannot contain '/', '\', '..' or NUL`,
 			args: []string{"workflow", "delete", "..", "--yes"}},
 		{msg: "settings file is not valid JSON (<detail>); not overwriting it",

@@ -437,6 +437,12 @@ func (a *App) ListRuns(limit int) ([]runs.Summary, error) {
 	return a.RunStore().List(limit)
 }
 
+// ListRunsWhere is ListRuns of the runs whose record keep accepts.
+func (a *App) ListRunsWhere(limit int, keep func(*runs.Meta) bool) ([]runs.Summary, error) {
+	a.settle()
+	return a.RunStore().ListWhere(limit, keep)
+}
+
 // RunDetail is a recorded run as 'pflow runs show' presents it.
 type RunDetail struct {
 	Summary runs.Summary `json:"run"`

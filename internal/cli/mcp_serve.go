@@ -26,6 +26,7 @@ func newMCPServeCmd(f *Factory) *cobra.Command {
 	var (
 		httpAddr  string
 		token     string
+		noAuth    bool
 		allowDirs []string
 		idle      time.Duration
 		wfTools   bool
@@ -42,10 +43,16 @@ the agent guide at pflow://instructions.
 
 By default the server speaks MCP on stdin/stdout (what Claude Desktop, Claude Code and Cursor
 launch); logs go to stderr. With --http it serves streamable HTTP at http://ADDR/mcp, bound to
-127.0.0.1 unless ADDR names another host; a non-loopback address requires a bearer token
-(--token or PFLOW_MCP_TOKEN). Over HTTP, tools refuse file paths unless --allow-dir covers them,
-and the runs they start read and write files (file steps, a nested workflow's workflow_ref) only
-under --allow-dir.
+127.0.0.1 unless ADDR names another host. Over HTTP, tools refuse file paths unless --allow-dir
+covers them, and the runs they start read and write files (file steps, a nested workflow's
+workflow_ref) only under --allow-dir.
+
+Over HTTP every request needs "Authorization: Bearer <token>", checked before its body is read.
+The token is --token or PFLOW_MCP_TOKEN; without either, pflow uses the one in
+$PFLOW_HOME/mcp-serve.token (made at the first start: 32 random bytes, hex, mode 0600; delete the
+file for a new one) and prints the URL and the header to stderr. --no-auth serves without a
+token, and only on a loopback address (127.0.0.1, ::1, localhost). A client that stalls while
+sending a request is disconnected, and connections and sessions are capped.
 
 The MCP servers workflows use stay running between runs (warm sessions, shared by concurrent
 runs; a stateful server keeps its state) until unused for --server-idle, and stop with the
@@ -65,6 +72,7 @@ Also spelled 'pflow serve mcp'.`,
 		Example: `  pflow mcp serve
   pflow mcp serve --http 127.0.0.1:8765
   PFLOW_MCP_TOKEN=secret pflow mcp serve --http 0.0.0.0:8765 --allow-dir ~/workflows
+  pflow mcp serve --http 127.0.0.1:8765 --no-auth              # open to every local user
   pflow mcp serve --temporal 127.0.0.1:7233
   pflow mcp serve --workflow-tools                          # the 14 tools plus one per saved workflow
   pflow mcp serve --workflows changelog,release-notes --no-builder-tools`,
@@ -72,8 +80,31 @@ Also spelled 'pflow serve mcp'.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			gctune.LongLived(f.App.Getenv)
-			if token == "" {
+			httpMode := cmd.Flags().Changed("http")
+			if token == "" && !noAuth {
 				token = f.App.Getenv("PFLOW_MCP_TOKEN")
+			}
+			if noAuth && !httpMode {
+				return pferr.New(pferr.Usage, "--no-auth only applies to --http: over stdio the server is its client's child process and has no token").
+					WithHint("Drop --no-auth, or add --http 127.0.0.1:PORT.")
+			}
+			if noAuth && token != "" {
+				return pferr.New(pferr.Usage, "--no-auth and --token ask for opposite things").
+					WithHint("Drop --no-auth to require the token, or drop --token to serve without one (loopback only).")
+			}
+			addr := mcpserver.ListenAddr(httpAddr)
+			if noAuth {
+				if err := mcpserver.CheckNoAuth(addr); err != nil {
+					return err
+				}
+			}
+			generated := ""
+			if httpMode && !noAuth && token == "" {
+				tok, how, err := mcpserver.ServeToken(f.App.Paths.MCPServeToken)
+				if err != nil {
+					return err
+				}
+				token, generated = tok, how
 			}
 			f.App.Secrets.AddSecret("--token", token)
 			var dirs []string
@@ -99,7 +130,7 @@ Also spelled 'pflow serve mcp'.`,
 				Temporal:   temporal,
 				App:        f.App,
 				Version:    Version,
-				HTTP:       cmd.Flags().Changed("http"),
+				HTTP:       httpMode,
 				AllowDirs:  dirs,
 				Log:        f.IO.ErrOut,
 				ServerIdle: idle,
@@ -108,15 +139,11 @@ Also spelled 'pflow serve mcp'.`,
 				Workflows:      workflows,
 				NoBuilderTools: noBuilder,
 			})
-			if !cmd.Flags().Changed("http") {
+			if !httpMode {
 				if len(dirs) > 0 {
 					fmt.Fprintln(f.IO.ErrOut, "pflow mcp: note: --allow-dir only matters with --http; over stdio the server reads any .pflow.md path")
 				}
 				return srv.ServeStdio(ctx, f.IO.In, unmasked(f.IO.Out))
-			}
-			addr := mcpserver.ListenAddr(httpAddr)
-			if err := mcpserver.CheckHTTPSecurity(addr, token); err != nil {
-				return err
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -125,11 +152,29 @@ Also spelled 'pflow serve mcp'.`,
 			}
 			return srv.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{Token: token}, func(url string) {
 				fmt.Fprintf(f.IO.ErrOut, "pflow MCP server listening on %s\n", url)
+				switch {
+				case noAuth:
+					fmt.Fprintln(f.IO.ErrOut, "No token (--no-auth): every local user and program can use this server.")
+				case generated != "":
+					// The token is printed as Jupyter prints its URL: the
+					// user needs it to configure a client. Only this line
+					// shows it; every other output masks it.
+					note := "kept in " + f.App.Paths.MCPServeToken + ", mode 0600; delete the file for a new token"
+					if generated == mcpserver.TokenReplaced {
+						note = "new: the old token file was readable by others; " + note
+					}
+					fmt.Fprintf(f.IO.ErrOut, "Clients must send the header (the token is %s):\n", note)
+					fmt.Fprintf(unmasked(f.IO.ErrOut), "    Authorization: Bearer %s\n", token)
+					fmt.Fprintf(f.IO.ErrOut, "For example: claude mcp add --transport http pflow %s --header \"Authorization: Bearer $(cat %s)\"\n", url, f.App.Paths.MCPServeToken)
+				default:
+					fmt.Fprintln(f.IO.ErrOut, "Clients must send 'Authorization: Bearer <token>' with the token of --token / PFLOW_MCP_TOKEN.")
+				}
 			})
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (host:port; a bare port binds 127.0.0.1) instead of stdio")
-	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $PFLOW_MCP_TOKEN); required off loopback")
+	cmd.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $PFLOW_MCP_TOKEN, else the one in $PFLOW_HOME/mcp-serve.token, made at the first start)")
+	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "serve HTTP without a token: every local user can use the server (refused unless the address is loopback)")
 	cmd.Flags().BoolVar(&wfTools, "workflow-tools", false, "publish every saved workflow as a tool of its own (input schema from its inputs, output schema from its outputs), kept in step with the library")
 	cmd.Flags().StringSliceVar(&workflows, "workflows", nil, "publish only these saved workflows as tools (comma-separated names; implies --workflow-tools)")
 	cmd.Flags().BoolVar(&noBuilder, "no-builder-tools", false, "leave out the 14 tools that discover, build, run and save workflows (with --workflows: a server of just those workflows)")

@@ -1,5 +1,5 @@
 // Package home locates pflow's state directory ($PFLOW_HOME, default ~/.pflow)
-// and the files inside it (DESIGN.md D14).
+// and the files inside it.
 package home
 
 import (
@@ -18,7 +18,13 @@ type Paths struct {
 	Registry   string // registry.json
 	Settings   string // settings.json
 	MCPServers string // mcp-servers.json
+	// MCPServeToken is the bearer token 'pflow mcp serve --http' makes
+	// when given none (0600).
+	MCPServeToken string
 }
+
+// MCPServeTokenFile is the name of Paths.MCPServeToken under the root.
+const MCPServeTokenFile = "mcp-serve.token"
 
 // Resolve returns the paths for the given PFLOW_HOME value, or ~/.pflow when empty.
 func Resolve(pflowHome string) Paths {
@@ -43,6 +49,8 @@ func Resolve(pflowHome string) Paths {
 		Registry:   filepath.Join(root, "registry.json"),
 		Settings:   filepath.Join(root, "settings.json"),
 		MCPServers: filepath.Join(root, "mcp-servers.json"),
+
+		MCPServeToken: filepath.Join(root, MCPServeTokenFile),
 	}
 }
 

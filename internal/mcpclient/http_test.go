@@ -3,7 +3,9 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -275,4 +277,84 @@ func TestAuthRefusalSaysWhatCanFixIt(t *testing.T) {
 			t.Errorf("a server with OAuth metadata: %s", text)
 		}
 	})
+}
+
+// blankLines puts a blank line between the items of every JSON body the
+// handler answers with (valid JSON: whitespace between tokens).
+func blankLines(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(bytes.ReplaceAll(rec.Body.Bytes(), []byte("},{"), []byte("},\n\n{")))
+	})
+}
+
+// A JSON body counts whole against max_response_mb: blank lines between
+// its items (",\n\n") do not start a new message as they do in an event
+// stream. The error names the server, the limit and the key raising it.
+func TestHTTPJSONBodyWithBlankLinesIsCappedWhole(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	type in struct {
+		Items int `json:"items"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "many"}, func(ctx context.Context, r *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		res := &mcp.CallToolResult{}
+		for range a.Items {
+			res.Content = append(res.Content, &mcp.TextContent{Text: strings.Repeat("x", 1000)})
+		}
+		return res, nil, nil
+	})
+	ts := httptest.NewServer(blankLines(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})))
+	defer ts.Close()
+	s, err := Resolve("chatty", map[string]any{"type": "http", "url": ts.URL, "max_response_mb": int64(1)}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := Connect(ctx, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if res, err := sess.CallTool(ctx, "many", map[string]any{"items": 100}, 10*time.Second); err != nil || len(res.Content) != 100 {
+		t.Fatalf("100 KB under a 1 MB limit: %v", err)
+	}
+	_, err = sess.CallTool(ctx, "many", map[string]any{"items": 3000}, 10*time.Second)
+	if err == nil {
+		t.Fatal("a 3 MB JSON body with blank lines between its items passed a 1 MB limit")
+	}
+	for _, want := range []string{"MCP response too large: the tool's result exceeded 1 MB", "server 'chatty'", "max_response_mb"} {
+		if !strings.Contains(ErrorText(err), want) {
+			t.Errorf("error lacks %q: %s", want, ErrorText(err))
+		}
+	}
+}
+
+// In an event stream each event counts on its own: many small events add
+// up to more than the limit and are all read (CRLF line ends included).
+func TestHTTPEventStreamCountsEachEvent(t *testing.T) {
+	var b strings.Builder
+	ev := "data: " + strings.Repeat("y", 1000)
+	for i := range 3000 {
+		if i%2 == 0 {
+			b.WriteString(ev + "\n\n")
+		} else {
+			b.WriteString(ev + "\r\n\r\n")
+		}
+	}
+	rt := &recordingTransport{limit: 1 << 20}
+	body := &cappedBody{rc: io.NopCloser(strings.NewReader(b.String())), limit: rt.limit, t: rt, events: isEventStream("text/event-stream; charset=utf-8")}
+	if n, err := io.Copy(io.Discard, body); err != nil || n != int64(b.Len()) {
+		t.Fatalf("3 MB of 1 KB events under a 1 MB limit: %d bytes, %v", n, err)
+	}
+	one := "data: " + strings.Repeat("z", 2<<20) + "\n\n"
+	body = &cappedBody{rc: io.NopCloser(strings.NewReader(one)), limit: rt.limit, t: rt, events: true}
+	if _, err := io.Copy(io.Discard, body); !errors.Is(err, errMessageTooLarge) || !rt.tooLarge.Load() {
+		t.Fatalf("one 2 MB event under a 1 MB limit: %v", err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"slices"
@@ -725,7 +726,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		t.retryAfter = node.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	if t.limit > 0 && resp.Body != nil {
-		resp.Body = &cappedBody{rc: resp.Body, limit: t.limit, t: t}
+		resp.Body = &cappedBody{rc: resp.Body, limit: t.limit, t: t, events: isEventStream(resp.Header.Get("Content-Type"))}
 	}
 	return resp, nil
 }
@@ -733,38 +734,62 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 // errMessageTooLarge ends a response whose message exceeds the limit.
 var errMessageTooLarge = errors.New("MCP message exceeds max_response_mb")
 
-// cappedBody fails a response body once one message in it (the bytes
-// since the last blank line: a whole JSON body, or one server-sent event)
-// exceeds the limit, so a runaway remote server cannot exhaust pflow's
-// memory through the SDK's buffering.
+// cappedBody fails a response body once one message in it exceeds the
+// limit, so a runaway remote server cannot exhaust pflow's memory through
+// the SDK's buffering: what the SDK holds stays within the limit. A
+// message is the whole body, except in an event stream
+// (text/event-stream), where it is one event: the bytes up to a blank
+// line. Only there does a blank line end a message; in a JSON body it is
+// whitespace like any other.
 type cappedBody struct {
-	rc    io.ReadCloser
-	limit int64
-	n     int64 // bytes of the current message
-	nl    int   // newlines in a row (a blank line ends an event)
-	t     *recordingTransport
+	rc     io.ReadCloser
+	limit  int64
+	events bool  // an event stream: each event is counted on its own
+	n      int64 // bytes of the current message
+	line   int   // bytes of the current line (event streams)
+	cr     bool  // the last byte was CR (a CRLF is one line end)
+	t      *recordingTransport
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	if !b.events {
+		b.n += int64(n)
+		if b.n > b.limit {
+			b.t.tooLarge.Store(true)
+			return 0, errMessageTooLarge
+		}
+		return n, err
+	}
+	// SSE lines end in CRLF, LF or CR; an empty line ends the event.
 	for _, c := range p[:n] {
-		switch c {
-		case '\n':
-			b.nl++
-			if b.nl >= 2 {
+		b.n++
+		switch {
+		case c == '\n' && b.cr:
+			b.cr = false
+			continue
+		case c == '\n' || c == '\r':
+			if b.line == 0 {
 				b.n = 0
 			}
-		case '\r':
-		default:
-			b.nl = 0
+			b.line = 0
+			b.cr = c == '\r'
+			continue
 		}
-		b.n++
+		b.cr = false
+		b.line++
 		if b.n > b.limit {
 			b.t.tooLarge.Store(true)
 			return 0, errMessageTooLarge
 		}
 	}
 	return n, err
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream.
+func isEventStream(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && strings.EqualFold(mt, "text/event-stream")
 }
 
 func (b *cappedBody) Close() error { return b.rc.Close() }

@@ -139,7 +139,7 @@ func TestConformanceSuite(t *testing.T) {
 	dir, node := peers(t)
 	bin := buildPflow(t)
 	home := t.TempDir()
-	_, url, _ := startHTTP(t, bin, home)
+	_, url, _ := startHTTP(t, bin, home, "--no-auth") // an open loopback server
 	baseline := filepath.Join(fakemcp.RepoRoot(t), "testdata", "conformance", "baseline.yml")
 	out := runNode(t, dir, node, testEnv(home), filepath.Join(dir, "node_modules", ".bin", "conformance"),
 		"server", "--url", url, "--spec-version", "2025-11-25", "-o", t.TempDir(), "--expected-failures", baseline)

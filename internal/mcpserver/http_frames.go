@@ -14,8 +14,9 @@ import (
 // over maxLine gets a size error (the same limit on both transports), a
 // malformed frame gets its JSON-RPC error from checkMessage, and a method
 // the server does not know gets a JSON-RPC -32601 error with the request's
-// id instead of go-sdk's plain-text 400.
-func jsonrpcHTTP(next http.Handler) http.Handler {
+// id instead of go-sdk's plain-text 400. It runs after authentication.
+// An initialize beyond maxSessions open sessions gets 503.
+func (s *Server) jsonrpcHTTP(next http.Handler, maxSessions int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -28,7 +29,7 @@ func jsonrpcHTTP(next http.Handler) http.Handler {
 			return
 		}
 		if err != nil {
-			http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
+			http.Error(w, "cannot read the request body (the client stopped sending it, or sent it too slowly): "+err.Error(), http.StatusBadRequest)
 			return
 		}
 		if code, msg := checkMessage(body); code != 0 {
@@ -41,6 +42,14 @@ func jsonrpcHTTP(next http.Handler) http.Handler {
 		}
 		_ = json.Unmarshal(body, &m)
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if m.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+			if n := s.sessionCount(); n >= maxSessions {
+				w.Header().Set("Retry-After", "60")
+				writeRPCError(w, http.StatusServiceUnavailable, m.ID, -32000, fmt.Sprintf(
+					"too many MCP sessions: this server already has %d open, its limit; close clients you no longer use (a session unused for %s closes by itself) and try again", n, sessionTimeout))
+				return
+			}
+		}
 		if len(m.ID) == 0 || m.Method == "" {
 			next.ServeHTTP(w, r)
 			return
@@ -60,6 +69,15 @@ func jsonrpcHTTP(next http.Handler) http.Handler {
 			w.Write(cw.body.Bytes())
 		}
 	})
+}
+
+// sessionCount is the number of open MCP sessions.
+func (s *Server) sessionCount() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
 }
 
 // catch400 passes a response through, except a 400, which it keeps.

@@ -44,7 +44,7 @@ func TestE2EInspectorCLI(t *testing.T) {
 		t.Fatalf("workflow_execute over stdio: %v", env)
 	}
 
-	_, url, _ := startHTTP(t, bin, home)
+	_, url, _ := startHTTP(t, bin, home, "--no-auth") // an open loopback server
 	httpTarget := []string{url, "--transport", "http"}
 	if tools, _ := call(httpTarget, "--method", "tools/list")["tools"].([]any); len(tools) != 14 {
 		t.Fatalf("http: %d tools", len(tools))
@@ -70,7 +70,7 @@ func TestE2ELangChainAdapter(t *testing.T) {
 	home := t.TempDir()
 	out := runNode(t, filepath.Join(dir, "e2e"), node, testEnv(home), "langchain.mjs", "stdio", bin)
 	contains(t, out, `"step":"done"`)
-	_, url, _ := startHTTP(t, bin, home)
+	_, url, _ := startHTTP(t, bin, home, "--no-auth") // an open loopback server
 	out = runNode(t, filepath.Join(dir, "e2e"), node, testEnv(home), "langchain.mjs", "http", url)
 	contains(t, out, `"step":"done"`)
 }

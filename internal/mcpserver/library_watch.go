@@ -12,6 +12,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pflow-go/pflow/internal/runs"
 )
 
 // Resource URIs of the library and the run records.
@@ -139,11 +141,14 @@ func (s *Server) syncLibraryResources() {
 	want := map[string]*mcp.Resource{}
 	if saved, err := s.opts.App.Library().List(""); err == nil {
 		for _, w := range saved {
+			if !s.publishes(w.Name) {
+				continue
+			}
 			uri := WorkflowURIPrefix + w.Name
 			want[uri] = &mcp.Resource{URI: uri, Name: w.Name, Title: "Workflow " + w.Name, Description: w.Description, MIMEType: "text/markdown"}
 		}
 	}
-	if runs, err := s.opts.App.ListRuns(recentRuns); err == nil {
+	if runs, err := s.opts.App.ListRunsWhere(recentRuns, s.runVisible); err == nil {
 		for _, r := range runs {
 			uri := RunURIPrefix + r.ID
 			want[uri] = &mcp.Resource{URI: uri, Name: "run " + r.ID, Title: fmt.Sprintf("Run of %s (%s)", r.Workflow, r.Status),
@@ -182,14 +187,46 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// focused reports whether the server publishes only part of pflow: chosen
+// workflows (--workflows), or no builder tools (--no-builder-tools).
+func (s *Server) focused() bool { return len(s.opts.Workflows) > 0 || s.opts.NoBuilderTools }
+
+// publishes reports whether the server exposes the saved workflow name:
+// a full server every one; a focused server only those it publishes as
+// tools (--workflows, or every one with --workflow-tools, or none).
+func (s *Server) publishes(name string) bool {
+	switch {
+	case len(s.opts.Workflows) > 0:
+		return slices.Contains(s.opts.Workflows, name)
+	case s.opts.NoBuilderTools:
+		return s.opts.WorkflowTools
+	}
+	return true
+}
+
+// runVisible reports whether the server exposes a run: a full server
+// every one; a focused server only runs of the saved workflows it
+// publishes (not inline workflows, files, or other saved workflows).
+func (s *Server) runVisible(m *runs.Meta) bool {
+	if !s.focused() {
+		return true
+	}
+	return m.Workflow.Kind == runs.KindSaved && s.publishes(m.Workflow.Name)
+}
+
 // readLibraryResource reads pflow://workflows/<name> (the saved markdown)
-// or pflow://runs/<id> (the run record as JSON).
+// or pflow://runs/<id> (the run record as JSON; "last" is the newest run
+// the server exposes). What the server does not expose is not found, as
+// if it did not exist.
 func (s *Server) readLibraryResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	a := s.opts.App.Scoped()
 	switch {
 	case strings.HasPrefix(uri, WorkflowURIPrefix):
 		name := strings.TrimPrefix(uri, WorkflowURIPrefix)
+		if !s.publishes(name) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
 		w, err := a.Library().Load(name)
 		if err != nil || w.Workflow == nil || w.Workflow.Source == nil {
 			return nil, mcp.ResourceNotFoundError(uri)
@@ -205,8 +242,15 @@ func (s *Server) readLibraryResource(ctx context.Context, req *mcp.ReadResourceR
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
 	case strings.HasPrefix(uri, RunURIPrefix):
 		id := strings.TrimPrefix(uri, RunURIPrefix)
+		if (id == "last" || id == "latest") && s.focused() {
+			newest, err := a.ListRunsWhere(1, s.runVisible)
+			if err != nil || len(newest) == 0 {
+				return nil, mcp.ResourceNotFoundError(uri)
+			}
+			id = newest[0].ID
+		}
 		d, err := a.ShowRun(id)
-		if err != nil {
+		if err != nil || d.Meta == nil || !s.runVisible(d.Meta) {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
 		b, err := json.MarshalIndent(d, "", "  ")

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pflow-go/pflow/internal/pferr"
 )
 
 func TestWorkflowExecuteReportsProgressPerStep(t *testing.T) {
@@ -298,12 +301,13 @@ func TestHTTPSecurityRules(t *testing.T) {
 		if a != c.addr || IsLoopback(a) != c.loop {
 			t.Errorf("%s -> %s loopback=%v", c.in, a, IsLoopback(a))
 		}
-		err := CheckHTTPSecurity(a, "")
+		err := CheckNoAuth(a)
 		if (err == nil) != c.loop {
-			t.Errorf("%s without token: %v", a, err)
+			t.Errorf("%s with --no-auth: %v", a, err)
 		}
-		if err := CheckHTTPSecurity(a, "tok"); err != nil {
-			t.Errorf("%s with token: %v", a, err)
+		var pe *pferr.Error
+		if err != nil && (!errors.As(err, &pe) || pe.ExitCode() != pferr.ExitUsage || !strings.Contains(err.Error(), "anyone who can reach that address")) {
+			t.Errorf("%s with --no-auth: %v", a, err)
 		}
 	}
 }

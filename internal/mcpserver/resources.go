@@ -28,6 +28,12 @@ func (s *Server) addResources() {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: body}}}, nil
 		}
 	}
+	// The guides are about building workflows with the builder tools: a
+	// server without them has no use for them.
+	if s.opts.NoBuilderTools {
+		s.addRecordTemplates()
+		return
+	}
 	s.mcp.AddResource(&mcp.Resource{
 		URI:   InstructionsURI,
 		Name:  "Agent Instructions",
@@ -46,7 +52,12 @@ func (s *Server) addResources() {
 			"workflow_describe instead of reading files, store credentials with settings_set.",
 		MIMEType: "text/markdown",
 	}, text(SandboxInstructionsURI, instructions.Sandbox()))
-	// The library and the run records (listed by syncLibraryResources).
+	s.addRecordTemplates()
+}
+
+// addRecordTemplates adds the templates of the library and the run
+// records (listed by syncLibraryResources).
+func (s *Server) addRecordTemplates() {
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: WorkflowURIPrefix + "{name}",
 		Name:        "Saved workflow",

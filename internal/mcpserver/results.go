@@ -5,7 +5,7 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 )
 
-// The structuredContent of each tool's success, typed (issue #10): the
+// The structuredContent of each tool's success, typed: the
 // server renders app's typed results into these and nothing else. JSON
 // names are what agents see (pinned by testdata/golden).
 

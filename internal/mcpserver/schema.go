@@ -65,7 +65,7 @@ var errorSchema = props("Why the call failed and how to fix it.", map[string]*js
 	"suggestions": arrayOf(str(""), "Concrete next steps."),
 }, "type", "message")
 
-// envelopeSchema is the output schema of every tool: the seed 004 envelope
+// envelopeSchema is the output schema of every tool: the envelope
 // with a tool-specific data schema.
 func envelopeSchema(data *jsonschema.Schema) *jsonschema.Schema {
 	if data == nil {

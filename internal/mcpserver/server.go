@@ -5,8 +5,8 @@
 // found. Each call reads fresh state from disk, so concurrent calls never see
 // each other's state.
 //
-// Every tool answers with the JSON envelope of seed 004 as
-// structuredContent and the same JSON as a text block:
+// Every tool answers with the JSON envelope as structuredContent and the
+// same JSON as a text block:
 //
 //	{"success": true,  "data": {...}, "trace_path": "..."}
 //	{"success": false, "error": {"type", "message", "details", "suggestions"}, ...}
@@ -53,7 +53,7 @@ type Options struct {
 	// Version is reported as serverInfo.version.
 	Version string
 	// HTTP marks a server reachable over HTTP: file paths are refused unless
-	// AllowDirs covers them (D12).
+	// AllowDirs covers them.
 	HTTP bool
 	// AllowDirs are the directories file paths may name in HTTP mode.
 	AllowDirs []string
@@ -62,18 +62,19 @@ type Options struct {
 	Log io.Writer
 	// ServerIdle is how long an MCP server a workflow used stays running,
 	// unused, for the next run (0: mcpclient.DefaultIdleTimeout). Servers are
-	// pooled across runs (issue #15) unless their config says
-	// "keep_alive": false.
+	// pooled across runs unless their config says "keep_alive": false.
 	ServerIdle time.Duration
-	// WorkflowTools publishes every saved workflow as a tool of its own
-	// (issue #15), kept in step with the library; Workflows, when set,
-	// publishes only those. NoBuilderTools leaves out the 14 tools that
-	// discover, build and save workflows (a focused server).
+	// WorkflowTools publishes every saved workflow as a tool of its own,
+	// kept in step with the library; Workflows, when set, publishes only
+	// those. NoBuilderTools leaves out the 14 tools that discover, build and
+	// save workflows. With Workflows or NoBuilderTools the server is
+	// focused: its resources are only the workflows it publishes and their
+	// runs.
 	WorkflowTools  bool
 	Workflows      []string
 	NoBuilderTools bool
 	// Temporal, when set, runs every workflow on that Temporal service
-	// (issue #17: many agents sharing one execution service).
+	// (many agents sharing one execution service).
 	Temporal *app.TemporalRequest
 }
 
@@ -118,8 +119,12 @@ func New(opts Options) *Server {
 	opts.App = &a
 	s := &Server{opts: opts, wfTools: map[string]string{}, resources: map[string]string{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
+	guide := instructions.Server()
+	if opts.NoBuilderTools {
+		guide = focusedInstructions
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "pflow", Title: "pflow workflows", Version: opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions.Server(),
+		Instructions: guide,
 		// Tools and resources change with the library: clients are told.
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{},
 			Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
@@ -137,6 +142,12 @@ func New(opts Options) *Server {
 	s.watchLibrary()
 	return s
 }
+
+// focusedInstructions are the initialize instructions of a server without
+// the builder tools (the general ones name those tools and guides).
+const focusedInstructions = "This pflow server publishes saved workflows as tools: call a workflow by its tool name with its inputs; " +
+	"it answers the workflow's outputs (the run id is in _meta[\"pflow/run_id\"]). Each workflow's markdown is the resource " +
+	"pflow://workflows/<name>, and its runs are pflow://runs/<id> (pflow://runs/last: the newest)."
 
 // MCP returns the underlying go-sdk server (for transports and tests).
 func (s *Server) MCP() *mcp.Server { return s.mcp }

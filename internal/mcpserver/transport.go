@@ -4,17 +4,18 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -41,29 +42,74 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// HTTPOptions configure the streamable HTTP transport.
+// HTTPOptions configure the streamable HTTP transport. Zero limits pick
+// the defaults below.
 type HTTPOptions struct {
-	// Token, when set, is required as "Authorization: Bearer <token>".
+	// Token, when set, is required as "Authorization: Bearer <token>" on
+	// every request, checked before any byte of the body is read.
 	Token string
+	// ReadHeaderTimeout bounds the reading of a request's headers, and
+	// ReadTimeout that of its headers and body: a client that stalls is
+	// disconnected. Once the body is read, net/http lifts the deadline: the
+	// call may run, and its answer stream, as long as it needs.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	// IdleTimeout closes a kept-alive connection left unused this long.
+	IdleTimeout time.Duration
+	// MaxConns bounds the open connections; more wait to be accepted.
+	MaxConns int
+	// MaxSessions bounds the open MCP sessions; an initialize beyond it
+	// is answered 503.
+	MaxSessions int
+}
+
+// Defaults of HTTPOptions.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 60 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxConns          = 128
+	DefaultMaxSessions       = 64
+	// sessionTimeout closes a session that made no request for this long,
+	// so a long-lived server does not accumulate abandoned clients.
+	sessionTimeout = time.Hour
+)
+
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&o.ReadTimeout, DefaultReadTimeout)
+	def(&o.IdleTimeout, DefaultIdleTimeout)
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	return o
 }
 
 // Handler returns the streamable HTTP handler: MCP at /mcp, with go-sdk's
-// DNS-rebinding protection on and the bearer token checked when set.
+// DNS-rebinding protection on. With a token, every request is
+// authenticated first: one without the token gets 401 before its body is
+// read, so an unauthenticated client never holds the server's memory.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
-	// Idle sessions are closed after an hour so a long-lived server does not
-	// accumulate abandoned clients.
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
+	o = o.withDefaults()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout})
 	mux := http.NewServeMux()
-	var mh http.Handler = h
-	if o.Token != "" {
-		mh = bearer(o.Token, h)
-	}
-	mh = sameOrigin(jsonrpcHTTP(mh))
+	mh := sameOrigin(s.jsonrpcHTTP(h, o.MaxSessions))
 	mux.Handle("/mcp", mh)
 	mux.Handle("/mcp/", mh)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "pflow MCP server: the endpoint is /mcp", http.StatusNotFound)
 	})
+	if o.Token != "" {
+		return bearer(o.Token, mux)
+	}
 	return mux
 }
 
@@ -105,14 +151,18 @@ func originMatches(origin, host string) bool {
 }
 
 // bearer requires "Authorization: Bearer <token>"; the scheme is matched
-// without regard to case (RFC 9110), the token exactly.
+// without regard to case (RFC 9110), the token exactly and in constant
+// time. A refused request's body is never read: the answer closes the
+// connection instead (net/http would otherwise read what is left of a
+// small body before answering).
 func bearer(token string, next http.Handler) http.Handler {
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 		if !strings.EqualFold(scheme, "bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="pflow"`)
-			http.Error(w, "unauthorized: send 'Authorization: Bearer <token>' (the --token / PFLOW_MCP_TOKEN of this server)", http.StatusUnauthorized)
+			w.Header().Set("Connection", "close")
+			http.Error(w, "unauthorized: send 'Authorization: Bearer <token>' with this server's token (the one pflow mcp serve printed when it started, kept in $PFLOW_HOME/"+home.MCPServeTokenFile+", or its --token / PFLOW_MCP_TOKEN)", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -147,25 +197,32 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// CheckHTTPSecurity refuses to serve off loopback without a token (D12).
-func CheckHTTPSecurity(addr, token string) error {
-	if token == "" && !IsLoopback(addr) {
-		return &pferr.Error{Kind: pferr.Security,
-			Message: fmt.Sprintf("refusing to serve MCP on %s without a token: anyone who can reach it could run commands as you", addr),
-			Hint:    "Set a bearer token with --token or PFLOW_MCP_TOKEN, or bind to 127.0.0.1."}
+// CheckNoAuth refuses --no-auth off loopback: without a token, anyone who
+// can reach the address could run commands as the user who started the
+// server.
+func CheckNoAuth(addr string) error {
+	if IsLoopback(addr) {
+		return nil
 	}
-	return nil
+	return pferr.Newf(pferr.Usage, "refusing to serve MCP on %s with --no-auth: anyone who can reach that address could run commands as you", addr).
+		WithHint("Drop --no-auth (a token is then generated, stored in $PFLOW_HOME/" + home.MCPServeTokenFile + " and printed), pass --token, or bind a loopback address (--http 127.0.0.1:8765).")
 }
 
 // ServeHTTP serves streamable HTTP on ln until ctx is cancelled; then it
 // stops accepting, cancels running tool calls (killing their processes) and
-// returns. ready, when not nil, is called with the listening URL.
+// returns. ready, when not nil, is called with the listening URL. At most
+// o.MaxConns connections are open at once, and a client that stalls while
+// sending a request is disconnected (o's timeouts).
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions, ready func(url string)) error {
-	hs := &http.Server{Handler: s.Handler(o), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return s.base }}
+	o = o.withDefaults()
+	hs := &http.Server{Handler: s.Handler(o),
+		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, IdleTimeout: o.IdleTimeout,
+		// Headers beyond 64 KiB are refused (431) instead of buffered.
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return s.base }}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
 	url := "http://" + ln.Addr().String() + "/mcp"
+	go func() { errc <- hs.Serve(limitListener(ln, o.MaxConns)) }()
 	s.logf("serving streamable HTTP on %s", url)
 	if ready != nil {
 		ready(url)
@@ -186,4 +243,47 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions, 
 	_ = hs.Close()
 	s.inflight.Wait()
 	return nil
+}
+
+// limitListener accepts at most n connections at once: Accept waits for
+// one to close. A closed listener's waiting Accept returns at once.
+func limitListener(ln net.Listener, n int) net.Listener {
+	return &limitedListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+type limitedListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *limitedListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: sync.OnceFunc(func() { <-l.sem })}, nil
+}
+
+func (l *limitedListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitedConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
 }

@@ -360,7 +360,10 @@ type Summary struct {
 }
 
 // List returns up to limit runs (0: all), newest first.
-func (s *Store) List(limit int) ([]Summary, error) {
+func (s *Store) List(limit int) ([]Summary, error) { return s.ListWhere(limit, nil) }
+
+// ListWhere is List of the runs whose record keep accepts (nil: all).
+func (s *Store) ListWhere(limit int, keep func(*Meta) bool) ([]Summary, error) {
 	ids, err := s.ids()
 	if err != nil {
 		return nil, err
@@ -373,6 +376,9 @@ func (s *Store) List(limit int) ([]Summary, error) {
 		m, err := s.Meta(id)
 		if err != nil {
 			continue // a run being created, or a broken directory
+		}
+		if keep != nil && !keep(m) {
+			continue
 		}
 		out = append(out, s.summary(m))
 	}
