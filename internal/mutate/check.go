@@ -127,9 +127,10 @@ func Located(m Mutant, v Validation) bool {
 type Checker struct {
 	Exec Exec
 	// Dir is where the checker makes its directories (a temporary one).
-	Dir  string
-	n    int
-	made []string
+	Dir       string
+	n         int
+	made      []string
+	baselines map[string]baseline
 }
 
 // cleanup removes the directories made since the last cleanup.
@@ -167,15 +168,49 @@ func (c *Checker) place(s Subject, text string) (string, error) {
 	return file, os.WriteFile(file, []byte(text), 0o644)
 }
 
-// Baseline is how the original of a subject runs.
-type Baseline struct {
-	Runs []string // one per case
+// Original validates the unmutated subject: it must be valid to judge its
+// mutants.
+func (c *Checker) Original(ctx context.Context, s Subject) error {
+	defer c.cleanup()
+	b, err := os.ReadFile(s.Path)
+	if err != nil {
+		return err
+	}
+	file, err := c.place(s, string(b))
+	if err != nil {
+		return err
+	}
+	v, err := c.Exec.Validate(ctx, file)
+	if err != nil {
+		return err
+	}
+	if v.Refused {
+		return fmt.Errorf("%s: the original does not validate: %v", s.Name, v.Diags)
+	}
+	return nil
 }
 
-// Original validates and runs the unmutated subject, each case twice: a
-// workflow that does not run the same twice cannot judge its mutants.
-func (c *Checker) Original(ctx context.Context, s Subject) (*Baseline, error) {
-	defer c.cleanup()
+// baseline runs the unmutated subject, each case twice (a workflow that
+// does not run the same twice cannot judge its mutants), the first time a
+// mutant of it needs running.
+func (c *Checker) baseline(ctx context.Context, s Subject) ([]string, error) {
+	if b, ok := c.baselines[s.Name]; ok {
+		return b.runs, b.err
+	}
+	if c.baselines == nil {
+		c.baselines = map[string]baseline{}
+	}
+	runs, err := c.runOriginal(ctx, s)
+	c.baselines[s.Name] = baseline{runs, err}
+	return runs, err
+}
+
+type baseline struct {
+	runs []string
+	err  error
+}
+
+func (c *Checker) runOriginal(ctx context.Context, s Subject) ([]string, error) {
 	b, err := os.ReadFile(s.Path)
 	if err != nil {
 		return nil, err
@@ -184,14 +219,7 @@ func (c *Checker) Original(ctx context.Context, s Subject) (*Baseline, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.Exec.Validate(ctx, file)
-	if err != nil {
-		return nil, err
-	}
-	if v.Refused {
-		return nil, fmt.Errorf("%s: the original does not validate: %v", s.Name, v.Diags)
-	}
-	base := &Baseline{}
+	var out []string
 	for _, cs := range s.Cases {
 		var runs [2]string
 		for i := range runs {
@@ -206,13 +234,13 @@ func (c *Checker) Original(ctx context.Context, s Subject) (*Baseline, error) {
 		if runs[0] != runs[1] {
 			return nil, fmt.Errorf("%s: case %s does not run the same twice:\n%s", s.Name, cs.Name, lineDiff(runs[0], runs[1]))
 		}
-		base.Runs = append(base.Runs, runs[0])
+		out = append(out, runs[0])
 	}
-	return base, nil
+	return out, nil
 }
 
-// Check decides one mutant of s against the original's baseline.
-func (c *Checker) Check(ctx context.Context, s Subject, base *Baseline, m Mutant) Result {
+// Check decides one mutant of s.
+func (c *Checker) Check(ctx context.Context, s Subject, m Mutant) Result {
 	defer c.cleanup()
 	r := Result{Mutant: m}
 	file, err := c.place(s, m.Text)
@@ -233,6 +261,11 @@ func (c *Checker) Check(ctx context.Context, s Subject, base *Baseline, m Mutant
 		}
 		return r
 	}
+	base, err := c.baseline(ctx, s)
+	if err != nil {
+		r.Verdict, r.Diff = Broken, "the original: "+err.Error()
+		return r
+	}
 	r.Verdict = Equivalent
 	for i, cs := range s.Cases {
 		d, err := c.tempDir()
@@ -245,9 +278,9 @@ func (c *Checker) Check(ctx context.Context, s Subject, base *Baseline, m Mutant
 			r.Verdict, r.Diff = Broken, err.Error()
 			return r
 		}
-		if got != base.Runs[i] {
+		if got != base[i] {
 			r.Verdict = Survivor
-			r.Diff = "case " + cs.Name + ":\n" + lineDiff(base.Runs[i], got)
+			r.Diff = "case " + cs.Name + ":\n" + lineDiff(base[i], got)
 			break
 		}
 	}

@@ -178,7 +178,11 @@ func (e *CLIExec) Run(ctx context.Context, file string, c Case, dir string) (str
 			if list, ok := ex["steps"].([]any); ok {
 				for _, s := range list {
 					if m, ok := s.(map[string]any); ok {
-						steps = append(steps, fmt.Sprintf("%v %v %v", m["node_id"], m["status"], m["action"]))
+						step := fmt.Sprintf("%v %v", m["node_id"], m["status"])
+						if a, ok := m["action"].(string); ok {
+							step += " " + a
+						}
+						steps = append(steps, step)
 					}
 				}
 			}
@@ -189,11 +193,14 @@ func (e *CLIExec) Run(ctx context.Context, file string, c Case, dir string) (str
 		sig["fakes_saw"] = seen
 	}
 	sig["files"] = listFiles(dir)
-	b, err := json.MarshalIndent(sig, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sig); err != nil {
 		return "", err
 	}
-	s := string(b)
+	s := b.String()
 	for _, r := range []struct{ from, to string }{{dir, "$WORK"}, {home, "$HOME"}, {filepath.Dir(file), "$FLOW"}} {
 		s = strings.ReplaceAll(s, r.from, r.to)
 	}
