@@ -177,7 +177,7 @@ func swapLetters(k string) string {
 	if len(k) < 3 {
 		return ""
 	}
-	for _, i := range []int{len(k)/2 - 1, 0, len(k) - 2} {
+	for _, i := range []int{len(k)/2 - 1, len(k) / 2, 0, len(k) - 2} {
 		if i >= 0 && k[i] != k[i+1] && k[i] != '_' && k[i+1] != '_' {
 			return k[:i] + string(k[i+1]) + string(k[i]) + k[i+2:]
 		}
