@@ -10,14 +10,14 @@ BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG := github.com/pflow-go/pflow/internal/cli
 LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).BuildDate=$(BUILD_DATE)
 
-.PHONY: build temporal install demo test peers tools vet fmt-check bench fuzz clean
+.PHONY: build temporal install demo test peers tools vet fmt-check bench fuzz mutate clean
 
 # Where `make tools` keeps the prebuilt tools the tests run (by version), and
 # where the tests look for them (internal/testutil/temporaldev).
 PFLOW_TEST_TOOLS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pflow-test-tools
 export PFLOW_TEST_TOOLS
 
-# A single static binary (DESIGN.md §3): no cgo, no libc to match.
+# A single static binary: no cgo, no libc to match.
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pflow
 
@@ -69,6 +69,17 @@ fmt-check:
 
 bench:
 	./scripts/bench.sh
+
+# The mutation harness (internal/mutate), every mutant: edits each example
+# workflow line by line, validates each mutant and runs the ones that pass;
+# prints the report (figures per workflow and operator, every survivor).
+# `make test` runs a 1-in-10 sample of it. Niced: it runs many workflows.
+MUTATE_REPORT ?= bin/mutation-report.md
+mutate:
+	@mkdir -p $(dir $(MUTATE_REPORT))
+	@nice -n 10 $(GO) test -count=1 -timeout 60m -run '^TestMutationHarness$$' ./internal/mutate \
+		-args -mutate.full -mutate.report=$(abspath $(MUTATE_REPORT)) >/dev/null; status=$$?; \
+	cat $(MUTATE_REPORT); echo; echo "Report written to $(MUTATE_REPORT)"; exit $$status
 
 # Long fuzz runs (the short seed corpora run inside `make test`).
 fuzz:
