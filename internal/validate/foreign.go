@@ -31,6 +31,7 @@ var foreignREs = sync.OnceValue(func() *foreignPatterns {
 		// n8n: $node["X"].json.y, $('X').item.json.y, $("X").first().json.y
 		n8nNodeRe:   regexp.MustCompile(`^\$(?:node\[\s*["']([^"']+)["']\s*\]|\(\s*["']([^"']+)["']\s*\)(?:\.(?:item|first\(\)|last\(\)|all\(\)))?)\.json`),
 		negIndexRe:  regexp.MustCompile(`\[\s*-\d+\s*\]`),
+		pathTailRe:  regexp.MustCompile(`^(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\d+\])*`),
 		quotedKeyRe: regexp.MustCompile(`\[\s*["']([A-Za-z_][A-Za-z0-9_-]*)["']\s*\]`),
 		// Path heads other tools put before a name; pflow writes the name
 		// alone. They are reported by the foreign-syntax check, not as
@@ -43,8 +44,20 @@ var foreignREs = sync.OnceValue(func() *foreignPatterns {
 })
 
 type foreignPatterns struct {
-	ghaExprRe, mustacheRe, jinjaStmtRe, bareVarRe, n8nNodeRe, negIndexRe, quotedKeyRe *regexp.Regexp
-	heads, textParams                                                                 map[string]bool
+	ghaExprRe, mustacheRe, jinjaStmtRe, bareVarRe, n8nNodeRe, negIndexRe, quotedKeyRe, pathTailRe *regexp.Regexp
+	heads, textParams                                                                             map[string]bool
+}
+
+// names reports whether name is something this workflow's templates can
+// read in step id: a step, an input, or the item of id's batch.
+func (v *validator) names(id, name string) bool {
+	if v.byID[name] != nil || v.inputs[name] != nil {
+		return true
+	}
+	if n := v.byID[id]; n != nil && n.Batch != nil && (name == n.Batch.Alias() || name == "__index__") {
+		return true
+	}
+	return false
 }
 
 // isForeignHead reports whether a reference's head is another tool's prefix
@@ -149,7 +162,7 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 			}
 			ours := false
 			for _, w := range strings.FieldsFunc(s[m[4]:m[5]], func(r rune) bool { return r == ' ' || r == '.' || r == '(' || r == ')' || r == ',' }) {
-				if v.byID[w] != nil || v.inputs[w] != nil {
+				if v.names(st.nodeID, w) {
 					ours = true
 				}
 			}
@@ -186,10 +199,11 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 			continue
 		}
 		rest := content[len(head):]
-		known := v.byID[head] != nil || v.inputs[head] != nil || v.isForeignHead(head)
+		known := v.names(st.nodeID, head) || v.isForeignHead(head)
 		// A shell variable has no '.' after its name; ${VAR:-x}, ${#a},
-		// ${a[1]} stay the shell's.
-		if !known && (sinkKind == node.SinkShell || rest[0] != '.') {
+		// ${a[1]} stay the shell's. A negative index is no one's: /bin/sh
+		// has no arrays, and pflow no negative indexes.
+		if !known && (sinkKind == node.SinkShell || rest[0] != '.') && !foreignREs().negIndexRe.MatchString(rest) {
 			continue
 		}
 		if rest[0] != '.' && rest[0] != '[' && rest[0] != '|' && rest[0] != ' ' {
@@ -209,7 +223,18 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 				continue
 			}
 			name := s[m[2]:m[3]]
-			if v.byID[name] == nil && v.inputs[name] == nil {
+			path := s[m[4]:m[5]]
+			// A step id with hyphens ($make-slug.slug): the longest run of
+			// name characters that names a step.
+			if long := stepNameAt(s[m[2]:]); long != name && v.byID[long] != nil {
+				name = long
+				m = append([]int(nil), m...)
+				m[3] = m[2] + len(long)
+				rest := foreignREs().pathTailRe.FindString(s[m[3]:])
+				path = rest
+				m[1] = m[3] + len(rest)
+			}
+			if !v.names(st.nodeID, name) {
 				continue
 			}
 			if sinkKind == node.SinkShell && assignedInShell(s, name) {
@@ -221,7 +246,7 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 				note = fmt.Sprintf("Inputs and step outputs are not environment variables of the command: '$%s' is empty there.", name)
 			}
 			ref := name
-			path := strings.TrimSuffix(s[m[4]:m[5]], ".")
+			path = strings.TrimSuffix(path, ".")
 			if v.byID[name] != nil {
 				ref = v.outputPath(name, strings.TrimPrefix(path, "."))
 			} else {
@@ -309,7 +334,7 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 		expr = foreignREs().negIndexRe.ReplaceAllString(expr, "")
 	}
 	head := leadingIdent(expr)
-	ours = head != "" && (v.byID[head] != nil || v.inputs[head] != nil)
+	ours = head != "" && v.names(st.nodeID, head)
 	if _, _, err := template.ParsePath(expr); err == nil && !noPath {
 		return "${" + expr + "}", strings.Join(notes, "\n"), ours
 	}
@@ -369,23 +394,23 @@ func idOf(name string) string {
 // assignedInShell reports whether a shell command gives name a value itself
 // (name=, for name in, read name, export/local name).
 func assignedInShell(cmd, name string) bool {
-	re := regexp.MustCompile(`(^|[\s;&|(])` + regexp.QuoteMeta(name) + `=|\bfor\s+` + regexp.QuoteMeta(name) + `\b|\bread\b[^;&|\n]*\b` + regexp.QuoteMeta(name) + `\b|\b(export|local|readonly)\s+` + regexp.QuoteMeta(name) + `\b`)
+	q := regexp.QuoteMeta(name)
+	re := regexp.MustCompile(`(^|[\s;&|(])` + q + `=|\bfor\s+` + q + `\b|(^|[;&|(\n]|\bdo|\bthen)\s*read\s[^;&|\n]*\b` + q + `\b|\b(export|local|readonly)\s+` + q + `\b`)
 	return re.MatchString(cmd)
 }
 
-// sinkOf is how template values reach the param of a site.
-func (v *validator) sinkOf(st *site) node.Sink {
-	if spec := v.specs[st.nodeID]; spec != nil {
-		if f, ok := spec.Interface.Param(st.param); ok {
-			return f.Sink
-		}
+// stepNameAt is the longest run of step-id characters at the start of s.
+func stepNameAt(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] == '-' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (i > 0 && s[i] >= '0' && s[i] <= '9')) {
+		i++
 	}
-	return ""
+	return strings.TrimRight(s[:i], "-")
 }
 
 // outputPath writes rest as a path into step id's outputs: under the output
 // of that name when the step has one, else under the step's main output
-// (its first: stdout, response, content, result).
+// (the one a '>>' chain passes on, else its first).
 func (v *validator) outputPath(id, rest string) string {
 	spec := v.specs[id]
 	if spec == nil || len(spec.Interface.Outputs) == 0 {
@@ -401,8 +426,21 @@ func (v *validator) outputPath(id, rest string) string {
 		}
 	}
 	main := spec.Interface.Outputs[0].Key
+	if spec.MainOutput != "" {
+		main = spec.MainOutput
+	}
 	if rest == "" {
 		return id + "." + main
 	}
 	return id + "." + main + "." + rest
+}
+
+// sinkOf is how template values reach the param of a site.
+func (v *validator) sinkOf(st *site) node.Sink {
+	if spec := v.specs[st.nodeID]; spec != nil {
+		if f, ok := spec.Interface.Param(st.param); ok {
+			return f.Sink
+		}
+	}
+	return ""
 }

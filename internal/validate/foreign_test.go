@@ -140,3 +140,52 @@ func TestForeignSyntaxLeavesShellAndGoTemplatesAlone(t *testing.T) {
 		}
 	}
 }
+
+// Forms the mutation harness found: a batch's item, a hyphenated step id, a
+// shell that mentions the word 'read', a negative index on any name.
+func TestForeignSyntaxBatchItemsAndHyphens(t *testing.T) {
+	doc := `# T
+Test.
+
+## Steps
+### make-slug
+Make it.
+- type: shell
+- command: echo a-b
+
+### read
+Read.
+- type: shell
+- command: echo hi
+
+### measure
+Measure each word.
+- type: shell
+- command: 'echo "%s"'
+
+` + "```yaml batch\nitems: [a, b]\nas: word\n```\n"
+	for _, tc := range []struct{ cmd, want string }{
+		{"{{ word }}", "${word}"},
+		{"$word", "${word}"},
+		{"${word[-1]}", "no negative indexes"},
+		{"${other[-1]}", "no negative indexes"},
+		{"$make-slug.stdout ${word}", "${make-slug.stdout}"},
+		{"read failed with $read.stdout ${word}", "${read.stdout}"},
+	} {
+		src := fmt.Sprintf(doc, tc.cmd)
+		w, err := workflow.ParseMarkdown([]byte(src), "t.pflow.md")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.cmd, err)
+		}
+		errs, _ := Validate(w, Options{Catalog: foreignCatalog()})
+		found := false
+		for _, d := range errs {
+			if strings.Contains(d.Message+d.Hint, tc.want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q: no error naming %q:\n%s", tc.cmd, tc.want, dump(errs))
+		}
+	}
+}

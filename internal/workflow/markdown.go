@@ -113,9 +113,13 @@ type mdParser struct {
 	// (demotedIn), which may be an entry written at the wrong level.
 	demoted   *headingEv
 	demotedIn string
-	src       []byte
-	lines     []string // 1-based: lines[0] is unused
-	starts    []int    // byte offset of each line (1-based)
+	// misleveled are headings at level 2 or 4+ inside a section pflow reads
+	// that may be entries written at the wrong level; finish refuses those
+	// whose name the workflow uses.
+	misleveled []misleveled
+	src        []byte
+	lines      []string // 1-based: lines[0] is unused
+	starts     []int    // byte offset of each line (1-based)
 
 	kinds    []lineKind
 	headings map[int]*headingEv
@@ -509,6 +513,7 @@ func (p *mdParser) onHeading(h *headingEv) error {
 			if p.section == secInputs || p.section == secSteps || p.section == secOutputs {
 				p.demoted = h // a '## name' inside a section pflow reads
 				p.demotedIn = p.section
+				p.misleveled = append(p.misleveled, misleveled{text: h.text, line: h.line, level: 2, section: p.section})
 			}
 			p.section = secOther
 			near := strings.TrimRight(name, ":. ")
@@ -618,6 +623,9 @@ func titleCase(s string) string {
 }
 
 func (p *mdParser) onLine(l int, line string) {
+	if m := deepHeadingRe().FindStringSubmatch(line); m != nil && p.ent != nil && p.ent.section != secOther && entityIDRe().MatchString(m[2]) && !p.itemFollows(l, "type") {
+		p.misleveled = append(p.misleveled, misleveled{text: m[2], line: l, level: len(m[1]), section: p.ent.section})
+	}
 	if m := deepHeadingRe().FindStringSubmatch(line); m != nil && p.ent != nil && p.ent.section != secOther && entityIDRe().MatchString(m[2]) && p.itemFollows(l, "type") {
 		p.stray = p.errf(l, fmt.Sprintf("Write '### %s' (three '#') for a step, input or output; a level-%d heading is text inside '%s', so its settings would join '%s'.", m[2], len(m[1]), p.ent.id, p.ent.id),
 			"'%s %s' is a level-%d heading, not an entry of '## %s'.", m[1], m[2], len(m[1]), titleCase(p.ent.section))
@@ -1016,7 +1024,39 @@ func firstLine(s string) string {
 }
 
 // finish runs the after-scan checks and builds edges and mappings.
+// misleveled is a heading that may be an entry at the wrong level.
+type misleveled struct {
+	text, section string
+	line, level   int
+}
+
+// checkLevels refuses a '## name' or '#### name' heading inside Outputs
+// whose name a step publishes with output_mappings: it was meant as that
+// output's entry, and without it the output silently disappears.
+func (p *mdParser) checkLevels() error {
+	for _, h := range p.misleveled {
+		if h.section != secOutputs {
+			continue
+		}
+		for _, si := range p.steps {
+			if si.mapping == nil {
+				continue
+			}
+			for _, target := range si.mapping.OutputMappings {
+				if target == h.text {
+					return p.errf(h.line, fmt.Sprintf("Write '### %s' (three '#'): each output is a level-3 heading.", h.text),
+						"'%s %s' is a level-%d heading, so output '%s' (published by an output mapping) is not declared.", strings.Repeat("#", h.level), h.text, h.level, h.text)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func (p *mdParser) finish() error {
+	if err := p.checkLevels(); err != nil {
+		return err
+	}
 	if p.stepsLine == 0 {
 		sug := missingStepsSuggestion
 		if p.stepTypo != "" {
