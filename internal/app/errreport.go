@@ -25,7 +25,7 @@ const (
 )
 
 // Error types of ErrorReport.Type: the one enum of both faces
-// (docs/json-output.md, docs/schemas/error.schema.json).
+// (docs/json-output.md, docs/schemas/failure.schema.json).
 const (
 	ErrValidation = "validation" // the input, the command line or the workflow is wrong
 	ErrExecution  = "execution"  // running failed (or pflow itself did)

@@ -1,4 +1,4 @@
-// Package client is pflow's MCP client: the mcp-servers.json config (load,
+// Package mcpclient is pflow's MCP client: the mcp-servers.json config (load,
 // add, remove, validation, name normalisation), ${VAR} expansion, and
 // sessions with MCP servers over stdio, streamable HTTP and legacy SSE, with
 // the process lifecycle, timeouts and error texts of DESIGN.md D1–D9.

@@ -1,4 +1,4 @@
-// Package server is pflow's MCP server (`pflow mcp serve`): 14 tools and two
+// Package mcpserver is pflow's MCP server (`pflow mcp serve`): 14 tools and two
 // instruction resources that let an agent without a shell discover, build,
 // validate, run and save workflows. Every tool is a thin face over a use-case
 // in internal/app; nothing here decides how a workflow is run, saved or

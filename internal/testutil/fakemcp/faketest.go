@@ -1,4 +1,4 @@
-// Package faketest is a fault-injecting MCP server for tests: the test
+// Package fakemcp is a fault-injecting MCP server for tests: the test
 // binary re-runs itself as a stdio MCP server whose misbehaviour is chosen by
 // the PFLOW_FAKE_MCP variable (a comma-separated list of modes, below).
 //
