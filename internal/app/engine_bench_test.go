@@ -43,7 +43,7 @@ func BenchmarkParseValidateRun1000(b *testing.B) {
 			b.Fatal(err)
 		}
 		inputs := map[string]any{"seed": "x"}
-		if errs, _ := validate.Validate(w, validate.Options{Catalog: cat, Provided: inputs}); len(errs) > 0 {
+		if errs, _ := validate.Validate(context.Background(), w, validate.Options{Catalog: cat, Provided: inputs}); len(errs) > 0 {
 			b.Fatal(errs[0].Message)
 		}
 		res := runtime.Run(context.Background(), w, inputs, runtime.Options{Catalog: cat})
@@ -63,7 +63,7 @@ func BenchmarkParseValidate1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if errs, _ := validate.Validate(w, validate.Options{Catalog: cat, Provided: map[string]any{"seed": "x"}}); len(errs) > 0 {
+		if errs, _ := validate.Validate(context.Background(), w, validate.Options{Catalog: cat, Provided: map[string]any{"seed": "x"}}); len(errs) > 0 {
 			b.Fatal(errs[0].Message)
 		}
 	}

@@ -218,7 +218,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			}
 		}()
 	}
-	errs, warns := validate.Validate(w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
+	errs, warns := validate.Validate(ctx, w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
 	if req.ValidateOnly && req.CheckLive && len(errs) == 0 {
 		warns = append(warns, a.liveDrift(ctx, w, st)...)
 	}

@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"context"
 	"fmt"
 	"github.com/pflow-go/pflow/internal/stepkeys"
 	"slices"
@@ -93,7 +92,7 @@ func (v *validator) nodeChecks() {
 		if !ok || spec.Check == nil {
 			continue
 		}
-		for _, p := range spec.Check(context.Background(), n.Params) {
+		for _, p := range spec.Check(v.ctx, n.Params) {
 			line := n.Line
 			if start, ok := n.SourceLines[p.Param]; ok && p.Line > 0 {
 				line = start + p.Line - 1

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func TestForeignSyntax(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parse: %v\n%s", err, src)
 			}
-			errs, warns := Validate(w, Options{Catalog: foreignCatalog()})
+			errs, warns := Validate(context.Background(), w, Options{Catalog: foreignCatalog()})
 			pool := errs
 			if tc.warn {
 				pool = warns
@@ -132,7 +133,7 @@ func TestForeignSyntaxLeavesShellAndGoTemplatesAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		errs, warns := Validate(w, Options{Catalog: foreignCatalog()})
+		errs, warns := Validate(context.Background(), w, Options{Catalog: foreignCatalog()})
 		for _, d := range append(errs, warns...) {
 			if strings.Contains(d.Message, "pflow does not read") {
 				t.Errorf("%q: %s", val, d.Message)
@@ -177,7 +178,7 @@ Measure each word.
 		if err != nil {
 			t.Fatalf("%s: %v", tc.cmd, err)
 		}
-		errs, _ := Validate(w, Options{Catalog: foreignCatalog()})
+		errs, _ := Validate(context.Background(), w, Options{Catalog: foreignCatalog()})
 		found := false
 		for _, d := range errs {
 			if strings.Contains(d.Message+d.Hint, tc.want) {

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"testing"
 
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -19,6 +20,6 @@ func FuzzValidate(f *testing.F) {
 		w := wf(nd("a", "git-log", map[string]any{"since": src}), b, nd("c", "http", map[string]any{"url": cmd, "timeout": src}))
 		w.Outputs = workflow.Outputs{{Name: "o", Source: src}}
 		w.Inputs = workflow.Inputs{{Name: "x"}}
-		Validate(w, Options{Catalog: cat, Provided: map[string]any{}})
+		Validate(context.Background(), w, Options{Catalog: cat, Provided: map[string]any{}})
 	})
 }

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
@@ -77,13 +78,13 @@ func TestValidateLinearInTemplates(t *testing.T) {
 					t.Errorf("%s grows %.2f× when the templates grow %d× (%.0f at n=%d, %.0f at n=%d); want ≤ %.1f×", what, r, factor, a, n, b, factor*n, maxRatio)
 				}
 			}
-			check("scan steps", float64(validate(small, opts).work), float64(validate(large, opts).work))
+			check("scan steps", float64(validate(context.Background(), small, opts).work), float64(validate(context.Background(), large, opts).work))
 			check("allocations",
-				testing.AllocsPerRun(3, func() { Validate(small, opts) }),
-				testing.AllocsPerRun(3, func() { Validate(large, opts) }))
+				testing.AllocsPerRun(3, func() { Validate(context.Background(), small, opts) }),
+				testing.AllocsPerRun(3, func() { Validate(context.Background(), large, opts) }))
 			check("bytes allocated",
-				float64(allocatedBytes(func() { Validate(small, opts) })),
-				float64(allocatedBytes(func() { Validate(large, opts) })))
+				float64(allocatedBytes(func() { Validate(context.Background(), small, opts) })),
+				float64(allocatedBytes(func() { Validate(context.Background(), large, opts) })))
 		})
 	}
 }
@@ -97,7 +98,7 @@ func BenchmarkValidateTemplates(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				Validate(w, Options{Catalog: cat})
+				Validate(context.Background(), w, Options{Catalog: cat})
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestMarkdownLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, _ := Validate(w, Options{Catalog: testCatalog()})
+	errs, _ := Validate(context.Background(), w, Options{Catalog: testCatalog()})
 	want := []struct {
 		prefix string
 		line   int

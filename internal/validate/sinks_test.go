@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestShellSinkProblemsAreStaticErrors(t *testing.T) {
 		nd("ok", "shell", map[string]any{"command": "echo \"${src.stdout}\" '${src.stdout}'"}),
 	)
 	w.Nodes[1].SourceLines = map[string]int{"command": 31}
-	errs, warns := Validate(w, Options{Catalog: sinkCatalog()})
+	errs, warns := Validate(context.Background(), w, Options{Catalog: sinkCatalog()})
 	d := find(t, errs, "Step 'quoted' (shell), param 'command': template ${src.stdout} is where the shell reads literal text")
 	if d.Line != 33 || d.Param != "command" || d.NodeID != "quoted" {
 		t.Errorf("diagnostic should point at line 33 of param command of step quoted: %+v", d)
@@ -42,7 +43,7 @@ func TestUnsafeSpliceIsAWarning(t *testing.T) {
 		nd("src", "shell", map[string]any{"command": "echo hi"}),
 		nd("spliced", "shell", map[string]any{"command": "${src.stdout}", node.UnsafeSpliceParam: true}),
 	)
-	errs, warns := Validate(w, Options{Catalog: sinkCatalog()})
+	errs, warns := Validate(context.Background(), w, Options{Catalog: sinkCatalog()})
 	if len(errs) != 0 {
 		t.Fatalf("unsafe_splice is allowed:\n%s", dump(errs))
 	}
@@ -76,7 +77,7 @@ func TestTemplatesInCodeUseInferredTypes(t *testing.T) {
 	})
 	w := wf(nd("log", "git-log", map[string]any{}), calc)
 	calc.SourceLines = map[string]int{"code": 40}
-	errs, _ := Validate(w, Options{Catalog: codeCatalog()})
+	errs, _ := Validate(context.Background(), w, Options{Catalog: codeCatalog()})
 	var got []Diagnostic
 	for _, d := range errs {
 		if d.Param == "code" && strings.Contains(d.Message, "is inside the Python code") {
@@ -105,7 +106,7 @@ func TestTemplatesInCodeUseInferredTypes(t *testing.T) {
 func TestUnsafeSpliceInCodeWarns(t *testing.T) {
 	w := wf(nd("calc", "code", map[string]any{"code": "result: int = ${n}", node.UnsafeSpliceParam: true}))
 	w.Inputs = append(w.Inputs, input("n", 2))
-	errs, warns := Validate(w, Options{Catalog: codeCatalog()})
+	errs, warns := Validate(context.Background(), w, Options{Catalog: codeCatalog()})
 	if len(errs) > 0 {
 		t.Fatalf("errors:\n%s", dump(errs))
 	}
@@ -125,7 +126,7 @@ func TestNestedWorkflowIsNotATemplate(t *testing.T) {
 			nd("src", "shell", map[string]any{"command": "echo hi"}),
 			nd("child", "workflow", map[string]any{k: "${src.stdout}"}),
 		)
-		errs, _ := Validate(w, Options{Catalog: c})
+		errs, _ := Validate(context.Background(), w, Options{Catalog: c})
 		d := find(t, errs, "Step 'child' (workflow), param '"+k+"': the workflow to run must be written out, not a template")
 		if d.Param != k || !strings.Contains(d.Hint, "param_mapping") {
 			t.Errorf("%s: %+v", k, d)

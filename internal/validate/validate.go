@@ -5,6 +5,7 @@
 package validate
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -79,16 +80,18 @@ type Options struct {
 }
 
 // Validate runs every layer and returns all errors and warnings together.
-func Validate(w *workflow.Workflow, opts Options) (errs, warnings []Diagnostic) {
+// ctx bounds the checks that start a process (a code step's syntax check).
+func Validate(ctx context.Context, w *workflow.Workflow, opts Options) (errs, warnings []Diagnostic) {
 	if w == nil {
 		return []Diagnostic{{Severity: SeverityError, Message: "Workflow is empty", Hint: "Provide a workflow with at least one step under '## Steps'"}}, nil
 	}
-	return validate(w, opts).result()
+	return validate(ctx, w, opts).result()
 }
 
 // validate runs every layer and returns the validator with its findings.
-func validate(w *workflow.Workflow, opts Options) *validator {
+func validate(ctx context.Context, w *workflow.Workflow, opts Options) *validator {
 	v := newValidator(w, opts)
+	v.ctx = ctx
 	v.structure()
 	v.stdin()
 	v.graph()
@@ -160,6 +163,7 @@ const (
 )
 
 type validator struct {
+	ctx  context.Context
 	w    *workflow.Workflow
 	opts Options
 

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -100,7 +101,7 @@ func input(name string, line int) *workflow.Input {
 
 func run(t *testing.T, w *workflow.Workflow) (errs, warns []Diagnostic) {
 	t.Helper()
-	return Validate(w, Options{Catalog: testCatalog()})
+	return Validate(context.Background(), w, Options{Catalog: testCatalog()})
 }
 
 func dump(ds []Diagnostic) string {
@@ -577,7 +578,7 @@ func TestRequiredInputNotProvided(t *testing.T) {
 	opt := input("opt", 6)
 	opt.Required = &f
 	w.Inputs = workflow.Inputs{input("name", 3), opt}
-	errs, _ := Validate(w, Options{Catalog: testCatalog(), Provided: map[string]any{}})
+	errs, _ := Validate(context.Background(), w, Options{Catalog: testCatalog(), Provided: map[string]any{}})
 	d := find(t, errs, "Required input '${name}' not provided - The name. (required)")
 	if d.Line != 3 {
 		t.Errorf("line %d", d.Line)
@@ -586,7 +587,7 @@ func TestRequiredInputNotProvided(t *testing.T) {
 		t.Errorf("optional inputs are fine:\n%s", dump(errs))
 	}
 	// Validate-only mode: every declared input counts as provided.
-	errs, _ = Validate(w, Options{Catalog: testCatalog()})
+	errs, _ = Validate(context.Background(), w, Options{Catalog: testCatalog()})
 	if len(errs) != 0 {
 		t.Errorf("nil Provided means validate-only:\n%s", dump(errs))
 	}
@@ -644,35 +645,35 @@ func TestNestedWorkflowOutputs(t *testing.T) {
 	}
 	opts := Options{Catalog: testCatalog(), LoadWorkflow: load}
 
-	errs, warns := Validate(mk(map[string]any{"workflow_name": "child", "param_mapping": map[string]any{"topic": "x"}}, "echo ${call.summary}"), opts)
+	errs, warns := Validate(context.Background(), mk(map[string]any{"workflow_name": "child", "param_mapping": map[string]any{"topic": "x"}}, "echo ${call.summary}"), opts)
 	if len(errs)+len(warns) != 0 {
 		t.Fatalf("declared child outputs are exposed:\n%s%s", dump(errs), dump(warns))
 	}
-	errs, _ = Validate(mk(map[string]any{"workflow_name": "child", "param_mapping": map[string]any{"topic": "x"}, "output_mapping": map[string]any{"summary": "text"}}, "echo ${call.summary}"), opts)
+	errs, _ = Validate(context.Background(), mk(map[string]any{"workflow_name": "child", "param_mapping": map[string]any{"topic": "x"}, "output_mapping": map[string]any{"summary": "text"}}, "echo ${call.summary}"), opts)
 	d := find(t, errs, "Node 'call' (type: workflow) does not output 'summary'")
 	hasLines(t, d.Message, "  ✓ ${call.text} (str)")
 
-	errs, _ = Validate(mk(map[string]any{"workflow_name": "child", "output_mapping": map[string]any{"sumary": "s"}}, "echo ${call.s}"), opts)
+	errs, _ = Validate(context.Background(), mk(map[string]any{"workflow_name": "child", "output_mapping": map[string]any{"sumary": "s"}}, "echo ${call.s}"), opts)
 	find(t, errs, "Node 'call' (workflow): the child workflow requires input 'topic', which param_mapping does not provide")
 	o := find(t, errs, "Node 'call' (workflow): output_mapping maps 'sumary', which the child workflow does not produce")
 	hasLines(t, o.Hint, "Did you mean 'summary'?", "Declared outputs: summary, items")
 
-	_, warns = Validate(mk(map[string]any{"workflow_name": "child", "param_mapping": map[string]any{"topic": "x", "langs": "de"}}, "echo ${call.summary}"), opts)
+	_, warns = Validate(context.Background(), mk(map[string]any{"workflow_name": "child", "param_mapping": map[string]any{"topic": "x", "langs": "de"}}, "echo ${call.summary}"), opts)
 	p := find(t, warns, "Node 'call' (workflow): param_mapping sets 'langs', which the child workflow does not declare as an input")
 	hasLines(t, p.Hint, "Did you mean 'lang'?", "Declared inputs: topic, lang")
 
-	errs, _ = Validate(mk(map[string]any{"workflow_name": "missing"}, "echo ${call.x}"), opts)
+	errs, _ = Validate(context.Background(), mk(map[string]any{"workflow_name": "missing"}, "echo ${call.x}"), opts)
 	find(t, errs, "Node 'call' (workflow): cannot load workflow_name 'missing': workflow 'missing' not found")
 
 	// Without a loader, nested outputs are typed any.
-	errs, warns = Validate(mk(map[string]any{"workflow_name": "child"}, "echo ${call.anything.at[0].all}"), Options{Catalog: testCatalog()})
+	errs, warns = Validate(context.Background(), mk(map[string]any{"workflow_name": "child"}, "echo ${call.anything.at[0].all}"), Options{Catalog: testCatalog()})
 	if len(errs)+len(warns) != 0 {
 		t.Fatalf("unknown nested outputs are any:\n%s%s", dump(errs), dump(warns))
 	}
 	// The child's own templates inside workflow_ir are not the parent's.
 	inline := map[string]any{"ir_version": "0.1.0", "nodes": []any{map[string]any{"id": "x", "type": "shell", "params": map[string]any{"command": "echo ${topic}"}}},
 		"inputs": map[string]any{"topic": map[string]any{"type": "string"}}, "outputs": map[string]any{"out": map[string]any{"source": "${x.stdout}"}}}
-	errs, _ = Validate(mk(map[string]any{"workflow_ir": inline, "param_mapping": map[string]any{"topic": "t"}}, "echo ${call.out}"), opts)
+	errs, _ = Validate(context.Background(), mk(map[string]any{"workflow_ir": inline, "param_mapping": map[string]any{"topic": "t"}}, "echo ${call.out}"), opts)
 	if len(errs) != 0 {
 		t.Fatalf("inline child:\n%s", dump(errs))
 	}
@@ -720,7 +721,7 @@ func TestManyProblemsReportedTogether(t *testing.T) {
 
 func TestNilCatalogSkipsInterfaceChecks(t *testing.T) {
 	w := wf(nd("a", "whatever", map[string]any{"x": "1"}), nd("b", "other", map[string]any{"y": "${a.anything}"}))
-	errs, warns := Validate(w, Options{})
+	errs, warns := Validate(context.Background(), w, Options{})
 	if len(errs)+len(warns) != 0 {
 		t.Fatalf("no catalog, no interface checks:\n%s%s", dump(errs), dump(warns))
 	}
@@ -756,7 +757,7 @@ func BenchmarkValidate1000Nodes(b *testing.B) {
 	cat := testCatalog()
 	b.ReportAllocs()
 	for b.Loop() {
-		errs, _ := Validate(w, Options{Catalog: cat})
+		errs, _ := Validate(context.Background(), w, Options{Catalog: cat})
 		if len(errs) != 0 {
 			b.Fatal(dump(errs))
 		}
@@ -771,18 +772,18 @@ func TestOddIRDoesNotPanic(t *testing.T) {
 		Edges:    []workflow.Edge{{From: "a", To: "a"}, {From: "x", To: "y"}},
 		Mappings: map[string]*workflow.Mapping{"a": nil, "zz": {InputMappings: map[string]string{"p": ""}}},
 	}
-	errs, _ := Validate(w, Options{Catalog: testCatalog(), Provided: map[string]any{}, LoadWorkflow: func(string, string) (*workflow.Workflow, error) {
+	errs, _ := Validate(context.Background(), w, Options{Catalog: testCatalog(), Provided: map[string]any{}, LoadWorkflow: func(string, string) (*workflow.Workflow, error) {
 		return &workflow.Workflow{Nodes: []*workflow.Node{nil}, Inputs: workflow.Inputs{nil}, Outputs: workflow.Outputs{nil}}, nil
 	}})
 	if len(errs) == 0 {
 		t.Fatal("a broken IR must produce errors")
 	}
-	errs, _ = Validate(nil, Options{})
+	errs, _ = Validate(context.Background(), nil, Options{})
 	if len(errs) != 1 {
 		t.Fatal("nil workflow is an error")
 	}
 	wn := wf(nd("call", "workflow", map[string]any{"workflow_name": "c", "output_mapping": map[string]any{"x": "y"}}), nd("u", "shell", map[string]any{"command": "echo ${call.y}"}))
-	Validate(wn, Options{Catalog: testCatalog(), LoadWorkflow: func(string, string) (*workflow.Workflow, error) {
+	Validate(context.Background(), wn, Options{Catalog: testCatalog(), LoadWorkflow: func(string, string) (*workflow.Workflow, error) {
 		return &workflow.Workflow{Nodes: []*workflow.Node{nil}, Inputs: workflow.Inputs{nil}, Outputs: workflow.Outputs{nil}}, nil
 	}})
 }

@@ -157,7 +157,7 @@ func applyHints(t *testing.T, src string, diags []validate.Diagnostic) string {
 func TestTemplateInCodeIsRefusedWithTheExactRewrite(t *testing.T) {
 	needPython(t)
 	w := parse(t, greet)
-	errs, _ := validate.Validate(w, validate.Options{Catalog: sinkCatalog})
+	errs, _ := validate.Validate(context.Background(), w, validate.Options{Catalog: sinkCatalog})
 	var sinkErrs []validate.Diagnostic
 	for _, d := range errs {
 		if d.Param == "code" {
@@ -196,7 +196,7 @@ func TestTemplateInCodeIsRefusedWithTheExactRewrite(t *testing.T) {
 	// The rewrite, applied as shown, validates and runs.
 	fixed := applyHints(t, greet, sinkErrs)
 	fw := parse(t, fixed)
-	if errs, warns := validate.Validate(fw, validate.Options{Catalog: sinkCatalog}); len(errs)+len(warns) > 0 {
+	if errs, warns := validate.Validate(context.Background(), fw, validate.Options{Catalog: sinkCatalog}); len(errs)+len(warns) > 0 {
 		t.Fatalf("the rewritten workflow has findings %v %v:\n%s", errs, warns, fixed)
 	}
 	for _, h := range hostileCode {
@@ -258,7 +258,7 @@ func TestUnsafeSpliceKeepsPasting(t *testing.T) {
 	src := "# Splice\nPastes an expression.\n\n## Inputs\n\n### expr\nAn expression.\n- type: string\n\n" +
 		"## Steps\n\n### calc\nEvaluate it.\n- type: code\n- unsafe_splice: true\n\n```python code\nresult: int = ${expr} * 2\n```\n"
 	w := parse(t, src)
-	errs, warns := validate.Validate(w, validate.Options{Catalog: sinkCatalog})
+	errs, warns := validate.Validate(context.Background(), w, validate.Options{Catalog: sinkCatalog})
 	if len(errs) > 0 {
 		t.Fatalf("errors: %v", errs)
 	}
@@ -281,7 +281,7 @@ func TestEscapedTemplateReachesPythonLiterally(t *testing.T) {
 	needPython(t)
 	src := "# Escape\nKeeps a literal template.\n\n## Steps\n\n### lit\nReturn the text.\n- type: code\n\n```python code\nresult: str = '$${HOME} ' + \"$${x.y}\"\n```\n"
 	w := parse(t, src)
-	if errs, warns := validate.Validate(w, validate.Options{Catalog: sinkCatalog}); len(errs)+len(warns) > 0 {
+	if errs, warns := validate.Validate(context.Background(), w, validate.Options{Catalog: sinkCatalog}); len(errs)+len(warns) > 0 {
 		t.Fatalf("findings: %v %v", errs, warns)
 	}
 	res := runtime.Run(context.Background(), w, nil, runtime.Options{Catalog: sinkCatalog, Env: runtime.EnvLookup{Process: os.LookupEnv}})
@@ -293,7 +293,7 @@ func TestEscapedTemplateReachesPythonLiterally(t *testing.T) {
 	}
 	// A syntax error next to an escape is still found statically.
 	bad := strings.Replace(src, "result: str =", "result: str = (", 1)
-	errs, _ := validate.Validate(parse(t, bad), validate.Options{Catalog: sinkCatalog})
+	errs, _ := validate.Validate(context.Background(), parse(t, bad), validate.Options{Catalog: sinkCatalog})
 	if len(errs) != 1 || !strings.Contains(errs[0].Message, "Python syntax error in code block") {
 		t.Errorf("errors = %v, want the syntax error", errs)
 	}
@@ -304,7 +304,7 @@ func TestEscapedTemplateReachesPythonLiterally(t *testing.T) {
 func TestTemplateInCodeIsTheOnlyDiagnostic(t *testing.T) {
 	needPython(t)
 	src := "# One\nOne message.\n\n## Inputs\n\n### n\nA number.\n- type: integer\n\n## Steps\n\n### calc\nDouble it.\n- type: code\n\n```python code\nresult: int = ${n} * 2\n```\n"
-	errs, warns := validate.Validate(parse(t, src), validate.Options{Catalog: sinkCatalog})
+	errs, warns := validate.Validate(context.Background(), parse(t, src), validate.Options{Catalog: sinkCatalog})
 	if len(errs) != 1 || len(warns) != 0 {
 		t.Fatalf("want exactly the sink error, got %v %v", errs, warns)
 	}
