@@ -109,10 +109,14 @@ func (v *validator) unknownParams() {
 			for _, f := range spec.Interface.Params {
 				if val, ok := given(f.Key); ok && !mapped[f.Key] {
 					if msg, fix := literalMismatch(f, val); msg != "" {
+						hint := "Corrected line:\n" + fix
+						if v.ir {
+							hint = fmt.Sprintf("In nodes[%d].params, give \"%s\" a value of type %s.", v.index[n.ID], f.Key, f.Type)
+						}
 						v.add(layerParams, Diagnostic{
 							Message: fmt.Sprintf("Node '%s' (%s): parameter '%s' %s", n.ID, n.Type, f.Key, msg),
 							NodeID:  n.ID, Param: f.Key, Line: n.Line,
-							Hint: "Corrected line:\n" + fix,
+							Hint: hint,
 						})
 					}
 				}

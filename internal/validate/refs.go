@@ -210,7 +210,11 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 		v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: bh})
 		return
 	}
-	hint = append(hint, fmt.Sprintf("Declare it under '## Inputs' (### %s, a line saying what it is, '- type: string'); then give its value when running the workflow.", head))
+	if v.ir {
+		hint = append(hint, fmt.Sprintf(`Declare it in "inputs": "%s": {"type": "string", "description": "..."}; then give its value when running the workflow.`, head))
+	} else {
+		hint = append(hint, fmt.Sprintf("Declare it under '## Inputs' (### %s, a line saying what it is, '- type: string'); then give its value when running the workflow.", head))
+	}
 	if x := v.byID[st.nodeID]; x != nil && x.Type == "shell" || isUpper(head) {
 		hint = append(hint, fmt.Sprintf("If this is a shell/environment variable, write $%s or $${%s}: pflow resolves every ${...} itself.", head, head))
 	}

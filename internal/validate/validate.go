@@ -92,6 +92,7 @@ func Validate(ctx context.Context, w *workflow.Workflow, opts Options) (errs, wa
 func validate(ctx context.Context, w *workflow.Workflow, opts Options) *validator {
 	v := newValidator(w, opts)
 	v.ctx = ctx
+	v.ir = w.Source != nil && strings.HasPrefix(strings.TrimSpace(w.Source.Raw), "{")
 	v.structure()
 	v.stdin()
 	v.graph()
@@ -163,6 +164,9 @@ const (
 )
 
 type validator struct {
+	// ir is true for a workflow written as JSON IR: messages then speak of
+	// its keys ("inputs", nodes[i].params), not of markdown sections.
+	ir   bool
 	ctx  context.Context
 	w    *workflow.Workflow
 	opts Options
@@ -615,7 +619,13 @@ func (v *validator) unreachable(succ [][]int) {
 			}
 		}
 		hint := fmt.Sprintf("Lead a step to it ('- next: %s' on the step that should run before it), or delete step '%s'.", nd.ID, nd.ID)
+		if v.ir {
+			hint = fmt.Sprintf(`Add an edge to it, e.g. {"from": "<step before it>", "to": "%s"} in "edges", or remove node '%s'.`, nd.ID, nd.ID)
+		}
 		for _, e := range v.w.Edges {
+			if v.ir || e.To == "" {
+				continue
+			}
 			if j, ok := v.index[e.From]; ok && j == i-1 && e.To != nd.ID && e.ActionOrDefault() == "default" {
 				hint = fmt.Sprintf("Step '%s' jumps over it with '- next: %s'; remove that line to run '%s' after '%s', or delete step '%s'.", e.From, e.To, nd.ID, e.From, nd.ID)
 			}
@@ -749,9 +759,17 @@ func (v *validator) structureWhere(path string) string {
 		}
 	case m[2] != "":
 		i, _ := strconv.Atoi(m[2])
-		where = fmt.Sprintf("Edge %d", i+1)
+		// JSON IR's own words: the index into "edges" and the ends it has.
+		where = fmt.Sprintf("edges[%d]", i)
 		if i < len(v.w.Edges) {
-			where = fmt.Sprintf("Edge %d (%s → %s)", i+1, v.w.Edges[i].From, v.w.Edges[i].To)
+			from, to := v.w.Edges[i].From, v.w.Edges[i].To
+			if from == "" {
+				from = "?"
+			}
+			if to == "" {
+				to = "?"
+			}
+			where = fmt.Sprintf("edges[%d] (%s → %s)", i, from, to)
 		}
 	default:
 		where = fmt.Sprintf("%s '%s'", strings.ToUpper(m[3][:1])+m[3][1:len(m[3])-1], m[4])

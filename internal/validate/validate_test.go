@@ -683,7 +683,7 @@ func TestStructureErrorsAreReported(t *testing.T) {
 	w := wf(nd("a", "shell", map[string]any{"command": "true"}))
 	w.Edges = append(w.Edges, workflow.Edge{From: "a", To: "ghost"})
 	errs, _ := run(t, w)
-	d := find(t, errs, "Edge 1 (a → ghost), key 'to': Edge references non-existent node 'ghost'")
+	d := find(t, errs, "edges[0] (a → ghost), key 'to': Edge references non-existent node 'ghost'")
 	if d.Hint == "" {
 		t.Error("structure errors carry the suggestion as hint")
 	}
