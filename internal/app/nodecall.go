@@ -34,7 +34,7 @@ const ChainInput = "input"
 // node; one found among a node's params is reported as misplaced.
 var RunnerFlagNames = []string{"output-format", "output-key", "print", "validate-only", "no-trace", "verbose",
 	"resume", "rerun-unsafe", "no-cache", "no-record", "no-color", "trust-readonly",
-	"temporal", "namespace", "task-queue", "detach", "save"}
+	"temporal", "namespace", "task-queue", "detach", "save", "yes"}
 
 // NodeCall is one node of a direct call or a chain: its type and its params,
 // typed by the node's schema.
