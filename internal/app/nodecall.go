@@ -56,9 +56,8 @@ type RunName struct {
 // path-like name (with a '/' or ending in .md/.json) is a file; a request
 // in words (it holds a space) is planned when an LLM is configured (else
 // the error says how to configure one); otherwise a saved workflow, then a
-// node type. A name that is both a saved workflow
-// and a node type is an error naming both and how to pick one: pflow never
-// guesses between them.
+// node type. A name that is both a saved workflow and a node type is an
+// error naming both and how to pick one: pflow never guesses between them.
 func (a *App) ResolveRunName(ctx context.Context, name string) (*RunName, error) {
 	if IsPlanRequest(name) && !looksLikePath(name) {
 		// Names of saved workflows and node types hold no spaces.

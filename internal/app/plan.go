@@ -245,8 +245,7 @@ func plannerSystem() string {
 		guide = guide[:i] + guide[j:]
 	}
 	return "You plan pflow workflows. Given a request in words, you write one complete, valid .pflow.md " +
-		"workflow that does it, using only the node types listed (and saved workflows, through the 'workflow' node " +
-		"when one is listed). Declare an input for every value the person must give; do not invent values. " +
+		"workflow that does it, using only the node types listed (and the saved workflows listed, as a step of '- type: workflow'). Declare an input for every value the person must give; do not invent values. " +
 		"Prefer a few plain steps. Answer with the workflow in one ```markdown fence (use a longer fence of four " +
 		"backticks when the workflow holds code blocks), and nothing else.\n\n" + strings.TrimSpace(guide)
 }
@@ -266,7 +265,7 @@ func (a *App) planContext(ctx context.Context, request string) (string, error) {
 	}
 	if ms, _, err := a.RankSavedWorkflows(query, 5); err == nil && len(ms) > 0 {
 		lib := a.Library()
-		b.WriteString("Saved workflows that may already do part of it (run one as a step with '- type: workflow' and '- workflow_ref: <name>'):\n")
+		b.WriteString("Saved workflows that may already do part of it (run one as a step with '- type: workflow', '- workflow_name: <name>' and '- param_mapping: {input: value}'):\n")
 		for _, m := range ms {
 			if m.Confidence < 0.3 {
 				continue

@@ -227,3 +227,4 @@ func TestPlanOnTerminalAsksBeforeRunning(t *testing.T) {
 		t.Errorf("stderr:\n%s", errs)
 	}
 }
+
