@@ -146,7 +146,7 @@ func TestPlanStillInvalidEndsWithLastValidationMessage(t *testing.T) {
 		t.Errorf("want 3 requests (plan and 2 repairs), got %d", n)
 	}
 	draft := filepath.Join(r.home, "drafts", "planned-say-hello-to-someone.pflow.md")
-	for _, want := range []string{"still invalid after 2 repairs", "nowhere", draft} {
+	for _, want := range []string{`planned for "say hello to someone" is still invalid after 2 repairs`, "nowhere", draft} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
@@ -165,7 +165,7 @@ func TestPlanWithoutLLMSaysHowToConfigureOne(t *testing.T) {
 	if code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}
-	for _, want := range []string{"needs an LLM, but none is configured", "pflow settings llm set-default", "ANTHROPIC_API_KEY", `pflow workflow discover "find python files"`} {
+	for _, want := range []string{"is not a saved workflow, a file or a node type, and planning a workflow from words needs an LLM, but none is configured", "pflow settings llm set-default", "ANTHROPIC_API_KEY", `pflow workflow discover "find python files"`} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
@@ -227,4 +227,3 @@ func TestPlanOnTerminalAsksBeforeRunning(t *testing.T) {
 		t.Errorf("stderr:\n%s", errs)
 	}
 }
-
