@@ -26,9 +26,11 @@ const PlanRepairs = 2
 const planMaxTokens = 8192
 
 // IsPlanRequest reports whether a command-line name is a request in words
-// (it holds a space or tab) rather than a name.
+// (it holds a space or tab) rather than a name, or a workflow given as its
+// text (markdown has a newline, JSON IR starts with '{').
 func IsPlanRequest(name string) bool {
-	return strings.ContainsAny(strings.TrimSpace(name), " \t")
+	t := strings.TrimSpace(name)
+	return strings.ContainsAny(t, " \t") && !strings.Contains(name, "\n") && !strings.HasPrefix(t, "{")
 }
 
 // PlanRequest asks the configured LLM to write a workflow for a request

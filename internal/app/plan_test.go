@@ -18,7 +18,7 @@ func TestExtractPlannedMarkdown(t *testing.T) {
 }
 
 func TestIsPlanRequest(t *testing.T) {
-	for in, want := range map[string]bool{"find python files": true, "shell": false, " shell ": false, "a\tb": true} {
+	for in, want := range map[string]bool{"find python files": true, "shell": false, " shell ": false, "a\tb": true, "# T\nA b.\n": false, `{"nodes": []}`: false} {
 		if IsPlanRequest(in) != want {
 			t.Errorf("IsPlanRequest(%q) = %v", in, !want)
 		}
