@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/llmtest"
 )
 
 // docMessage turns a message as docs/troubleshooting.md quotes it into a
@@ -83,7 +85,14 @@ func TestTroubleshootingMessagesAreProduced(t *testing.T) {
 		{msg: "unknown parameter --<param> for node '<type>'", args: []string{"shell", "--comand=x"}},
 		{msg: "node '<type>' has no main input, so <what> has nowhere to go", stdin: "data\n", args: []string{"read-file", "--file_path=x"}},
 		{msg: "a lone '>' reached pflow after node '<type>'", args: []string{"shell", "--command=echo x", ">"}},
-		{msg: `"<request>" is not a saved workflow, a file or a node type, and pflow cannot yet plan a workflow from words`, args: []string{"find python files"}},
+		{msg: `"<request>" is not a saved workflow, a file or a node type, and planning a workflow from words needs an LLM, but none is configured`, args: []string{"find python files"}},
+		{msg: `the workflow <model> planned for "<request>" is still invalid after <n> repairs`,
+			setup: func(t *testing.T, dir, home string) []string {
+				fake := llmtest.NewOpenAI(t)
+				fake.SetDefault(llmtest.Text("# Broken\nReads a step that does not exist.\n\n## Steps\n\n### show\nShow it.\n- type: shell\n- command: echo ${nowhere.stdout}\n"))
+				return fake.EnvList()
+			},
+			args: []string{"--yes", "find python files"}},
 		{msg: `argument "<arg>" is not a key=value parameter`,
 			files: map[string]string{"w.pflow.md": plainWorkflow}, args: []string{"w.pflow.md", "stray"}},
 		{msg: "invalid parameter name(s): <names>",

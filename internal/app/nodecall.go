@@ -34,7 +34,7 @@ const ChainInput = "input"
 // node; one found among a node's params is reported as misplaced.
 var RunnerFlagNames = []string{"output-format", "output-key", "print", "validate-only", "no-trace", "verbose",
 	"resume", "rerun-unsafe", "no-cache", "no-record", "no-color", "trust-readonly",
-	"temporal", "namespace", "task-queue", "detach", "save"}
+	"temporal", "namespace", "task-queue", "detach", "save", "yes"}
 
 // NodeCall is one node of a direct call or a chain: its type and its params,
 // typed by the node's schema.
@@ -43,19 +43,29 @@ type NodeCall struct {
 	Params map[string]any
 }
 
-// RunName is what a name on the command line names: a workflow (Target) or
-// a node type (Spec); exactly one is set.
+// RunName is what a name on the command line names: a workflow (Target),
+// a node type (Spec), or a request in words to plan a workflow from with
+// the configured LLM (Request, see Plan); exactly one is set.
 type RunName struct {
-	Target *Target
-	Spec   *node.Spec
+	Target  *Target
+	Spec    *node.Spec
+	Request string
 }
 
 // ResolveRunName resolves a person's command-line name in one order: a
-// path-like name (with a '/' or ending in .md/.json) is a file; otherwise
-// a saved workflow, then a node type. A name that is both a saved workflow
-// and a node type is an error naming both and how to pick one: pflow never
-// guesses between them.
+// path-like name (with a '/' or ending in .md/.json) is a file; a request
+// in words (it holds a space) is planned when an LLM is configured (else
+// the error says how to configure one); otherwise a saved workflow, then a
+// node type. A name that is both a saved workflow and a node type is an
+// error naming both and how to pick one: pflow never guesses between them.
 func (a *App) ResolveRunName(ctx context.Context, name string) (*RunName, error) {
+	if IsPlanRequest(name) && !looksLikePath(name) {
+		// Names of saved workflows and node types hold no spaces.
+		if !a.PlannerConfigured() {
+			return nil, planFromWordsError(strings.TrimSpace(name))
+		}
+		return &RunName{Request: strings.TrimSpace(name)}, nil
+	}
 	t, werr := a.ResolveTarget(name)
 	if looksLikePath(name) {
 		if werr != nil {
@@ -85,9 +95,6 @@ func (a *App) ResolveRunName(ctx context.Context, name string) (*RunName, error)
 	case spec != nil:
 		return &RunName{Spec: spec}, nil
 	}
-	if strings.ContainsAny(strings.TrimSpace(name), " \t") {
-		return nil, planFromWordsError(name)
-	}
 	// Neither: the workflow error, with node types of a similar name.
 	pe := *pferr.As(werr)
 	if cat != nil {
@@ -115,16 +122,28 @@ func typoOfNodeType(cat *registry.Catalog, name string) []string {
 	return out
 }
 
-// planFromWordsError is the answer to a request in words where a workflow
-// name was expected: pflow has no planner that turns words into a
-// workflow, and says what exists instead.
+// planFromWordsError is the answer to a request in words when no LLM is
+// configured to plan a workflow from it: how to configure one, and
+// discover to find a saved workflow meanwhile.
 func planFromWordsError(request string) error {
 	return &pferr.Error{Kind: pferr.Usage,
-		Message: fmt.Sprintf("%q is not a saved workflow, a file or a node type, and pflow cannot yet plan a workflow from words", request),
-		Hint: "Planning from a request needs an LLM planner, which pflow does not have yet. The llm node's model is set with 'pflow settings llm set-default' " +
-			"(llm.default_model in settings.json) or detected from " + strings.Join(llm.AutoDetectKeys(), ", ") +
-			" (in the environment or stored with 'pflow settings set-env KEY=value'). Meanwhile find a saved workflow that fits: pflow workflow discover \"" + request + "\"",
+		Message: fmt.Sprintf("%q is not a saved workflow, a file or a node type, and planning a workflow from words needs an LLM, but none is configured", request),
+		Hint: "Configure one: set a default model with 'pflow settings llm set-default <provider/model>' " +
+			"(llm.default_model in settings.json), or an API key (" + strings.Join(llm.AutoDetectKeys(), ", ") +
+			") in the environment or stored with 'pflow settings set-env KEY=value'; then ask again. Meanwhile find a saved workflow that fits: pflow workflow discover \"" + request + "\"",
 		Fixes: []pferr.Fix{{Text: "To find a saved workflow for it, {do}.", Do: pferr.Run("workflow discover \""+request+"\"", "workflow_discover", map[string]any{"query": request})}}}
+}
+
+// wordsNotAName is the answer to a request in words where only a workflow
+// name or file goes ('pflow run'): plan it without 'run' when an LLM is
+// configured, else how to configure one.
+func (a *App) wordsNotAName(request string) error {
+	if !a.PlannerConfigured() {
+		return planFromWordsError(request)
+	}
+	return &pferr.Error{Kind: pferr.Usage,
+		Message: fmt.Sprintf("%q is not a saved workflow or a file: 'pflow run' runs workflows by name or path, and this is a request in words", request),
+		Hint:    "To plan a workflow from it with the configured LLM, leave out 'run': pflow \"" + request + "\""}
 }
 
 // lookupRunNode finds the node type a command-line name names (hidden test

@@ -110,7 +110,7 @@ func (a *App) resolvePersonArg(arg string) (*Target, error) {
 	s, err := a.Library().Load(name)
 	if err != nil {
 		if pferr.KindOf(err) == pferr.Validation && strings.ContainsAny(strings.TrimSpace(arg), " \t") {
-			return nil, planFromWordsError(arg) // words, not a name
+			return nil, a.wordsNotAName(strings.TrimSpace(arg)) // words, not a name
 		}
 		return nil, err
 	}

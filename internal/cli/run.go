@@ -42,6 +42,8 @@ type runOptions struct {
 	save string
 	// workflowsOnly: the name is a workflow, never a node type (pflow run).
 	workflowsOnly bool
+	// yes runs a workflow planned from words without asking.
+	yes bool
 }
 
 // runnerFlags may only appear before the workflow argument.
@@ -49,7 +51,7 @@ var runnerFlags = map[string]bool{
 	"--output-format": true, "-o": true, "--output-key": true, "-p": true, "--print": true,
 	"--validate-only": true, "--no-trace": true, "-v": true, "--verbose": true,
 	"--resume": true, "--rerun-unsafe": true, "--no-cache": true, "--no-record": true, "--no-color": true, "--trust-readonly": true,
-	"--temporal": true, "--namespace": true, "--task-queue": true, "--detach": true, "--save": true,
+	"--temporal": true, "--namespace": true, "--task-queue": true, "--detach": true, "--save": true, "--yes": true,
 }
 
 // newRunCmd is the root command: pflow [flags] <workflow> [key=value...].
@@ -61,6 +63,11 @@ func newRunCmd(f *Factory) *cobra.Command {
 		Long: `pflow runs workflows written as .pflow.md files (or JSON IR), or saved in your
 library, passing inputs as key=value. Flags go before the workflow. The workflow may
 also be given as its text: markdown (it has a newline) or a JSON IR object.
+
+A request in words (an argument with spaces that is not a file) is planned into a
+workflow by the configured LLM (the llm node's model and keys), validated, shown,
+and run once you confirm (--yes: at once); inputs follow it as key=value, and
+--save NAME keeps it.
 
 pflow also runs one node on its own, its params as flags typed by the node's schema
 ('@file' reads a file), or a chain of nodes linked by '>>' (one argument: quote it),
@@ -79,7 +86,8 @@ Examples:
   pflow shell --command='echo hi'
   pflow http --url=https://api.github.com/repos/cli/cli --headers='{"Accept":"application/json"}'
   pflow shell --command='ls' '>>' shell --command='wc -l' --save count-files
-  pflow read-file --help`,
+  pflow read-file --help
+  pflow --yes "count the lines of README.md"`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeWorkflowNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -110,7 +118,10 @@ func addRunFlags(cmd *cobra.Command, opts *runOptions) {
 	fl.BoolVar(&opts.trustReadOnly, "trust-readonly", false, "trust every MCP server's read-only annotations for this run: its read-only tools are cached (as with \"trust_readonly\": true in its config)")
 	addTemporalFlags(fl, &opts.temporal, &opts.namespace, &opts.taskQueue)
 	fl.BoolVar(&opts.detach, "detach", false, "with --temporal: submit the run, print its id and return without waiting")
-	fl.StringVar(&opts.save, "save", "", "with a node call or a '>>' chain: after it ran, save it to the library as this name (an ordinary .pflow.md)")
+	fl.StringVar(&opts.save, "save", "", "with a node call, a '>>' chain or a request in words: save it to the library as this name (an ordinary .pflow.md)")
+	if !opts.workflowsOnly {
+		fl.BoolVar(&opts.yes, "yes", false, "with a request in words: run the planned workflow without asking")
+	}
 }
 
 // newRunSubCmd is `pflow run`, the explicit form of `pflow <workflow>`.
@@ -206,6 +217,10 @@ func runWorkflow(cmd *cobra.Command, f *Factory, opts *runOptions, args []string
 		switch {
 		case err != nil && len(misplaced) > 0:
 			return misplacedErr()
+		case err == nil && rn.Request != "" && len(misplaced) > 0:
+			return fail(misplacedErr())
+		case err == nil && rn.Request != "":
+			return planAndRun(cmd, f, opts, rn.Request, rest, fail)
 		case err == nil && rn.Spec != nil && wantHelp:
 			writeNodeHelp(ios.Out, rn.Spec)
 			return nil
