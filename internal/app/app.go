@@ -20,8 +20,8 @@ import (
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runs"
-	"github.com/pflow-go/pflow/internal/trace"
 )
 
 // App is the environment every use-case runs in. It is cheap to build and
@@ -44,7 +44,7 @@ type App struct {
 	// its output streams with it and the MCP server every response. It is
 	// shared by concurrent requests on purpose: a secret of one run is
 	// masked in every output. Nil: each run gets its own redactor.
-	Secrets *trace.Redactor
+	Secrets *redact.Redactor
 	// MCPPool, set by a long-lived process (pflow mcp serve), keeps MCP
 	// sessions open across runs (issue #15); nil in the one-shot CLI, whose
 	// runs start and stop their servers (D5).
@@ -94,12 +94,12 @@ type memoCatalog struct {
 type memoSecrets struct {
 	st  *settings.Settings
 	mcp *mcpclient.File
-	r   *trace.Redactor
+	r   *redact.Redactor
 }
 
 // New builds an App from a process environment.
 func New(environ []string, log io.Writer) *App {
-	a := &App{Environ: environ, Log: log, Now: time.Now, Secrets: trace.NewRedactor(), memo: &memo{}}
+	a := &App{Environ: environ, Log: log, Now: time.Now, Secrets: redact.NewRedactor(), memo: &memo{}}
 	if a.Log == nil {
 		a.Log = io.Discard
 	}

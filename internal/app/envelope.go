@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runtime"
-	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/validate"
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -253,7 +253,7 @@ func forReader(text string, aud Audience) string {
 }
 
 // redact masks the run's secrets in every value of the report.
-func (rep *RunReport) redact(red *trace.Redactor) *RunReport {
+func (rep *RunReport) redact(red *redact.Redactor) *RunReport {
 	if red == nil {
 		return rep
 	}
@@ -310,7 +310,7 @@ func (rep *RunReport) Steps() []StepReport {
 }
 
 // redact masks secrets in the warning's words.
-func (w *WarningReport) redact(red *trace.Redactor) {
+func (w *WarningReport) redact(red *redact.Redactor) {
 	w.Message, w.Hint = red.String(w.Message), red.String(w.Hint)
 	for i := range w.Fixes {
 		f := &w.Fixes[i]

@@ -23,9 +23,9 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/settings"
-	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -98,7 +98,7 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 // values of secret-looking env keys, headers, args and auth credentials show
 // their first 3 characters + "***" (as settings do), and every other secret
 // the redactor knows — URL passwords and api keys, a token given as the
-// argument after --token — is replaced by trace.Redacted. ${VAR} references
+// argument after --token — is replaced by redact.Redacted. ${VAR} references
 // are shown as written: they hold no secret.
 func (a *App) MCPServers() (map[string]map[string]any, error) {
 	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
@@ -119,7 +119,7 @@ func (a *App) MCPServers() (map[string]map[string]any, error) {
 
 // maskStrings masks the secrets red knows in every string of v (values
 // only: names are kept, so "${GITHUB_TOKEN}" under GITHUB_TOKEN stays).
-func maskStrings(red *trace.Redactor, v any) any {
+func maskStrings(red *redact.Redactor, v any) any {
 	switch x := v.(type) {
 	case string:
 		return red.String(x)
@@ -160,7 +160,7 @@ func maskEntry(cfg map[string]any) map[string]any {
 	for _, section := range []string{"env", "headers"} {
 		m, _ := out[section].(map[string]any)
 		for k, v := range m {
-			if settings.IsSecretKey(k) {
+			if redact.IsSecretKey(k) {
 				m[k] = maskValue(v)
 			}
 		}
@@ -180,7 +180,7 @@ func maskEntry(cfg map[string]any) map[string]any {
 	if args, ok := out["args"].([]any); ok {
 		for i, x := range args {
 			if s, ok := x.(string); ok {
-				if k, v, found := strings.Cut(s, "="); found && settings.IsSecretKey(strings.TrimLeft(k, "-")) {
+				if k, v, found := strings.Cut(s, "="); found && redact.IsSecretKey(strings.TrimLeft(k, "-")) {
 					args[i] = k + "=" + value.Stringify(maskValue(v))
 				}
 			}

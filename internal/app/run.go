@@ -17,6 +17,7 @@ import (
 	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
@@ -103,7 +104,7 @@ type RunOutcome struct {
 	Result           *runtime.Result
 	TracePath        string
 	// Redactor removes this run's secret values from what renderers show.
-	Redactor *trace.Redactor
+	Redactor *redact.Redactor
 	// RunID is the run's record under $PFLOW_HOME/runs ("" when the run did
 	// not start, or could not be recorded); ResumedFrom the run it resumed.
 	RunID       string
@@ -422,10 +423,10 @@ func (a *App) ensureMCP(ctx context.Context, t *Target) error {
 // secret-looking process variables (GITHUB_TOKEN, OPENAI_API_KEY, ...) and
 // every MCP server's credentials (mcpclient.AddConfigSecrets). st may be nil
 // (settings unreadable). A run adds its secret inputs and params as it goes.
-func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
+func (a *App) Redactor(st *settings.Settings) *redact.Redactor {
 	r := a.Secrets
 	if r == nil {
-		r = trace.NewRedactor()
+		r = redact.NewRedactor()
 	}
 	r.Merge(a.baseSecrets(st))
 	return r
@@ -436,7 +437,7 @@ func (a *App) Redactor(st *settings.Settings) *trace.Redactor {
 // made once while st and mcp-servers.json are unchanged (a long-lived
 // process gets the same values for them, see settings.LoadShared and
 // mcpclient.LoadFileShared), made for each call otherwise.
-func (a *App) baseSecrets(st *settings.Settings) *trace.Redactor {
+func (a *App) baseSecrets(st *settings.Settings) *redact.Redactor {
 	f, ferr := mcpclient.LoadFileShared(a.Paths.MCPServers)
 	if ferr != nil {
 		f = nil
@@ -449,7 +450,7 @@ func (a *App) baseSecrets(st *settings.Settings) *trace.Redactor {
 			return b.r
 		}
 	}
-	r := trace.NewRedactor()
+	r := redact.NewRedactor()
 	if st != nil {
 		for k, v := range st.Env {
 			r.AddSecret(k, v)
@@ -457,7 +458,7 @@ func (a *App) baseSecrets(st *settings.Settings) *trace.Redactor {
 	}
 	for _, kv := range a.environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if settings.IsSecretKey(k) && !notSecretEnv[k] {
+		if redact.IsSecretKey(k) && !notSecretEnv[k] {
 			r.AddSecret(k, v)
 		}
 	}

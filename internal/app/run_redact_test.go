@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/trace"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -52,7 +52,7 @@ func TestBaseSecretsFollowTheFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"env": {"SERVICE_KEY": "settings-key-2"}}`), 0o600)
 	time.Sleep(1100 * time.Millisecond) // remembered once a second old (fsutil.Memo)
 	a := New([]string{"PFLOW_HOME=" + home}, nil)
-	masks := func(want ...string) *trace.Redactor {
+	masks := func(want ...string) *redact.Redactor {
 		t.Helper()
 		st, err := a.Settings()
 		if err != nil {

@@ -18,13 +18,13 @@ import (
 	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
 	"github.com/pflow-go/pflow/internal/stepcache"
 	"github.com/pflow-go/pflow/internal/stephash"
-	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -305,7 +305,7 @@ func recordOptions(req RunRequest) map[string]bool {
 // are made meanwhile; Start makes it a run, Abort removes it). A record that
 // cannot be prepared is an error to warn about if the run goes on: it then
 // runs unrecorded.
-func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *trace.Redactor, rs *resumeState, reserved *runs.Reservation) (*runs.Run, error) {
+func (a *App) prepareRecord(req RunRequest, w *workflow.Workflow, prepared *runtime.Prepared, red *redact.Redactor, rs *resumeState, reserved *runs.Reservation) (*runs.Run, error) {
 	st := a.RunStore()
 	var src []byte
 	if w.Source != nil && w.Source.Raw != "" {

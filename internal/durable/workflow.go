@@ -12,8 +12,8 @@ import (
 
 	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runtime"
-	"github.com/pflow-go/pflow/internal/trace"
 	pwf "github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -264,8 +264,8 @@ func activityError(err error) string {
 // from the worker's environment or settings (API keys live there), and
 // secret-named inputs. The submitter masks what it knows; these only the
 // worker knew.
-func secretsOf(inputs map[string]any, fromWorker []string) *trace.Redactor {
-	red := trace.NewRedactor()
+func secretsOf(inputs map[string]any, fromWorker []string) *redact.Redactor {
+	red := redact.NewRedactor()
 	red.AddSecretsIn(inputs)
 	for _, name := range fromWorker {
 		if s, ok := inputs[name].(string); ok {
@@ -277,7 +277,7 @@ func secretsOf(inputs map[string]any, fromWorker []string) *trace.Redactor {
 
 // maskReport masks secrets in everything the report shows (its records for a
 // resume stay as they are: they are sealed and never shown).
-func maskReport(rep *wire.Report, red *trace.Redactor) {
+func maskReport(rep *wire.Report, red *redact.Redactor) {
 	rep.Outputs = wire.Value{V: red.Value(rep.Outputs.V)}
 	if f := rep.Failure; f != nil {
 		f.Message = red.String(f.Message)

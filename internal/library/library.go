@@ -27,7 +27,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/pferr"
-	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -619,7 +619,7 @@ func SanitizeParams(params map[string]any, secretNames []string) map[string]any 
 	}
 	out := make(map[string]any, len(params))
 	for k, v := range params {
-		if secret[k] || settings.IsSecretKey(k) {
+		if secret[k] || redact.IsSecretKey(k) {
 			out[k] = Redacted
 			continue
 		}

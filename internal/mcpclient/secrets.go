@@ -4,8 +4,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pflow-go/pflow/internal/settings"
-	"github.com/pflow-go/pflow/internal/trace"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -16,7 +15,7 @@ import (
 // literal secret args (--api-key=X, --token X, API_KEY=X), and the password
 // and secret query parameters of every URL in url, args and env. A ${VAR}
 // reference is no secret; the value it expands to is.
-func AddConfigSecrets(red *trace.Redactor, name string, raw map[string]any, lookup func(string) (string, bool)) {
+func AddConfigSecrets(red *redact.Redactor, name string, raw map[string]any, lookup func(string) (string, bool)) {
 	if red == nil || raw == nil {
 		return
 	}
@@ -34,7 +33,7 @@ func AddConfigSecrets(red *trace.Redactor, name string, raw map[string]any, look
 }
 
 // addEntrySecrets registers the secrets of one (raw or expanded) entry.
-func addEntrySecrets(red *trace.Redactor, cfg map[string]any) {
+func addEntrySecrets(red *redact.Redactor, cfg map[string]any) {
 	for _, section := range []string{"env", "headers"} {
 		if m, ok := cfg[section].(map[string]any); ok {
 			red.AddSecretsIn(m)
@@ -76,17 +75,17 @@ func addEntrySecrets(red *trace.Redactor, cfg map[string]any) {
 
 // ArgSecrets returns the literal secrets in a command line: the value of
 // --name=X, -name=X and NAME=X, and the argument after --name, when name
-// looks secret (settings.IsSecretKey: --api-key, --token, PASSWORD=...).
+// looks secret (redact.IsSecretKey: --api-key, --token, PASSWORD=...).
 func ArgSecrets(args []string) []string {
 	var out []string
 	for i, a := range args {
 		if k, v, ok := strings.Cut(a, "="); ok {
-			if settings.IsSecretKey(strings.TrimLeft(k, "-")) {
+			if redact.IsSecretKey(strings.TrimLeft(k, "-")) {
 				out = append(out, v)
 			}
 			continue
 		}
-		if strings.HasPrefix(a, "-") && settings.IsSecretKey(strings.TrimLeft(a, "-")) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+		if strings.HasPrefix(a, "-") && redact.IsSecretKey(strings.TrimLeft(a, "-")) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 			out = append(out, args[i+1])
 		}
 	}

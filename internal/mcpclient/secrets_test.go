@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pflow-go/pflow/internal/trace"
+	"github.com/pflow-go/pflow/internal/redact"
 )
 
 func TestArgSecrets(t *testing.T) {
@@ -46,7 +46,7 @@ func TestServerRedactMasksEveryConfigSecret(t *testing.T) {
 	}
 	secrets := []string{"ghp-from-the-environment-1", "plain-var-value-2", "arg-literal-key-3", "arg-next-token-4", "url-arg-pass-5", "literal-env-pass-6"}
 	for _, sec := range secrets {
-		if got := s.Redact("tail: " + sec + " | " + base64.StdEncoding.EncodeToString([]byte(sec))); got != "tail: "+trace.Redacted+" | "+trace.Redacted {
+		if got := s.Redact("tail: " + sec + " | " + base64.StdEncoding.EncodeToString([]byte(sec))); got != "tail: "+redact.Redacted+" | "+redact.Redacted {
 			t.Errorf("%s: %q", sec, got)
 		}
 	}
@@ -66,16 +66,16 @@ func TestServerRedactMasksEveryConfigSecret(t *testing.T) {
 	}
 	basic := base64.StdEncoding.EncodeToString([]byte("alice:basic-pass-11"))
 	for _, sec := range []string{"url-pass-7", "url-query-key-8", "header-key-9", "header-bearer-10", "basic-pass-11", basic} {
-		if got := s.Redact("[" + sec + "]"); got != "["+trace.Redacted+"]" {
+		if got := s.Redact("[" + sec + "]"); got != "["+redact.Redacted+"]" {
 			t.Errorf("%s: %q", sec, got)
 		}
 	}
 	// The registry-wide collector sees the same secrets without resolving.
-	red := trace.NewRedactor()
+	red := redact.NewRedactor()
 	AddConfigSecrets(red, "remote", remote, lookup)
 	AddConfigSecrets(red, "local", stdio, lookup)
 	for _, sec := range append(secrets[:1], "arg-literal-key-3", "url-pass-7", "basic-pass-11", basic) {
-		if got := red.String(sec); got != trace.Redacted {
+		if got := red.String(sec); got != redact.Redacted {
 			t.Errorf("AddConfigSecrets missed %s: %q", sec, got)
 		}
 	}

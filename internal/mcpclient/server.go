@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/pferr"
-	"github.com/pflow-go/pflow/internal/trace"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -77,7 +77,7 @@ type Server struct {
 	// Secrets masks, in every message built from server output (errors, the
 	// server's stderr tail), the config's secrets (AddConfigSecrets) and
 	// every value a ${VAR} reference expanded to.
-	Secrets *trace.Redactor
+	Secrets *redact.Redactor
 }
 
 // Resolve expands a raw config entry (D2) and builds the Server. Undefined
@@ -95,7 +95,7 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		return nil, pferr.Newf(pferr.Config, "MCP server '%s' is disabled (\"disabled\": true in mcp-servers.json)", name).
 			WithHint("Remove \"disabled\": true from its entry to use it (pflow mcp add with the entry without it), then pflow mcp sync " + name + ".")
 	}
-	secrets := trace.NewRedactor()
+	secrets := redact.NewRedactor()
 	track := func(k string) (string, bool) {
 		if lookup == nil {
 			return "", false
@@ -257,7 +257,7 @@ func BuildHeaders(server string, cfg map[string]any, log io.Writer) map[string]s
 }
 
 // Redact masks the server's secrets in text (see Secrets) with
-// trace.Redacted, the marker every pflow output uses.
+// redact.Redacted, the marker every pflow output uses.
 func (s *Server) Redact(text string) string {
 	if s.Secrets == nil {
 		return text

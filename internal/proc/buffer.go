@@ -87,7 +87,7 @@ type TailBuffer struct {
 	maxBytes int
 	// Cut returns the end of an overlong line, at most n bytes (nil: its
 	// last n bytes). Set it, before the first Write, to a cut that never
-	// keeps part of a secret (trace.Redactor.Suffix).
+	// keeps part of a secret (redact.Redactor.Suffix).
 	Cut     func(s string, n int) string
 	lines   []string // complete lines, oldest first
 	size    int      // bytes in lines

@@ -9,9 +9,9 @@ import (
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/nodes/echo"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/runtime"
-	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -29,7 +29,7 @@ func benchEngineRecord(b *testing.B, w *workflow.Workflow, inputs map[string]any
 			if err != nil {
 				b.Fatal(err)
 			}
-			red := trace.NewRedactor()
+			red := redact.NewRedactor()
 			b.ReportAllocs()
 			for b.Loop() {
 				opts := runtime.Options{Catalog: cat}
@@ -89,7 +89,7 @@ func BenchmarkEngineRecordBatch10000(b *testing.B) {
 // the batch benchmark: its end event (params digest, outputs) as a line.
 func BenchmarkEncodeItemEvent(b *testing.B) {
 	s := Open(b.TempDir())
-	r, _ := s.Prepare(Options{Key: testKey, Redactor: trace.NewRedactor()})
+	r, _ := s.Prepare(Options{Key: testKey, Redactor: redact.NewRedactor()})
 	defer r.Abort()
 	n := &workflow.Node{ID: "each", Type: "echo", Params: map[string]any{"message": "item ${__index__}", "data": "${item}"}}
 	rec := &runtime.StepRecord{Path: "each", NodeID: "each", NodeType: "echo", Kind: runtime.KindNode, Occurrence: 1, Item: 1234, Node: n,

@@ -7,8 +7,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/pflow-go/pflow/internal/settings"
-	"github.com/pflow-go/pflow/internal/trace"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -21,20 +20,20 @@ import (
 //
 // One encoder is used by one goroutine at a time.
 type encoder struct {
-	red *trace.Redactor
+	red *redact.Redactor
 	// mask is red's secrets, taken again for every event (see Run.appendEvent)
-	mask    trace.Masker
+	mask    redact.Masker
 	changed bool
 	slab    []byte // lines encoded by End (see Run.preEncode)
 }
 
-func newEncoder(red *trace.Redactor) *encoder {
+func newEncoder(red *redact.Redactor) *encoder {
 	return &encoder{red: red, mask: red.Masker()}
 }
 
 func (e *encoder) secretKey(k string) bool { return secretKey(k) }
 
-// secretKeys memoizes settings.IsSecretKey for every encoder (keys repeat
+// secretKeys memoizes redact.IsSecretKey for every encoder (keys repeat
 // from step to step and item to item; encoders come and go with a pool),
 // up to maxSecretKeys keys.
 var (
@@ -48,7 +47,7 @@ func secretKey(k string) bool {
 	if s, ok := secretKeys.Load(k); ok {
 		return s.(bool)
 	}
-	s := settings.IsSecretKey(k)
+	s := redact.IsSecretKey(k)
 	if secretKeysN.Load() < maxSecretKeys {
 		secretKeysN.Add(1)
 		secretKeys.Store(k, s)
@@ -56,7 +55,7 @@ func secretKey(k string) bool {
 	return s
 }
 
-// value appends v. It follows trace.Redactor.Value: a secret-looking key's
+// value appends v. It follows redact.Redactor.Value: a secret-looking key's
 // non-empty, non-map value becomes the redaction marker; every string has
 // the known secret values replaced.
 func (e *encoder) value(b []byte, v any) []byte {
@@ -99,7 +98,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 			if el != nil && el != "" && e.secretKey(k) {
 				if _, isMap := el.(map[string]any); !isMap {
 					e.changed = true
-					b = appendString(b, trace.Redacted)
+					b = appendString(b, redact.Redacted)
 					continue
 				}
 			}

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/stephash"
-	"github.com/pflow-go/pflow/internal/trace"
 )
 
 // Limits of what one event keeps.
@@ -65,7 +65,7 @@ type Options struct {
 	// IR is the workflow as it ran (JSON); Source its text (may be nil).
 	IR, Source []byte
 	// Redactor removes secret values from everything written.
-	Redactor *trace.Redactor
+	Redactor *redact.Redactor
 	// Resume is the record of the run being resumed (nil for a fresh run).
 	Resume *Log
 	// Cache is the step cache (nil: no caching); CacheTTL the default TTL of
@@ -1227,7 +1227,7 @@ func (r *Run) writeStatus(st *Status) error {
 
 // rescrub rewrites path atomically with every secret the redactor now knows
 // masked, when any appears in it.
-func rescrub(path string, red *trace.Redactor) {
+func rescrub(path string, red *redact.Redactor) {
 	if red == nil {
 		return
 	}

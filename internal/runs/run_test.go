@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/stephash"
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
-	"github.com/pflow-go/pflow/internal/trace"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -158,7 +158,7 @@ func TestRecordThatCannotBeCreated(t *testing.T) {
 // also when they are encoded beside the run.
 func TestSecretOutputsAreNotReusable(t *testing.T) {
 	s := Open(t.TempDir())
-	red := trace.NewRedactor()
+	red := redact.NewRedactor()
 	red.AddSecret("API_TOKEN", "s3cr3t-value")
 	r, err := s.Create(Options{Key: testKey, Redactor: red})
 	if err != nil {

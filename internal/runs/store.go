@@ -48,8 +48,8 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/stephash"
-	"github.com/pflow-go/pflow/internal/trace"
 )
 
 // FormatVersion is the run record format.
@@ -499,7 +499,7 @@ func (s *Store) Prune(p Retention, keep ...string) (int, error) {
 // record in clear (redacted) and the secret ones, kept only as keyed
 // digests: inputs whose name looks secret, or whose value holds a known
 // secret.
-func SplitInputs(values map[string]any, red *trace.Redactor, key []byte) (public map[string]any, secret map[string]string) {
+func SplitInputs(values map[string]any, red *redact.Redactor, key []byte) (public map[string]any, secret map[string]string) {
 	h := stephash.New(key)
 	public = map[string]any{}
 	enc := newEncoder(red)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -62,7 +63,7 @@ type encoder struct {
 	lvl   int    // open containers
 	first []bool // per open container: no element yet
 	buf   []byte // scratch for one scalar
-	red   *Redactor
+	red   *redact.Redactor
 	lim   limits
 	// The current slot: a value written with a byte budget. The encoder
 	// keeps n ≤ end while inside it, reserving at every open level room for
@@ -151,7 +152,7 @@ func (e *encoder) key(k string) {
 
 func (e *encoder) strField(k, v string) {
 	e.key(k)
-	v, cut := e.red.prefix(v, maxName)
+	v, cut := e.red.Prefix(v, maxName)
 	if cut {
 		v += "..."
 	}
@@ -326,7 +327,7 @@ func appendFloat(b []byte, f float64) []byte {
 func (e *encoder) str(s string) {
 	maxLen, shrunk := e.lim.str, false
 	for {
-		kept, cut := e.red.prefix(s, maxLen)
+		kept, cut := e.red.Prefix(s, maxLen)
 		e.buf = appendQuoted(e.buf[:0], kept)
 		if cut {
 			e.buf = e.buf[:len(e.buf)-1]
@@ -402,11 +403,11 @@ func (e *encoder) object(m map[string]any, d int) {
 	keys := smallestKeys(m, e.lim.items)
 	e.open('{')
 	for i, k := range keys {
-		v := any(Redacted)
-		if !e.red.hidesKey(k, m[k]) {
+		v := any(redact.Redacted)
+		if !e.red.HidesKey(k, m[k]) {
 			v = canon(m[k])
 		}
-		rk, _ := e.red.prefix(k, maxName)
+		rk, _ := e.red.Prefix(k, maxName)
 		ek := appendQuoted(nil, rk)
 		if e.full || !e.elemFits(v, len(ek)+2) {
 			e.cut, e.full = true, true
@@ -466,17 +467,6 @@ func (h *maxHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-// cutRunes cuts s to at most n bytes at a rune boundary.
-func cutRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 const hexDigits = "0123456789abcdef"

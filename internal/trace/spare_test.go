@@ -8,6 +8,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil/fsutiltest"
 
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/retention"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -24,7 +25,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 	}
 	var old []string
 	for i := 0; i < spareSlots+2; i++ {
-		p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("OLD-MARKER"), NewRedactor())
+		p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("OLD-MARKER"), redact.NewRedactor())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 		t.Fatalf("%d entries, want the newest trace and %d spares", len(ents), spareSlots)
 	}
 
-	p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("NEW-MARKER"), NewRedactor())
+	p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("NEW-MARKER"), redact.NewRedactor())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 	for i := 3; i <= spareSlots; i++ {
 		os.Remove(spareName(dir, i))
 	}
-	p, err = Write(dir, "flow", &workflow.Workflow{}, nil, res("THIRD"), NewRedactor())
+	p, err = Write(dir, "flow", &workflow.Workflow{}, nil, res("THIRD"), redact.NewRedactor())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+// Package trace writes one JSON trace file per run: every value redacted
+// (internal/redact) and kept within the caps.
 package trace
 
 import (
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -98,11 +101,11 @@ func FileName(name string, t time.Time) string {
 // the first only counts, so that the size budget goes to the values that
 // need it (max-min fair: small values are kept whole, the largest are cut
 // first) — so memory stays bounded by the caps, not by the values.
-func Write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor) (string, error) {
+func Write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *redact.Redactor) (string, error) {
 	return write(dir, name, w, inputs, res, red, defaultLimits)
 }
 
-func write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor, lim limits) (string, error) {
+func write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *redact.Redactor, lim limits) (string, error) {
 	path := filepath.Join(dir, FileName(name, res.Started))
 	if err := writeFile(path, name, w, inputs, res, red, lim); err != nil {
 		return "", err
@@ -113,11 +116,11 @@ func write(dir, name string, w *workflow.Workflow, inputs map[string]any, res *r
 // WriteFile is Write to a path of the caller's choosing (a name from
 // FileName in the traces directory): a long-lived process answers with the
 // path and writes the trace afterwards.
-func WriteFile(path, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor) error {
+func WriteFile(path, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *redact.Redactor) error {
 	return writeFile(path, name, w, inputs, res, red, defaultLimits)
 }
 
-func writeFile(path, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *Redactor, lim limits) error {
+func writeFile(path, name string, w *workflow.Workflow, inputs map[string]any, res *runtime.Result, red *redact.Redactor, lim limits) error {
 	d := newDoc(name, w, inputs, res, lim)
 	m := &encoder{red: red, lim: lim, end: math.MaxInt64}
 	d.emit(m, nil, false)

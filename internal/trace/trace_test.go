@@ -9,30 +9,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
-func TestRedactorRemovesValuesAndSecretKeys(t *testing.T) {
-	r := NewRedactor()
-	r.AddSecret("TOKEN", "s3cr3t-value")
-	r.AddSecret("X", "ab") // too short to redact safely
-	got := r.Value(map[string]any{
-		"cmd":     "curl -H 'Bearer s3cr3t-value' x",
-		"api_key": "whatever",
-		"list":    []any{"s3cr3t-value!", "ab"},
-		"nested":  map[string]any{"password": "p"},
-	}).(map[string]any)
-	if got["cmd"] != "curl -H 'Bearer <REDACTED>' x" || got["api_key"] != Redacted ||
-		got["list"].([]any)[0] != "<REDACTED>!" || got["list"].([]any)[1] != "ab" ||
-		got["nested"].(map[string]any)["password"] != Redacted {
-		t.Fatalf("%v", got)
-	}
-}
-
 func TestWriteIsUniqueAndRedacted(t *testing.T) {
 	dir := t.TempDir()
-	r := NewRedactor()
+	r := redact.NewRedactor()
 	r.AddSecret("API_TOKEN", "tok-123456")
 	res := &runtime.Result{Status: runtime.RunSuccess, Started: time.Now(), Duration: time.Millisecond,
 		Steps: []*runtime.Step{{NodeID: "a", Type: "shell", Status: runtime.StatusCompleted,
@@ -64,7 +48,7 @@ func TestWriteIsUniqueAndRedacted(t *testing.T) {
 }
 
 func TestWriteRedactsStringsThenCutsThem(t *testing.T) {
-	r := NewRedactor()
+	r := redact.NewRedactor()
 	r.AddSecret("API_TOKEN", "tok-123456")
 	long := "tok-123456 " + strings.Repeat("é", MaxString) // multi-byte runes across the cut
 	res := &runtime.Result{Status: runtime.RunSuccess, Started: time.Now(),
@@ -90,7 +74,7 @@ func TestWriteRedactsStringsThenCutsThem(t *testing.T) {
 }
 
 // writeAndRead writes res's trace with the default caps and decodes it.
-func writeAndRead(t *testing.T, res *runtime.Result, r *Redactor) (*File, []byte) {
+func writeAndRead(t *testing.T, res *runtime.Result, r *redact.Redactor) (*File, []byte) {
 	t.Helper()
 	p, err := Write(t.TempDir(), "flow", &workflow.Workflow{}, nil, res, r)
 	if err != nil {

@@ -27,7 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/node"
-	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -289,7 +289,7 @@ func displayURL(u *url.URL) string {
 
 // failureURL renders the URL of a request the server refused: its query
 // kept (a wrong parameter is often why), the values of credential
-// parameters masked (settings.IsSecretQueryParam), no user info, no
+// parameters masked (redact.IsSecretQueryParam), no user info, no
 // fragment.
 func failureURL(u *url.URL) string {
 	c := *u
@@ -299,7 +299,7 @@ func failureURL(u *url.URL) string {
 		q := c.Query()
 		masked := false
 		for k, vs := range q {
-			if settings.IsSecretQueryParam(k) {
+			if redact.IsSecretQueryParam(k) {
 				for i := range vs {
 					vs[i] = "REDACTED"
 				}

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/redact"
 )
 
 // maxRedirects is how many redirects one request follows (Go's default).
@@ -51,12 +51,12 @@ func credentials(r *request) credentialSet {
 
 // inputSecrets returns the values of the run's secret-named inputs: string
 // values at the top of shared (where inputs live) whose name matches
-// settings.IsSecretKey (api_token, password, ...), at least minSecretLen
+// redact.IsSecretKey (api_token, password, ...), at least minSecretLen
 // long.
 func inputSecrets(shared map[string]any) []string {
 	var out []string
 	for k, v := range shared {
-		if s, ok := v.(string); ok && len(s) >= minSecretLen && settings.IsSecretKey(k) {
+		if s, ok := v.(string); ok && len(s) >= minSecretLen && redact.IsSecretKey(k) {
 			out = append(out, s)
 		}
 	}
@@ -65,7 +65,7 @@ func inputSecrets(shared map[string]any) []string {
 
 // isCredentialHeader reports whether a header name carries credentials:
 // Authorization, Proxy-Authorization, Cookie and every name the project's
-// secret rule matches (settings.IsSecretKey: X-API-Key, Api-Key,
+// secret rule matches (redact.IsSecretKey: X-API-Key, Api-Key,
 // X-Auth-Token, Private-Token, ...), plus any name whose last word is "key"
 // (Ocp-Apim-Subscription-Key, X-Key).
 func isCredentialHeader(name string) bool {
@@ -74,7 +74,7 @@ func isCredentialHeader(name string) bool {
 	case "authorization", "proxy-authorization", "cookie", "cookie2", "key":
 		return true
 	}
-	return settings.IsSecretKey(name) || strings.HasSuffix(lower, "-key") || strings.HasSuffix(lower, "_key")
+	return redact.IsSecretKey(name) || strings.HasSuffix(lower, "-key") || strings.HasSuffix(lower, "_key")
 }
 
 // checkRedirect follows up to maxRedirects redirects. Once a redirect has

@@ -16,6 +16,7 @@ import (
 	ooption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -376,9 +377,9 @@ func (c *call) classify(ctx context.Context, err error) *Error {
 		e.Message = fmt.Sprintf("request to %s failed: %v", where, err)
 	}
 	if t.apiKey != "" {
-		// The marker every pflow output uses (trace.Redacted); the run's
-		// redactor masks the key's encoded forms too.
-		e.Message = strings.ReplaceAll(e.Message, t.apiKey, "<REDACTED>")
+		// The marker every pflow output uses; the run's redactor masks the
+		// key's encoded forms too.
+		e.Message = strings.ReplaceAll(e.Message, t.apiKey, redact.Redacted)
 	}
 	return e
 }

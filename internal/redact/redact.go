@@ -1,6 +1,10 @@
-// Package trace writes one JSON trace file per run and owns secret
-// redaction for everything pflow shows or stores.
-package trace
+// Package redact finds secrets and masks them in everything pflow shows or
+// stores: which key names and URL query parameters hold a secret
+// (IsSecretKey, IsSecretQueryParam), and the Redactor, which masks each
+// registered secret in its raw, URL-encoded, JSON-escaped and base64 forms.
+// It sits below every package that shows or stores data and imports none of
+// pflow's engine.
+package redact
 
 import (
 	"bytes"
@@ -16,8 +20,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
-
-	"github.com/pflow-go/pflow/internal/settings"
 )
 
 // Redacted replaces a secret, in every form, everywhere pflow writes.
@@ -300,7 +302,7 @@ func (r *Redactor) Generation() uint64 {
 const maxURLScan = 64 << 10
 
 // AddSecretsIn registers the secrets found in a value (params, inputs, a
-// config): every string under a secret-looking key (settings.IsSecretKey, at
+// config): every string under a secret-looking key (IsSecretKey, at
 // any depth; a map under such a key is searched by its own keys), the
 // credential of an "Authorization"-style value ("Bearer X" registers X as
 // well; "Basic B64" registers the decoded password), and in any string the
@@ -333,7 +335,7 @@ func (r *Redactor) collect(name string, v any, secret bool, depth int) {
 		}
 	case map[string]any:
 		for k, e := range x {
-			r.collect(k, e, settings.IsSecretKey(k), depth+1)
+			r.collect(k, e, IsSecretKey(k), depth+1)
 		}
 	case []any:
 		for _, e := range x {
@@ -345,7 +347,7 @@ func (r *Redactor) collect(name string, v any, secret bool, depth int) {
 		}
 	case map[string]string:
 		for k, e := range x {
-			r.collect(k, e, settings.IsSecretKey(k), depth+1)
+			r.collect(k, e, IsSecretKey(k), depth+1)
 		}
 	}
 }
@@ -402,7 +404,7 @@ func URLSecrets(s string) []string {
 			}
 		}
 		for k, vs := range u.Query() {
-			if settings.IsSecretQueryParam(k) {
+			if IsSecretQueryParam(k) {
 				out = append(out, vs...)
 			}
 		}
@@ -533,7 +535,7 @@ func (r *Redactor) value(v any, maxLen int) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if r.hidesKey(k, e) {
+			if r.HidesKey(k, e) {
 				out[k] = Redacted
 				continue
 			}
@@ -592,28 +594,28 @@ func truncate(s string, maxLen int) string {
 	return s[:cut] + "... [truncated]"
 }
 
-// hidesKey reports whether the value e of key k is replaced by Redacted as a
+// HidesKey reports whether the value e of key k is replaced by Redacted as a
 // whole: a non-empty value (other than an object, which is walked) of a
 // secret-looking key.
-func (r *Redactor) hidesKey(k string, e any) bool {
-	if e == nil || e == "" || !settings.IsSecretKey(k) {
+func (r *Redactor) HidesKey(k string, e any) bool {
+	if e == nil || e == "" || !IsSecretKey(k) {
 		return false
 	}
 	_, isMap := e.(map[string]any)
 	return !isMap
 }
 
-// prefix returns String(s) cut to at most n bytes at a rune boundary, and
+// Prefix returns String(s) cut to at most n bytes at a rune boundary, and
 // whether anything was cut, redacting only a window of s a little longer
 // than n: a 50 MB string costs a few kilobytes, not a 50 MB copy.
 //
 // Exactness: String replaces literal patterns (every form of every secret)
 // left to right, so its output for a window of s differs from its output
 // for s only in what it makes of the window's last (longest pattern − 1)
-// bytes — at most 2.5× that ("<REDACTED>" for a 4-byte pattern). prefix
-// keeps a margin of 3× the longest pattern beyond n, so prefix(s, n) is
+// bytes — at most 2.5× that ("<REDACTED>" for a 4-byte pattern). Prefix
+// keeps a margin of 3× the longest pattern beyond n, so Prefix(s, n) is
 // exactly the cut of String(s).
-func (r *Redactor) prefix(s string, n int) (string, bool) {
+func (r *Redactor) Prefix(s string, n int) (string, bool) {
 	margin := 3 * r.longestPattern()
 	for w := n + margin; ; w *= 2 {
 		if w >= len(s) {
@@ -678,4 +680,15 @@ func (r *Redactor) longestPattern() int {
 		n = max(n, len(p))
 	}
 	return n
+}
+
+// cutRunes cuts s to at most n bytes at a rune boundary.
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
