@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
-	"github.com/pflow-go/pflow/internal/nodes/nested"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/suggest"
 	"github.com/pflow-go/pflow/internal/template"
@@ -26,7 +25,7 @@ func (v *validator) unknownParams() {
 		var known []string
 		var spec *node.Spec
 		if n.Nested() {
-			known = nested.ParamNames()
+			known = node.NestedParamNames()
 		} else {
 			spec = v.specs[n.ID]
 			if spec == nil {

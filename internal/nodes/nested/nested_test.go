@@ -17,7 +17,7 @@ func TestSpecDescribesTheNestedStep(t *testing.T) {
 		t.Fatalf("incomplete spec: %+v", s)
 	}
 	for _, want := range []string{"workflow_ref", "workflow_name", "workflow_ir", "param_mapping", "output_mapping", "max_depth"} {
-		if !slices.Contains(ParamNames(), want) {
+		if !slices.Contains(node.NestedParamNames(), want) {
 			t.Errorf("param %s missing", want)
 		}
 	}
