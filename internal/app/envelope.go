@@ -210,7 +210,7 @@ func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 		}
 		steps = append(steps, st)
 	}
-	// Each fact once (issue #16): the duration and the executed count at
+	// Each fact once: the duration and the executed count at
 	// the top, the steps under execution, costs and tokens under metrics.
 	d := ms(r.Duration)
 	rep := &RunReport{

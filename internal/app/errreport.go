@@ -238,7 +238,7 @@ func validationFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 	msg := "workflow validation failed: " + at(first)
 	if n := len(o.ValidationErrors); n > 1 {
 		// Every problem is in the message, one line each, so an agent
-		// fixes them all in one pass (issue #11).
+		// fixes them all in one pass.
 		msg = fmt.Sprintf("workflow validation failed: %d problems:", n)
 		for i, d := range o.ValidationErrors {
 			msg += fmt.Sprintf("\n%d. %s", i+1, at(d))
@@ -343,7 +343,7 @@ func Checkpoint(o *RunOutcome, aud Audience) *CheckpointReport {
 	switch {
 	case o.RunID != "":
 		// The failure is a checkpoint: fix the workflow and resume the run;
-		// its completed steps that are unchanged do not run again (D17).
+		// its completed steps that are unchanged do not run again (see docs/decisions.md, "Recorded, resumable runs and the step cache").
 		cp.RunID, resume, command = o.RunID, o.RunID, "pflow --resume "+o.RunID
 	case o.TemporalID != "":
 		cp.TemporalRunID, resume, command = o.TemporalID, o.TemporalID, o.temporalResume()

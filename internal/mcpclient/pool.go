@@ -25,7 +25,7 @@ const pingAfter = 30 * time.Second
 // for starting their servers on every run and stateful servers (a browser,
 // a database connection) keep their state. Sessions are keyed by server
 // name and expanded config: a changed config (or a changed variable it
-// reads) replaces the session. Concurrent runs share one session (D5). A
+// reads) replaces the session. Concurrent runs share one session (see docs/decisions.md, "One MCP session per server per run"). A
 // session that died (its server crashed or was stopped after a timeout) is
 // replaced on its next use; one unused for IdleTimeout is closed, as is one
 // whose server exited. Close stops every server the pool started and every

@@ -13,7 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// Extracted is a tool call's outcome (D9).
+// Extracted is a tool call's outcome (see docs/decisions.md, "Result extraction").
 type Extracted struct {
 	// Result is the value for ${node.result}.
 	Result any

@@ -25,7 +25,7 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// ProtocolVersion is the version pflow asks for (D8). Servers may negotiate
+// ProtocolVersion is the version pflow asks for (see docs/decisions.md, "Protocol version and client capabilities"). Servers may negotiate
 // any of AcceptedVersions.
 const ProtocolVersion = "2025-11-25"
 
@@ -36,7 +36,7 @@ var AcceptedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-
 var ClientVersion = "0.1.0"
 
 // Session is one connection to one server. It is safe for concurrent use:
-// parallel batch items share it (D5).
+// parallel batch items share it (see docs/decisions.md, "One MCP session per server per run").
 type Session struct {
 	Server *Server
 	cs     *mcp.ClientSession
@@ -162,10 +162,10 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 	transport = sessionTransport{inner: transport, ctx: sctx}
 	copts := &mcp.ClientOptions{
 		// Advertise nothing we do not serve: a server that asks for roots and
-		// gets no answer lingers after stdin closes (D8).
+		// gets no answer lingers after stdin closes (see docs/decisions.md, "Protocol version and client capabilities").
 		Capabilities: &mcp.ClientCapabilities{},
 		// The server's tool list changed: the next lookup lists it again,
-		// so a tool added mid-run can be called (issue #12 item 2).
+		// so a tool added mid-run can be called.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.forgetTools() },
 		// Progress on a call is liveness: it restarts the call's idle timeout.
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
@@ -390,7 +390,7 @@ func (s *Session) ValidateStructured(t *mcp.Tool, res *mcp.CallToolResult) error
 	return validateStructured(t, res, s.compiled(t).output)
 }
 
-// CallTool calls a tool with a timeout (D6). When the timeout expires on a
+// CallTool calls a tool with a timeout (see docs/decisions.md, "Timeouts and memory limits"). When the timeout expires on a
 // stdio server, its process group gets SIGTERM, then SIGKILL, and the
 // session is dead. A tool error (isError) is returned as a result, not an error.
 func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any, timeout time.Duration) (*mcp.CallToolResult, error) {
@@ -401,7 +401,7 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 		timeout = s.Server.CallTimeout
 	}
 	// The timeout is an idle timeout: every progress notification of the
-	// call restarts it, up to MaxCallTimeout in all (issue #12 item 4).
+	// call restarts it, up to MaxCallTimeout in all.
 	maxd := max(s.Server.MaxCallTimeout, timeout)
 	cctx, cancel := context.WithTimeout(ctx, maxd)
 	defer cancel()
@@ -431,7 +431,7 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 			timeout = maxd // the cap, not the idle timeout, ended it
 		}
 		if cctx.Err() != nil && ctx.Err() == nil && s.proc != nil {
-			// Timed out: stop the server (seed 000 rule 9).
+			// Timed out: stop the server (its process group).
 			s.setDead(classed(s.fail(timeoutText(timeout), tool, "The server was stopped after the timeout."), node.ClassTimeout))
 			s.proc.terminate()
 		}

@@ -94,7 +94,7 @@ func TestToolResultsGolden(t *testing.T) {
 					t.Errorf("the failure does not match docs/schemas/failure.schema.json: %v\n%s", err, r.Text)
 				}
 			}
-			// An agent never gets a CLI command (issue #10), except in the
+			// An agent never gets a CLI command, except in the
 			// documented cli_command field of workflow_save.
 			check := maps.Clone(r.Env)
 			if d := r.data(); d != nil {

@@ -163,7 +163,7 @@ func TestWorkflowExecuteMissingInputsListsThem(t *testing.T) {
 }
 
 // An unknown parameter (a typo of an input) is named with its fix in the
-// message, next to the missing input it was meant to be (issue #11).
+// message, next to the missing input it was meant to be.
 func TestWorkflowExecuteUnknownInputNamesTheFix(t *testing.T) {
 	f := newFixture(t, nil)
 	r := f.call("workflow_execute", map[string]any{"workflow": greetMD, "parameters": map[string]any{"nmae": "x"}}).mustErr(t, ErrValidation)
@@ -388,7 +388,7 @@ func TestRegistryTools(t *testing.T) {
 	if strings.Contains(r.Text, `"type":"echo"`) {
 		t.Fatal("hidden test node listed")
 	}
-	// A filter keeps the node types that hold every word (issue #12 item 6).
+	// A filter keeps the node types that hold every word.
 	r = f.call("registry_list", map[string]any{"filter": "file read"}).mustOK(t)
 	contains(t, r.Text, `"read-file"`)
 	if strings.Contains(r.Text, `"shell"`) {

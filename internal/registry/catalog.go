@@ -162,7 +162,7 @@ func EntryFromSpec(s *node.Spec) *Entry {
 	}
 }
 
-// className mirrors the anchor's naming: "read-file" → "ReadFileNode".
+// className mirrors the Python pflow's naming: "read-file" → "ReadFileNode".
 func className(t string) string {
 	var b strings.Builder
 	for _, p := range strings.Split(t, "-") {

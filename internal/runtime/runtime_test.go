@@ -501,7 +501,7 @@ func TestInputsNeverFromArbitraryEnv(t *testing.T) {
 	}
 }
 
-// The engine knows no node by name (issue #10): a node type's registry
+// The engine knows no node by name: a node type's registry
 // data reaches its node as Request.Extra, and nothing is injected into
 // the params the step's record, trace and digest read.
 func TestNodeDataTravelsInTheRequestNotInParams(t *testing.T) {

@@ -50,7 +50,7 @@ import (
 // DefaultTimeout bounds one call.
 const DefaultTimeout = 5 * time.Minute
 
-// MissingPrompt is the anchor's message for a step without a prompt.
+// MissingPrompt is the Python pflow's message for a step without a prompt.
 const MissingPrompt = `LLM node requires 'prompt' parameter. Use template syntax like "prompt": "${previous_node.output}" to wire data from other nodes.`
 
 // Usage is a call's token usage and cost, the llm_usage output. InputTokens

@@ -211,7 +211,7 @@ func (r *Report) warmHubTarget() Target {
 	if !ok1 || !ok2 {
 		return Target{Area: "MCP server", Goal: goal, Verdict: notMeasured, Why: "Go benchmarks skipped"}
 	}
-	why := fmt.Sprintf("servers stay warm between runs (issue #15): the first call, which starts server-everything, takes %s, the cost of every call before "+
+	why := fmt.Sprintf("servers stay warm between runs (warm sessions): the first call, which starts server-everything, takes %s, the cost of every call before "+
 		"(BenchmarkWarmSessionsVsDirect, testdata/peers/e2e/warm.mjs, 40 rounds each side)", fmtMs(first))
 	ping, ok4 := r.Go.Median("BenchmarkWarmSessionsVsDirect", "ping-ms")
 	calls, ok5 := r.Go.Median("BenchmarkWarmSessionsVsDirect", "go-calls-ms")
@@ -238,7 +238,7 @@ func (r *Report) warmHubTarget() Target {
 		Ratio: ratio(pflow, direct), Verdict: verdict(pflow <= 1.5*direct), Why: why}
 }
 
-// runsTargets are the "Durable runs" rows (D17): the cost of the run record
+// runsTargets are the "Durable runs" rows (see docs/decisions.md, "Recorded, resumable runs and the step cache"): the cost of the run record
 // and of a resume.
 func (r *Report) runsTargets() []Target {
 	var ts []Target
@@ -292,7 +292,7 @@ func added(p, b time.Duration) string {
 
 // perCallWhy explains the comparison with starting the server per call.
 func perCallWhy(g *Group, p, b, pc time.Duration) string {
-	why := "one session per server per run (D5) pays the server start-up once instead of 20 times"
+	why := "one session per server per run pays the server start-up once instead of 20 times"
 	if ms(pc) < 5*ms(p) {
 		why += fmt.Sprintf("; but starting this server costs only %s per call, so pflow's own overhead decides (the bare go-sdk client is %s less than per call)", fms(pc/20), ratio(ms(pc), ms(b)))
 	}
