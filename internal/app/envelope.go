@@ -13,7 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// RunReport is a run's outcome as both faces show it (issue #10: a typed
+// RunReport is a run's outcome as both faces show it (a typed
 // contract): the CLI prints it for --output-format json, the MCP server
 // reshapes it for workflow_execute. Fields are in the order of their JSON
 // names, which is the order the CLI prints them in.

@@ -12,7 +12,7 @@ import (
 
 // Audience is who reads a failure: the same problem is worded with a pflow
 // command for a person at a shell and with a tool call for an agent that
-// talks to `pflow mcp serve` (issue #10: an agent never gets a CLI command).
+// talks to `pflow mcp serve` (an agent never gets a CLI command).
 // Fixes are data (pferr.Fix); each is worded for its reader here, never
 // rewritten from one reader's words into the other's.
 type Audience = pferr.Reader

@@ -130,7 +130,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// Every process the run starts (steps, MCP servers, an automatic sync)
 	// and all their descendants carry the run's token; whatever is left of
 	// them when the run ends, even one that left its process group, is
-	// stopped here (issue #9: nothing outlives the run).
+	// stopped here (nothing outlives the run).
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
 	// The run's record directory is made from here on, beside the checks

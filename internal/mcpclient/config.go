@@ -218,7 +218,8 @@ func SanitizeToolName(name string) string {
 func NodeType(server, tool string) string { return "mcp-" + server + "-" + SanitizeToolName(tool) }
 
 // ParseNodeType splits "mcp-<server>-<tool>" using the longest configured
-// server name that prefixes it (D3, seed 000 test 15).
+// server name that prefixes it (see
+// docs/decisions.md, "Names of servers and tools").
 func ParseNodeType(nodeType string, servers []string) (server, tool string, err error) {
 	if !strings.HasPrefix(nodeType, "mcp-") || len(nodeType) <= 4 {
 		return "", "", pferr.Newf(pferr.Validation, "Invalid MCP node type format: %s", nodeType).

@@ -60,8 +60,8 @@ func TestValidateEntryMessages(t *testing.T) {
 	}
 }
 
-// Seed 000 test criterion 2 (superseded by D1): an HTTP server is accepted
-// only as type http/sse; any other transport is rejected with the D1 text.
+// An HTTP server is accepted only as type http/sse; any other transport is
+// rejected with the text of docs/decisions.md, "Transports".
 func TestCriterion02UnsupportedTransportRejected(t *testing.T) {
 	_, err := ParseSource(`{"x": {"type": "websocket", "url": "ws://127.0.0.1:1"}}`)
 	if err == nil || !strings.Contains(err.Error(), "Unsupported transport type: websocket") {

@@ -71,7 +71,7 @@ func (c *Conn) Session(ctx context.Context) (*Session, error) {
 	return s, nil
 }
 
-// Close ends the session (D5 shutdown). Safe to call more than once.
+// Close ends the session (the staged shutdown of docs/decisions.md, "One MCP session per server per run"). Safe to call more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -315,7 +315,7 @@ func (p *process) terminate() {
 	p.exited(StopGrace)
 }
 
-// stop is the D5 shutdown: close stdin, wait StopGrace, SIGTERM the group,
+// stop is the staged shutdown (see docs/decisions.md, "One MCP session per server per run"): close stdin, wait StopGrace, SIGTERM the group,
 // wait StopGrace, SIGKILL the group. Grandchildren left in the group after
 // the leader exited are killed too, and so are the descendants that left the
 // group (found by the server's token): SIGTERM, up to StopGrace, SIGKILL.

@@ -265,7 +265,8 @@ func (s *Server) Redact(text string) string {
 	return s.Secrets.String(text)
 }
 
-// notConfigured is the D7 error for an unknown server.
+// notConfigured is the fixed error text for an unknown server (see
+// docs/decisions.md, "Every MCP failure is a step error").
 func notConfigured(name string, f *File) error {
 	avail := strings.Join(f.Names(), ", ")
 	if avail == "" {

@@ -79,7 +79,7 @@ func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) {
 }
 
 // refuseRoots answers a server's roots/list with "method not found": pflow
-// does not advertise roots, so it offers none (issue #12 item 4; go-sdk's
+// does not advertise roots, so it offers none (go-sdk's
 // client would answer with an empty list). The request never waits.
 type refuseRoots struct{ mcp.Connection }
 
@@ -181,8 +181,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { s.addLog(r.Params) },
 	}
 	if srv.Sampling && srv.Sample != nil {
-		// The config opted in: the server may use pflow's LLM (issue #12
-		// item 4); otherwise sampling is neither advertised nor answered.
+		// The config opted in: the server may use pflow's LLM; otherwise sampling is neither advertised nor answered.
 		copts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
 		copts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return srv.Sample(ctx, r.Params)
@@ -243,7 +242,7 @@ func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return out, nil
 }
 
-// Tool returns the named tool (listing tools once per session), or the D7
+// Tool returns the named tool (listing tools once per session), or the fixed
 // error "Tool {tool} not found on server {server}".
 func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 	s.toolsMu.Lock()
@@ -481,7 +480,8 @@ func (s *Session) setDead(err error) {
 	s.mu.Unlock()
 }
 
-// Close ends the session and, for stdio, runs the D5 shutdown. It is safe
+// Close ends the session and, for stdio, runs the staged shutdown
+// (see process.stop). It is safe
 // to call more than once and from any goroutine.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
@@ -546,7 +546,8 @@ func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 	return e
 }
 
-// classify turns an SDK/transport error into the D7 message.
+// classify turns an SDK/transport error into its fixed message (see
+// docs/decisions.md, "Every MCP failure is a step error").
 func (s *Session) classify(parent, bounded context.Context, err error, phase, tool string, limit time.Duration) error {
 	var pe *pferr.Error
 	if errors.As(err, &pe) {
@@ -880,7 +881,7 @@ func (t *recordingTransport) waitText() string {
 	return fmt.Sprintf(" The server asked to wait %s before trying again (Retry-After).", (t.retryAfter + time.Second - 1).Truncate(time.Second))
 }
 
-// Discover connects, lists every tool and closes (D6: bounded).
+// Discover connects, lists every tool and closes, within the server's start-up timeout.
 func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, error) {
 	s, err := Connect(ctx, srv, log)
 	if err != nil {

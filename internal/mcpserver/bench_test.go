@@ -79,8 +79,8 @@ func benchCall(b *testing.B, f *fixture, tool string, args map[string]any) {
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/call")
 }
 
-// BenchmarkWorkflowDiscover1000 is DESIGN.md §5's workflow_discover over
-// 1,000 saved workflows (target <= 50 ms).
+// BenchmarkWorkflowDiscover1000 is the workflow_discover target over
+// 1,000 saved workflows (<= 50 ms; see docs/decisions.md, "Measured targets").
 func BenchmarkWorkflowDiscover1000(b *testing.B) {
 	f := benchClient(b, 1000)
 	benchCall(b, f, "workflow_discover", map[string]any{"query": "summarize the weekly sales report for a region"})

@@ -270,8 +270,8 @@ func TestWorkflowSave(t *testing.T) {
 	f.call("workflow_save", map[string]any{"workflow_file": "no-such-draft", "name": "abc", "description": "x"}).mustErr(t, ErrNotFound)
 
 	// JSON IR that workflow_execute runs (and `pflow workflow save` accepts)
-	// is saved too, as its .pflow.md rendering (issue #10: the two save
-	// paths had drifted apart; it was refused with "Missing '## Steps'").
+	// is saved too, as its .pflow.md rendering (the two save
+	// paths once drifted apart; it was refused with "Missing '## Steps'").
 	ir := `{"ir_version": "0.1.0", "nodes": [{"id": "say", "type": "echo", "purpose": "Say it.", "params": {"message": "hi"}}], "edges": []}`
 	f.call("workflow_execute", map[string]any{"workflow": ir}).mustOK(t)
 	f.call("workflow_save", map[string]any{"workflow_file": ir, "name": "from-ir", "description": "From IR"}).mustOK(t)

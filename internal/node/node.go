@@ -212,7 +212,7 @@ type Request struct {
 	Attempt int
 	// SourceLines are the .pflow.md lines of the step's params that came from
 	// a code block (the line of the block's first line), by param; a node
-	// maps its own errors to the workflow file with them (issue #10: typed,
+	// maps its own errors to the workflow file with them (typed,
 	// not injected as params).
 	SourceLines map[string]int
 	// WorkflowFile is the workflow's file ("" for an inline workflow).

@@ -189,7 +189,7 @@ func SpecFromEntry(nodeType string, e *Entry, impl node.Node) *node.Spec {
 		if group == "" {
 			group = e.MCP.Server
 		}
-		attempts = 1 // D15: MCP calls may have side effects
+		attempts = 1 // MCP calls may have side effects: retried only on request
 	}
 	s := &node.Spec{
 		Type:      nodeType,

@@ -50,7 +50,7 @@
 // --- or ===) are read as text, as the Python pflow does, with a warning. An unclosed
 // fence, which CommonMark runs to the end of the file, is an error.
 //
-// # Step-level keys (pflow-go additions, D13)
+// # Step-level keys (additions to the Python pflow's format)
 //
 // Like "type" and "batch", these YAML keys are taken out of a step's params
 // (so a node param cannot have one of these names):

@@ -518,7 +518,7 @@ func TestToolIDCollisionAcrossServersIsReported(t *testing.T) {
 
 // pflow mcp test: a server that answers is reported with its tool count and
 // how the registry differs (nothing is written); a failing one with its
-// reason (seed 003 test-mcp-connections, issue #12 item 6).
+// reason.
 func TestMCPTestReportsEachServer(t *testing.T) {
 	a, _ := newApp(t)
 	ctx := context.Background()

@@ -28,7 +28,8 @@ type Config struct {
 	// Log receives warnings (undefined variables, server stderr hints).
 	Log io.Writer
 	// Pool keeps sessions open across runs in a long-lived process (nil:
-	// each run starts and stops its servers, D5).
+	// each run starts and stops its servers; see
+	// docs/decisions.md, "One MCP session per server per run").
 	Pool *mcpclient.Pool
 	// SchemaHash returns the input-schema hash a node type was synced with
 	// ("" when unknown): a live tool whose schema differs gets a warning.

@@ -524,7 +524,7 @@ func TestSecretsRedactedFromErrors(t *testing.T) {
 	}
 }
 
-// D5 shutdown: a server that ignores stdin EOF gets SIGTERM (to its group)
+// The staged shutdown: a server that ignores stdin EOF gets SIGTERM (to its group)
 // when the run ends; one that also ignores SIGTERM is SIGKILLed (the
 // cleanup's process-table check covers that in TestFaultMatrix).
 func TestShutdownSendsSIGTERMWhenEOFIgnored(t *testing.T) {

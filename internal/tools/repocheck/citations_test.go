@@ -24,7 +24,7 @@ import (
 // reference, a markdown anchor) pass.
 var outsideCitation = regexp.MustCompile(strings.Join([]string{
 	`\bD[1-9][0-9]?\b`,          // a decision number: D5, D16
-	`\bDESIGN(\.md\b|\s+§)`,     // the external design file
+	`DESIGN(\.md\b|\s+§)`,       // the external design file
 	`\b[Ss]eeds?\s+0[0-9]{2}\b`, // seed 000, seeds 002
 	`\bseeds/`,                  // its directory
 	`\b[Ss]eed(\s+text|'s\s+entry|\s+criterion|\s+rule)`, // "seed text", "Seed 000 criterion"
