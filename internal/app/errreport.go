@@ -343,7 +343,8 @@ func Checkpoint(o *RunOutcome, aud Audience) *CheckpointReport {
 	switch {
 	case o.RunID != "":
 		// The failure is a checkpoint: fix the workflow and resume the run;
-		// its completed steps that are unchanged do not run again (see docs/decisions.md, "Recorded, resumable runs and the step cache").
+		// its completed steps that are unchanged do not run again (see
+		// docs/decisions.md, "Recorded, resumable runs and the step cache").
 		cp.RunID, resume, command = o.RunID, o.RunID, "pflow --resume "+o.RunID
 	case o.TemporalID != "":
 		cp.TemporalRunID, resume, command = o.TemporalID, o.TemporalID, o.temporalResume()

@@ -74,7 +74,8 @@ type RunRequest struct {
 	Observer runtime.Observer
 	// Resume names a recorded run ("last" for the newest) to continue: its
 	// completed steps that are unchanged, and whose upstream steps were
-	// re-used, are not run again (see docs/decisions.md, "Recorded, resumable runs and the step cache").
+	// re-used, are not run again (see docs/decisions.md, "Recorded, resumable
+	// runs and the step cache").
 	Resume string
 	// RerunUnsafe lets a resume run again steps that may have side effects
 	// and may have partly run (in flight when the run stopped).

@@ -28,7 +28,8 @@ type runOptions struct {
 	noTrace      bool
 	noRecord     bool
 	verbose      bool
-	// durable runs (see docs/decisions.md, "Recorded, resumable runs and the step cache")
+	// durable runs (see docs/decisions.md, "Recorded, resumable runs and the
+	// step cache")
 	resume        string
 	rerunUnsafe   bool
 	noCache       bool

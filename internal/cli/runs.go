@@ -16,7 +16,8 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// newRunsCmd is 'pflow runs': the recorded runs (see docs/decisions.md, "Recorded, resumable runs and the step cache").
+// newRunsCmd is 'pflow runs': the recorded runs (see docs/decisions.md,
+// "Recorded, resumable runs and the step cache").
 func newRunsCmd(f *Factory) *cobra.Command {
 	var asJSON bool
 	var limit int

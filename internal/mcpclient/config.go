@@ -25,7 +25,8 @@ import (
 
 // Defaults (see docs/decisions.md, "Timeouts and memory limits").
 //
-// DefaultMaxMemoryMB is 512, not the 100 first asked for: the limit is watched on the
+// DefaultMaxMemoryMB is 512, not the 100 first asked for: the limit is watched
+// on the
 // RSS of the server's whole process group, and a reference server started
 // the usual way needs more in normal use — measured on the test peers:
 // server-everything, -filesystem and -memory alone 68 MB each under node 20,
@@ -201,7 +202,8 @@ func collapseDashes(s string) string {
 }
 
 // SanitizeToolName maps a tool name to the [a-z0-9-] form used in node ids
-// (see docs/decisions.md, "Names of servers and tools"): SLACK_SEND_MESSAGE → slack-send-message, spaces → '-'.
+// (see docs/decisions.md, "Names of servers and tools"): SLACK_SEND_MESSAGE →
+// slack-send-message, spaces → '-'.
 func SanitizeToolName(name string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {

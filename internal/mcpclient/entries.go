@@ -14,7 +14,8 @@ import (
 )
 
 // RegistryEntries turns a server's discovered tools into registry entries
-// (see docs/decisions.md, "Registry entries for MCP tools"), keyed by node type. Tools whose sanitised names collide get a
+// (see docs/decisions.md, "Registry entries for MCP tools"), keyed by node
+// type. Tools whose sanitised names collide get a
 // numeric suffix and a warning.
 func RegistryEntries(server string, tools []*mcp.Tool) (map[string]*registry.Entry, []string) {
 	out := map[string]*registry.Entry{}

@@ -25,7 +25,8 @@ type Expander struct {
 }
 
 // ExpandString expands every reference in s. An undefined variable without a
-// default becomes "" and is recorded as missing (see docs/decisions.md, "Undefined ${VAR} expands to empty, with a warning").
+// default becomes "" and is recorded as missing (see docs/decisions.md,
+// "Undefined ${VAR} expands to empty, with a warning").
 func (e *Expander) ExpandString(s string) string {
 	if !strings.Contains(s, "${") {
 		return s

@@ -22,7 +22,8 @@ type Extracted struct {
 	Message string
 }
 
-// ExtractResult applies docs/decisions.md, "Result extraction": structuredContent wins (unless isError), else
+// ExtractResult applies docs/decisions.md, "Result extraction":
+// structuredContent wins (unless isError), else
 // the content blocks — text JSON-parsed when it looks like JSON, a single
 // block unwrapped; image/audio/resource blocks passed on by type, never
 // decoded.

@@ -54,7 +54,8 @@ type Server struct {
 	MaxMemoryMB    int
 	// MaxResponseMB bounds one message from a stdio server ("max_response_mb").
 	MaxResponseMB int
-	// OAuth sign-in (see docs/decisions.md, "Remote servers and OAuth"): TokenFile is where the server's stored
+	// OAuth sign-in (see docs/decisions.md, "Remote servers and OAuth"):
+	// TokenFile is where the server's stored
 	// sign-in lives ("" : no sign-in is used); OAuthScopes are scopes the
 	// config requires; OAuthClientID/Secret a pre-registered client.
 	TokenFile                        string
@@ -80,7 +81,8 @@ type Server struct {
 	Secrets *trace.Redactor
 }
 
-// Resolve expands a raw config entry (see docs/decisions.md, "Undefined ${VAR} expands to empty, with a warning") and builds the Server. Undefined
+// Resolve expands a raw config entry (see docs/decisions.md, "Undefined ${VAR}
+// expands to empty, with a warning") and builds the Server. Undefined
 // variables expand to "" with one warning each on log; an auth header whose
 // credential expanded to empty is not sent, with a warning.
 func Resolve(name string, raw map[string]any, lookup func(string) (string, bool), log io.Writer) (*Server, error) {

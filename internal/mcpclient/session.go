@@ -25,7 +25,8 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// ProtocolVersion is the version pflow asks for (see docs/decisions.md, "Protocol version and client capabilities"). Servers may negotiate
+// ProtocolVersion is the version pflow asks for (see docs/decisions.md,
+// "Protocol version and client capabilities"). Servers may negotiate
 // any of AcceptedVersions.
 const ProtocolVersion = "2025-11-25"
 
@@ -36,7 +37,8 @@ var AcceptedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-
 var ClientVersion = "0.1.0"
 
 // Session is one connection to one server. It is safe for concurrent use:
-// parallel batch items share it (see docs/decisions.md, "One MCP session per server per run").
+// parallel batch items share it (see docs/decisions.md, "One MCP session per
+// server per run").
 type Session struct {
 	Server *Server
 	cs     *mcp.ClientSession
@@ -162,7 +164,8 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 	transport = sessionTransport{inner: transport, ctx: sctx}
 	copts := &mcp.ClientOptions{
 		// Advertise nothing we do not serve: a server that asks for roots and
-		// gets no answer lingers after stdin closes (see docs/decisions.md, "Protocol version and client capabilities").
+		// gets no answer lingers after stdin closes (see docs/decisions.md,
+		// "Protocol version and client capabilities").
 		Capabilities: &mcp.ClientCapabilities{},
 		// The server's tool list changed: the next lookup lists it again,
 		// so a tool added mid-run can be called.
@@ -181,7 +184,8 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { s.addLog(r.Params) },
 	}
 	if srv.Sampling && srv.Sample != nil {
-		// The config opted in: the server may use pflow's LLM; otherwise sampling is neither advertised nor answered.
+		// The config opted in: the server may use pflow's LLM; otherwise
+		// sampling is neither advertised nor answered.
 		copts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
 		copts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return srv.Sample(ctx, r.Params)
@@ -389,7 +393,8 @@ func (s *Session) ValidateStructured(t *mcp.Tool, res *mcp.CallToolResult) error
 	return validateStructured(t, res, s.compiled(t).output)
 }
 
-// CallTool calls a tool with a timeout (see docs/decisions.md, "Timeouts and memory limits"). When the timeout expires on a
+// CallTool calls a tool with a timeout (see docs/decisions.md, "Timeouts and
+// memory limits"). When the timeout expires on a
 // stdio server, its process group gets SIGTERM, then SIGKILL, and the
 // session is dead. A tool error (isError) is returned as a result, not an error.
 func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any, timeout time.Duration) (*mcp.CallToolResult, error) {
@@ -881,7 +886,8 @@ func (t *recordingTransport) waitText() string {
 	return fmt.Sprintf(" The server asked to wait %s before trying again (Retry-After).", (t.retryAfter + time.Second - 1).Truncate(time.Second))
 }
 
-// Discover connects, lists every tool and closes, within the server's start-up timeout.
+// Discover connects, lists every tool and closes, within the server's start-up
+// timeout.
 func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, error) {
 	s, err := Connect(ctx, srv, log)
 	if err != nil {

@@ -105,7 +105,8 @@ type Spec struct {
 	// Group is the package it is listed under ("shell", "http", "file", "llm", ...).
 	Group     string
 	Interface Interface
-	// Attempts is the total number of tries for Go-error failures (see docs/decisions.md, "Retries per node type"); 0 means 1.
+	// Attempts is the total number of tries for Go-error failures (see
+	// docs/decisions.md, "Retries per node type"); 0 means 1.
 	Attempts int
 	// RetryWait is the pause between attempts.
 	RetryWait time.Duration
@@ -130,7 +131,8 @@ type Spec struct {
 	Check func(ctx context.Context, params map[string]any) []Problem
 	// Effects says what running the node does beyond returning outputs: it
 	// decides whether a step may run again after a crash and whether its
-	// results may be cached (see docs/decisions.md, "Recorded, resumable runs and the step cache"). The zero value (may have side
+	// results may be cached (see docs/decisions.md, "Recorded, resumable runs
+	// and the step cache"). The zero value (may have side
 	// effects) is the safe default.
 	Effects Effects
 	// Fingerprint, when set, describes data the node reads besides its params

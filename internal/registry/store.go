@@ -42,7 +42,8 @@ type MCPInfo struct {
 	InputSchema  map[string]any `json:"input_schema,omitempty"`
 	OutputSchema map[string]any `json:"output_schema,omitempty"`
 	// Hints are the tool's MCP annotations that decide whether a step may run
-	// again after a crash or be cached, when its server is trusted (see docs/decisions.md, "Recorded, resumable runs and the step cache").
+	// again after a crash or be cached, when its server is trusted (see
+	// docs/decisions.md, "Recorded, resumable runs and the step cache").
 	Hints *MCPHints `json:"hints,omitempty"`
 	// SchemaHash digests the input schema at sync: a run that finds the live
 	// tool's differs warns that the tool changed since.
@@ -401,7 +402,8 @@ func (m *loadMemo) put(k fileKey, f *File) {
 //   - the file is written as compact JSON, and the cache is refreshed.
 //
 // Like Update it holds the exclusive lock, restores a corrupt file from the
-// backup, keeps registry.json.bak and writes atomically (see docs/decisions.md, "Registry entries for MCP tools").
+// backup, keeps registry.json.bak and writes atomically (see docs/decisions.md,
+// "Registry entries for MCP tools").
 func (s *Store) Patch(ctx context.Context, fn func(f *File) error) error {
 	lk, err := fsutil.LockFile(ctx, s.Path, lockTimeout)
 	if err != nil {

@@ -22,7 +22,8 @@ import (
 )
 
 // The secrets, one per source pflow must treat as secret (see
-// docs/decisions.md, "Template values are data"). Each is distinctive so that a hit anywhere is a leak;
+// docs/decisions.md, "Template values are data"). Each is distinctive so that a
+// hit anywhere is a leak;
 // some hold characters that URL, JSON and base64 encode differently.
 const (
 	secretGitHub     = "ghp_LeakCheckGitHub7f3a9c21d8e4"   // process env GITHUB_TOKEN

@@ -71,7 +71,8 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 		raw, ok := provided[in.Name]
 		src := FromParams
 		if !ok && env.Process != nil && in.Env != "" {
-			// Only the variable the input names (see docs/decisions.md, "Inputs come from explicit sources"): an input called
+			// Only the variable the input names (see docs/decisions.md, "Inputs
+			// come from explicit sources"): an input called
 			// path never takes $PATH.
 			if s, found := env.Process(in.Env); found {
 				raw, ok, src = s, true, FromEnv

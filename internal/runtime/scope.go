@@ -9,7 +9,8 @@ import (
 )
 
 // scope holds resources shared by every node of one run (one MCP
-// session per server per run; see docs/decisions.md, "One MCP session per server per run"). It implements node.Scope.
+// session per server per run; see docs/decisions.md, "One MCP session per
+// server per run"). It implements node.Scope.
 type scope struct {
 	mu     sync.Mutex
 	res    map[string]*scopeEntry

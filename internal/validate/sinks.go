@@ -10,7 +10,8 @@ import (
 )
 
 // sinkChecks finds templates that cannot reach their param safely (see
-// docs/decisions.md, "Template values are data"): a template in code, or where a shell command reads literal text; and
+// docs/decisions.md, "Template values are data"): a template in code, or where
+// a shell command reads literal text; and
 // warns about steps that opt out with unsafe_splice.
 func (v *validator) sinkChecks() {
 	if v.opts.Catalog == nil {

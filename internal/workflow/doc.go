@@ -47,7 +47,8 @@
 // GitHub renders is what runs: only top-level headings count (a "# comment"
 // inside an indented list-item continuation is not a heading), HTML comments
 // and thematic breaks are ignored. Setext headings ("Text" underlined with
-// --- or ===) are read as text, as the Python pflow does, with a warning. An unclosed
+// --- or ===) are read as text, as the Python pflow does, with a warning. An
+// unclosed
 // fence, which CommonMark runs to the end of the file, is an error.
 //
 // # Step-level keys (additions to the Python pflow's format)

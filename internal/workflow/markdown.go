@@ -158,7 +158,8 @@ type stepInfo struct {
 	mapping  *Mapping
 }
 
-// ParseMarkdown parses a .pflow.md document (as in the Python pflow). The error, when not nil, is a *ParseError
+// ParseMarkdown parses a .pflow.md document (the Python pflow's format plus
+// the additions described in doc.go). The error, when not nil, is a *ParseError
 // carrying the 1-based line and a fix suggestion.
 func ParseMarkdown(src []byte, path string) (*Workflow, error) {
 	p := &mdParser{path: absPath(path), d: &decoder{}, w: &Workflow{}, seen: map[string]map[string]int{}}

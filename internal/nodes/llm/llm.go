@@ -22,7 +22,8 @@
 // is not an object is wrapped as {result: <schema>} and unwrapped again. The
 // answer is validated against the schema.
 //
-// Retries (3 attempts, 1 s apart; see docs/decisions.md, "Retries per node type") are the runtime's: the SDKs' own
+// Retries (3 attempts, 1 s apart; see docs/decisions.md, "Retries per node
+// type") are the runtime's: the SDKs' own
 // retries are off. Rate limits (429), server errors (5xx), timeouts, network
 // errors and answers that do not match output_schema are returned as Go
 // errors (retried); a missing key, an authentication error, any other 4xx and

@@ -221,7 +221,8 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	return ok, nil
 }
 
-// Outputs builds the node's outputs from a result (see docs/decisions.md, "Result extraction"): result, plus every
+// Outputs builds the node's outputs from a result (see docs/decisions.md,
+// "Result extraction"): result, plus every
 // top-level field of an object result hoisted (never result/error or keys
 // starting with "_").
 func Outputs(result any) map[string]any {
@@ -239,7 +240,8 @@ func Outputs(result any) map[string]any {
 
 // Inject returns params with __mcp_server__ and __mcp_tool__ set for a node
 // type starting with "mcp-" (the values come from the registry entry and
-// overwrite user-supplied ones) and params unchanged for any other type. The caller's map is never modified.
+// overwrite user-supplied ones) and params unchanged for any other type. The
+// caller's map is never modified.
 func Inject(nodeType, server, tool string, params map[string]any) map[string]any {
 	if !strings.HasPrefix(nodeType, "mcp-") || server == "" || tool == "" {
 		return params

@@ -472,7 +472,8 @@ func (s *suite) goBenchmarks(ctx context.Context, h *homes) (bench.GoBench, []st
 		{pkg: "./internal/cli", pattern: "^BenchmarkRegistryListCommand$", env: []string{"PFLOW_BENCH_HOME=" + h.registry}},
 		{pkg: "./internal/discovery", pattern: "^(BenchmarkWorkflowDiscover1000|BenchmarkWorkflowDiscoverFromDisk1000)$"},
 		{pkg: "./internal/mcpserver", pattern: "^(BenchmarkRegistryList|BenchmarkWorkflowList10|BenchmarkWorkflowDiscover1000)$", prefix: "mcpserver (in-memory go-sdk client) "},
-		// The warm hub (see docs/decisions.md, "Warm sessions in long-lived processes"): the TS SDK client times both sides itself.
+		// The warm hub (see docs/decisions.md, "Warm sessions in long-lived
+		// processes"): the TS SDK client times both sides itself.
 		{pkg: "./internal/mcpserver", pattern: "^BenchmarkWarmSessionsVsDirect$", extra: []string{"-benchtime", "1x"}},
 		{pkg: "./internal/app/mcptest", pattern: "^BenchmarkPooledRun$", extra: []string{"-benchtime", "300x"}},
 	}

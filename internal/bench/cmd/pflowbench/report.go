@@ -239,7 +239,8 @@ func (r *Report) warmHubTarget() Target {
 		Ratio: ratio(pflow, direct), Verdict: verdict(pflow <= 1.5*direct), Why: why}
 }
 
-// runsTargets are the "Durable runs" rows (see docs/decisions.md, "Recorded, resumable runs and the step cache"): the cost of the run record
+// runsTargets are the "Durable runs" rows (see docs/decisions.md, "Recorded,
+// resumable runs and the step cache"): the cost of the run record
 // and of a resume.
 func (r *Report) runsTargets() []Target {
 	var ts []Target
