@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every benchmark of DESIGN.md §5 side by side with its comparison and
+# Runs every benchmark of docs/decisions.md ("Measured targets") side by side with its comparison and
 # rewrites docs/BENCHMARKS.md (medians of interleaved runs, ratios, the
 # machine, the exact commands). `make bench` runs this.
 #

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Docs are tested (issue #16): every shell block of README.md, docs/*.md and
+// Docs are tested: every shell block of README.md, docs/*.md and
 // examples/**/README.md is run here, or says why not in the HTML comment
 // right above it:
 //

@@ -80,7 +80,8 @@ func httpDo(t *testing.T, method, url string) string {
 	return string(b)
 }
 
-// TestSignInToAnOAuthServer follows issue #13 end to end with the real
+// TestSignInToAnOAuthServer follows the OAuth sign-in (see
+// docs/decisions.md, "Remote servers and OAuth") end to end with the real
 // binary and an OAuth-protected server of the TypeScript SDK's parts: a
 // sync before signing in fails at once naming pflow mcp login; the login
 // (its browser step automated: $BROWSER follows the authorization server's

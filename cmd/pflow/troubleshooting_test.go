@@ -57,7 +57,7 @@ Say hi.
 `
 
 // TestTroubleshootingMessagesAreProduced runs the real binary into the
-// failures docs/troubleshooting.md lists (issue #16: every message it quotes
+// failures docs/troubleshooting.md lists (every message it quotes
 // is produced by a test), each matched against the heading's text as
 // written there. The messages of failures a command line cannot provoke
 // (MCP protocol faults, the MCP server's own tools) are produced by their

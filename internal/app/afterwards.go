@@ -6,7 +6,8 @@ import "sync"
 // after a run has its answer — writing its trace and the end of its record
 // (every step's end is written before), applying the retention settings to
 // traces and run records — on one goroutine, in order, so the agent gets
-// the result without waiting for it (issue #15). Readers of what that work
+// the result without waiting for it (see docs/decisions.md, "Warm sessions in
+// long-lived processes"). Readers of what that work
 // writes (trace_read, the run listings, a resume) call Settle first, so in
 // this process they always see it done. (A saved workflow's run history
 // is gathered a second longer, see library.History.) The one-shot CLI has

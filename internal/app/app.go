@@ -46,8 +46,10 @@ type App struct {
 	// masked in every output. Nil: each run gets its own redactor.
 	Secrets *redact.Redactor
 	// MCPPool, set by a long-lived process (pflow mcp serve), keeps MCP
-	// sessions open across runs (issue #15); nil in the one-shot CLI, whose
-	// runs start and stop their servers (D5).
+	// sessions open across runs (see docs/decisions.md, "Warm sessions in
+	// long-lived processes"); nil in the one-shot CLI, whose
+	// runs start and stop their servers (see docs/decisions.md, "One MCP
+	// session per server per run").
 	MCPPool *mcpclient.Pool
 	// Afterwards, set by a long-lived process, does the work after a run
 	// (its trace, retention) once the run has answered; nil: before.
@@ -60,7 +62,8 @@ type App struct {
 	// history and writes it a moment later (library.History); nil: each
 	// run writes it before it returns.
 	RunHistory *library.History
-	// Temporal runs workflows on Temporal (issue #17); set by the
+	// Temporal runs workflows on Temporal (see docs/decisions.md, "Scale-out on
+	// Temporal"); set by the
 	// pflow-temporal binary, nil in pflow (whose start-up must not pay for
 	// the Temporal SDK).
 	Temporal wire.Engine

@@ -26,7 +26,8 @@ func (a *App) Settings() (*settings.Settings, error) {
 }
 
 // EnvLookup returns the lookup nodes use for configuration: the process
-// environment first, then settings.json env (case-insensitive), as in D2.
+// environment first, then settings.json env (case-insensitive): see
+// docs/decisions.md, "Undefined ${VAR} expands to empty, with a warning".
 func (a *App) EnvLookup(s *settings.Settings) func(string) (string, bool) {
 	return func(k string) (string, bool) {
 		if v, ok := a.LookupProcessEnv(k); ok {

@@ -153,7 +153,8 @@ func TestUnsetSettingsEnvCaseInsensitive(t *testing.T) {
 
 // BenchmarkRegistryLoad1000 measures what every command pays to know its
 // node types: settings + built-ins + registry.json with 1,000 MCP tools +
-// the allow/deny filter (DESIGN §5: registry load ≤ 5 ms).
+// the allow/deny filter (target: registry load ≤ 5 ms; see
+// docs/decisions.md, "Measured targets").
 func BenchmarkRegistryLoad1000(b *testing.B) {
 	a, _ := testApp(b)
 	ctx := context.Background()

@@ -13,7 +13,7 @@ import (
 )
 
 // liveDrift checks the MCP tools a workflow's steps call against their
-// servers as they are now (issue #12 item 2): a tool whose input schema
+// servers as they are now: a tool whose input schema
 // changed since it was synced, or that is gone, is a warning naming the
 // step and the fix. It starts each server the workflow uses once, so only
 // pflow --validate-only asks for it (RunRequest.CheckLive).

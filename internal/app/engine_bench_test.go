@@ -31,7 +31,8 @@ func thousandSteps() []byte {
 }
 
 // BenchmarkParseValidateRun1000 parses, statically validates and runs a
-// 1,000-step workflow with the real built-in catalog. DESIGN §5 target:
+// 1,000-step workflow with the real built-in catalog. Target
+// (docs/decisions.md, "Measured targets"):
 // a 1,000-node workflow validates and runs in ≤ 100 ms.
 func BenchmarkParseValidateRun1000(b *testing.B) {
 	src := thousandSteps()

@@ -13,7 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// RunReport is a run's outcome as both faces show it (issue #10: a typed
+// RunReport is a run's outcome as both faces show it (a typed
 // contract): the CLI prints it for --output-format json, the MCP server
 // reshapes it for workflow_execute. Fields are in the order of their JSON
 // names, which is the order the CLI prints them in.
@@ -210,7 +210,7 @@ func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 		}
 		steps = append(steps, st)
 	}
-	// Each fact once (issue #16): the duration and the executed count at
+	// Each fact once: the duration and the executed count at
 	// the top, the steps under execution, costs and tokens under metrics.
 	d := ms(r.Duration)
 	rep := &RunReport{

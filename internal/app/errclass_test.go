@@ -21,8 +21,7 @@ import (
 // A failing http step's failure carries its class: an edge routes on it
 // (falling back to the error edge), ${step.error_class} holds it, a retry
 // of a rate-limited call waits at least what Retry-After says, and an edge
-// on an action the step never takes is refused before running (issue #12
-// item 7).
+// on an action the step never takes is refused before running.
 func TestErrorClassesRouteFailures(t *testing.T) {
 	var mu sync.Mutex
 	var limitedAt []time.Time

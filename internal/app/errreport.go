@@ -12,7 +12,7 @@ import (
 
 // Audience is who reads a failure: the same problem is worded with a pflow
 // command for a person at a shell and with a tool call for an agent that
-// talks to `pflow mcp serve` (issue #10: an agent never gets a CLI command).
+// talks to `pflow mcp serve` (an agent never gets a CLI command).
 // Fixes are data (pferr.Fix); each is worded for its reader here, never
 // rewritten from one reader's words into the other's.
 type Audience = pferr.Reader
@@ -238,7 +238,7 @@ func validationFailure(o *RunOutcome, t *Target, aud Audience) *ErrorReport {
 	msg := "workflow validation failed: " + at(first)
 	if n := len(o.ValidationErrors); n > 1 {
 		// Every problem is in the message, one line each, so an agent
-		// fixes them all in one pass (issue #11).
+		// fixes them all in one pass.
 		msg = fmt.Sprintf("workflow validation failed: %d problems:", n)
 		for i, d := range o.ValidationErrors {
 			msg += fmt.Sprintf("\n%d. %s", i+1, at(d))
@@ -343,7 +343,8 @@ func Checkpoint(o *RunOutcome, aud Audience) *CheckpointReport {
 	switch {
 	case o.RunID != "":
 		// The failure is a checkpoint: fix the workflow and resume the run;
-		// its completed steps that are unchanged do not run again (D17).
+		// its completed steps that are unchanged do not run again (see
+		// docs/decisions.md, "Recorded, resumable runs and the step cache").
 		cp.RunID, resume, command = o.RunID, o.RunID, "pflow --resume "+o.RunID
 	case o.TemporalID != "":
 		cp.TemporalRunID, resume, command = o.TemporalID, o.TemporalID, o.temporalResume()

@@ -68,7 +68,8 @@ func (a *App) SaveFile(ctx context.Context, req SaveFileRequest) (out *SaveOutco
 }
 
 // parseForSave parses what is about to be saved, for both faces: .pflow.md
-// markdown as it is, or JSON IR (D13; a .json path or text starting with
+// markdown as it is, or JSON IR (see docs/decisions.md, "Workflow formats"; a
+// .json path or text starting with
 // '{'), validated as JSON and stored as its .pflow.md rendering. It returns
 // the workflow and the markdown to store. label names the source in
 // errors; path is the file it came from ("" for text).

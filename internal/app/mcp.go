@@ -233,7 +233,7 @@ type MCPSyncResult struct {
 	Registered int      `json:"tools_registered"`
 	Removed    int      `json:"tools_removed"`
 	Nodes      []string `json:"nodes"`
-	// What changed since the last sync (issue #12 item 2): node types new
+	// What changed since the last sync: node types new
 	// to the registry, whose input schema changed, and that are gone. A
 	// first sync of a server reports only Added.
 	Added        []string `json:"added,omitempty"`
@@ -408,7 +408,7 @@ func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.To
 				delete(entries, k)
 				continue
 			case ok && old.MCP == nil && !f.SameAsStored(k, e):
-				// Seed 000 criterion 11: another kind of entry is replaced, with a warning.
+				// Another kind of entry is replaced, with a warning.
 				r.Warnings = append(r.Warnings, fmt.Sprintf("registry entry %s already existed (type %q) and was overwritten by the tool %q of MCP server '%s'", k, old.Type, e.MCP.Tool, name))
 			case !ok:
 				r.Added = append(r.Added, k)
@@ -680,8 +680,7 @@ type MCPTestResult struct {
 
 // TestMCPServers connects to each named server (or all), initializes,
 // lists its tools and closes, reporting the time it took and any problem,
-// and how its tools differ from the registry (seed 003's
-// test-mcp-connections). Nothing is written.
+// and how its tools differ from the registry. Nothing is written.
 func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]MCPTestResult, error) {
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()

@@ -15,7 +15,7 @@ import (
 
 // A tool whose params are written with $ref/$defs and oneOf (as Pydantic and
 // zod servers write them) has its literal params checked statically like
-// any other (issue #11 item 1, #12 item 3): a wrong enum value or type is
+// any other: a wrong enum value or type is
 // named before anything runs, with the param and what it expects.
 func TestLiteralParamsOfRefSchemasAreChecked(t *testing.T) {
 	a, _ := testApp(t)

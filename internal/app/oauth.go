@@ -19,7 +19,8 @@ type LoginReport struct {
 	TokenFile string    `json:"token_file"`
 }
 
-// MCPLogin signs in to a remote server interactively (issue #13) and
+// MCPLogin signs in to a remote server interactively (see docs/decisions.md,
+// "Remote servers and OAuth") and
 // stores the token under $PFLOW_HOME/oauth.
 func (a *App) MCPLogin(ctx context.Context, name string, o mcpclient.LoginOptions) (*LoginReport, error) {
 	st, _ := settings.Load(a.Paths.Settings, io.Discard)

@@ -11,7 +11,8 @@ import (
 	"github.com/pflow-go/pflow/internal/settings"
 )
 
-// The recording overhead of DESIGN.md §5 "Durable runs" (D17: ≤ 5%) on the
+// The recording overhead target of "Durable runs" (≤ 5%; see
+// docs/decisions.md, "Measured targets") on the
 // engine targets' two workloads, through the use-case the CLI and the MCP
 // server call (App.Run: inputs, validation, run, record), side by side:
 // record=off is --no-record, record=on writes run.json and steps.jsonl with
@@ -106,7 +107,7 @@ func resumeWorkflow(steps int) []byte {
 }
 
 // BenchmarkResumeOneStep times `pflow --resume` of a 20-step run that failed
-// at its last step (DESIGN.md §5: ≤ 1.5× running that step alone), and
+// at its last step (target: ≤ 1.5× running that step alone), and
 // step=alone a 1-step workflow holding the same step, both through App.Run
 // with their records (the failed run before each resume is untimed).
 func BenchmarkResumeOneStep(b *testing.B) {

@@ -31,7 +31,8 @@ func (a *App) ResolveAgentWorkflow(ref any, pol PathPolicy) (*Target, error) {
 	return a.Resolve(ref, Caller{Agent: true, Policy: pol})
 }
 
-// Resolve is the one resolver of both faces (seed 002, D10). It tries, in
+// Resolve is the one resolver of both faces (see docs/decisions.md, "The MCP
+// server's tool set"). It tries, in
 // order: inline JSON IR (an object, or text holding one); inline .pflow.md
 // markdown (text with a newline); a file path (a person's: any existing
 // path with a separator or a .pflow.md/.json name; an agent's: a .pflow.md

@@ -75,7 +75,8 @@ type RunRequest struct {
 	Observer runtime.Observer
 	// Resume names a recorded run ("last" for the newest) to continue: its
 	// completed steps that are unchanged, and whose upstream steps were
-	// re-used, are not run again (DESIGN D17).
+	// re-used, are not run again (see docs/decisions.md, "Recorded, resumable
+	// runs and the step cache").
 	Resume string
 	// RerunUnsafe lets a resume run again steps that may have side effects
 	// and may have partly run (in flight when the run stopped).
@@ -90,7 +91,7 @@ type RunRequest struct {
 	// Origin names the face that asked ("cli", "mcp"), for the run record.
 	Origin string
 	// Temporal, when set, runs the workflow on a Temporal service instead
-	// of in this process (issue #17).
+	// of in this process (see docs/decisions.md, "Scale-out on Temporal").
 	Temporal *TemporalRequest
 }
 
@@ -131,7 +132,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// Every process the run starts (steps, MCP servers, an automatic sync)
 	// and all their descendants carry the run's token; whatever is left of
 	// them when the run ends, even one that left its process group, is
-	// stopped here (issue #9: nothing outlives the run).
+	// stopped here (nothing outlives the run).
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
 	// The run's record directory is made from here on, beside the checks

@@ -29,7 +29,8 @@ import (
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
-// RunStore returns the run records under PFLOW_HOME (DESIGN D17).
+// RunStore returns the run records under PFLOW_HOME (see docs/decisions.md,
+// "Recorded, resumable runs and the step cache").
 func (a *App) RunStore() *runs.Store {
 	return &runs.Store{Dir: a.Paths.Runs, Now: a.Now}
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // sampler answers an MCP server's sampling/createMessage with pflow's
-// configured LLM (a server whose config says "sampling": true; issue #12
-// item 4). The conversation's text messages become the prompt, the
+// configured LLM (a server whose config says "sampling": true). The
+// conversation's text messages become the prompt, the
 // server's system prompt and limits are kept; the model is settings'
 // default (or the one the API keys select).
 func sampler(env func(string) (string, bool), model string) func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {

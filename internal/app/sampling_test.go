@@ -18,7 +18,7 @@ import (
 // A server whose config says "sampling": true gets its
 // sampling/createMessage answered by pflow's configured LLM (here the
 // OpenAI wire format of a local fake); without it pflow advertises no
-// sampling and the request is refused (issue #12 item 4).
+// sampling and the request is refused.
 func TestSamplingOptIn(t *testing.T) {
 	llm := llmtest.NewOpenAI(t)
 	llm.SetDefault(llmtest.Text("a short poem"))

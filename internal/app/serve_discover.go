@@ -9,8 +9,7 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// Confidence thresholds of workflow discovery (reference §B4: >= 95% means
-// reuse; below 70% means build).
+// Confidence thresholds of workflow discovery, the Python pflow's.
 const (
 	ReuseConfidence    = 0.95
 	DescribeConfidence = 0.70
@@ -34,7 +33,8 @@ type WorkflowDiscovery struct {
 }
 
 // DiscoverSavedWorkflows ranks the saved workflows against a task
-// description with the local relevance model (D11): offline, instant,
+// description with the local relevance model (see docs/decisions.md, "Discovery
+// without an LLM"): offline, instant,
 // deterministic. It uses RankSavedWorkflows (and its discovery index), then
 // loads only the matches to describe them.
 func (a *App) DiscoverSavedWorkflows(query string, limit int) (*WorkflowDiscovery, error) {
@@ -70,7 +70,8 @@ type NodeMatch struct {
 }
 
 // DiscoverNodeTypes ranks the usable (listed, allowed) node types against a
-// task description with the local relevance model (D11); with useLLM the
+// task description with the local relevance model (see docs/decisions.md,
+// "Discovery without an LLM"); with useLLM the
 // configured model reranks the top matches (the local order is kept, with a
 // warning, when no model is configured or the call fails).
 func (a *App) DiscoverNodeTypes(ctx context.Context, task string, limit int, useLLM bool) ([]NodeMatch, error) {

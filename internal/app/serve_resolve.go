@@ -17,7 +17,8 @@ import (
 // user (an MCP client) may name. The zero value allows any existing
 // .pflow.md file, which is right for a local stdio server.
 type PathPolicy struct {
-	// Restrict refuses every file path outside AllowDirs (HTTP mode, D12).
+	// Restrict refuses every file path outside AllowDirs (HTTP mode; see
+	// docs/decisions.md, "Security of the MCP server").
 	Restrict bool
 	// AllowDirs are the roots file paths may live under when Restrict is set.
 	AllowDirs []string

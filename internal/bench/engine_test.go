@@ -20,7 +20,8 @@ import (
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
-// The engine benchmarks of DESIGN.md §5 side by side with their floor:
+// The engine benchmarks (see docs/decisions.md, "Measured targets") side by
+// side with their floor:
 // a batch of a cheap node (echo) with max_concurrent 50 through pflow's
 // engine, and the same node called directly from a bounded goroutine pool
 // (errgroup, limit 50) that keeps every result — what a Go programmer

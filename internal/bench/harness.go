@@ -1,5 +1,6 @@
 // Package bench measures pflow against its comparisons for
-// docs/BENCHMARKS.md (DESIGN.md §5). Timings on a shared machine are noisy,
+// docs/BENCHMARKS.md (see docs/decisions.md, "Measured targets"). Timings on a
+// shared machine are noisy,
 // so every figure is a median of interleaved runs: each round runs every
 // contender once, in rotating order, so that they share the same load, and
 // figures are reported as ratios to a comparison measured in the same run.

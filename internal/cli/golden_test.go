@@ -29,7 +29,7 @@ var volatile = []struct {
 
 // TestJSONEnvelopesGolden pins what `pflow --output-format json` prints —
 // success, a failed step, a validation failure, missing inputs and a pre-run
-// error — in testdata/golden/*.json (issue #10: any change to what an agent
+// error — in testdata/golden/*.json (any change to what an agent
 // sees shows up as a reviewed diff; run with -update after an intended one).
 func TestJSONEnvelopesGolden(t *testing.T) {
 	wd, err := os.Getwd()

@@ -28,12 +28,13 @@ type runOptions struct {
 	noTrace      bool
 	noRecord     bool
 	verbose      bool
-	// durable runs (D17)
+	// durable runs (see docs/decisions.md, "Recorded, resumable runs and the
+	// step cache")
 	resume        string
 	rerunUnsafe   bool
 	noCache       bool
 	trustReadOnly bool
-	// Temporal (issue #17)
+	// Temporal (see docs/decisions.md, "Scale-out on Temporal")
 	temporal  string
 	namespace string
 	taskQueue string

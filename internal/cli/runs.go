@@ -16,7 +16,8 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// newRunsCmd is 'pflow runs': the recorded runs (DESIGN D17).
+// newRunsCmd is 'pflow runs': the recorded runs (see docs/decisions.md,
+// "Recorded, resumable runs and the step cache").
 func newRunsCmd(f *Factory) *cobra.Command {
 	var asJSON bool
 	var limit int
@@ -286,7 +287,8 @@ func newRunsPruneCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-// newCacheCmd is 'pflow cache': the step cache (seed 003 §9).
+// newCacheCmd is 'pflow cache': the step cache (see docs/decisions.md,
+// "Recorded, resumable runs and the step cache").
 func newCacheCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache",

@@ -1,5 +1,6 @@
 // Package discovery ranks saved workflows and node types against a task
-// description without an LLM (DESIGN.md D11): BM25F over names,
+// description without an LLM (see docs/decisions.md, "Discovery without an
+// LLM"): BM25F over names,
 // descriptions, inputs, outputs, node types and MCP server names, with light
 // stemming and a small synonym table. Results are deterministic, carry a
 // confidence in [0, 1] and the reasons for the match.

@@ -6,8 +6,8 @@ import (
 )
 
 // A query is measured in characters, as the message says: 300 two-byte
-// characters (600 bytes) are within the 500-character limit (issue #10:
-// node discovery counted bytes and reported characters).
+// characters (600 bytes) are within the 500-character limit (node
+// discovery once counted bytes and reported characters).
 func TestCheckQueryLenCountsCharacters(t *testing.T) {
 	if err := CheckQueryLen(strings.Repeat("é", 300)); err != nil {
 		t.Fatalf("300 characters refused: %v", err)

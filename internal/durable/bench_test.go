@@ -11,7 +11,7 @@ import (
 // BenchmarkTemporalBatch runs a 2,000-item batch of a 50 ms shell step
 // (max_concurrent 50) locally, on one Temporal worker and on two, side by
 // side: each round runs every contender once, so they share the machine's
-// load. It reports the medians and the ratios to the local run (issue #17;
+// load. It reports the medians and the ratios to the local run (see
 // docs/BENCHMARKS.md). Run it with:
 //
 //	go test -run '^$' -bench TemporalBatch -benchtime 1x ./internal/durable

@@ -1,7 +1,8 @@
 // Package mcpclient is pflow's MCP client: the mcp-servers.json config (load,
 // add, remove, validation, name normalisation), ${VAR} expansion, and
 // sessions with MCP servers over stdio, streamable HTTP and legacy SSE, with
-// the process lifecycle, timeouts and error texts of DESIGN.md D1–D9.
+// the process lifecycle, timeouts and error texts that docs/decisions.md
+// describes from "Transports" to "Result extraction".
 package mcpclient
 
 import (
@@ -22,9 +23,10 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// Defaults (DESIGN.md D6).
+// Defaults (see docs/decisions.md, "Timeouts and memory limits").
 //
-// DefaultMaxMemoryMB is 512, not seed 000's 100: the limit is watched on the
+// DefaultMaxMemoryMB is 512, not the 100 first asked for: the limit is watched
+// on the
 // RSS of the server's whole process group, and a reference server started
 // the usual way needs more in normal use — measured on the test peers:
 // server-everything, -filesystem and -memory alone 68 MB each under node 20,
@@ -39,7 +41,7 @@ import (
 const (
 	DefaultCallTimeout = 30 * time.Second
 	// DefaultStartupTimeout fits a first `npx -y` download of a server on
-	// a normal connection (issue #12 item 5).
+	// a normal connection.
 	DefaultStartupTimeout = 60 * time.Second
 	DefaultMaxMemoryMB    = 512
 	DefaultMaxResponseMB  = 64
@@ -154,7 +156,7 @@ func Update(ctx context.Context, path string, fn func(f *File) error) error {
 	return nil
 }
 
-// ---- names (D3) ----
+// ---- names (see docs/decisions.md, "Names of servers and tools") ----
 
 var serverNameRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
@@ -200,7 +202,8 @@ func collapseDashes(s string) string {
 }
 
 // SanitizeToolName maps a tool name to the [a-z0-9-] form used in node ids
-// (D3): SLACK_SEND_MESSAGE → slack-send-message, spaces → '-'.
+// (see docs/decisions.md, "Names of servers and tools"): SLACK_SEND_MESSAGE →
+// slack-send-message, spaces → '-'.
 func SanitizeToolName(name string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {
@@ -217,7 +220,8 @@ func SanitizeToolName(name string) string {
 func NodeType(server, tool string) string { return "mcp-" + server + "-" + SanitizeToolName(tool) }
 
 // ParseNodeType splits "mcp-<server>-<tool>" using the longest configured
-// server name that prefixes it (D3, seed 000 test 15).
+// server name that prefixes it (see
+// docs/decisions.md, "Names of servers and tools").
 func ParseNodeType(nodeType string, servers []string) (server, tool string, err error) {
 	if !strings.HasPrefix(nodeType, "mcp-") || len(nodeType) <= 4 {
 		return "", "", pferr.Newf(pferr.Validation, "Invalid MCP node type format: %s", nodeType).
@@ -251,7 +255,7 @@ func ParseNodeType(nodeType string, servers []string) (server, tool string, err 
 	return best, tool, nil
 }
 
-// ---- validation (reference §A3, D1) ----
+// ---- validation (as in the Python pflow) ----
 
 func verr(format string, args ...any) error {
 	return pferr.Newf(pferr.Validation, format, args...)
@@ -300,7 +304,7 @@ func NormalizeEntry(name string, cfg map[string]any) (map[string]any, []string) 
 }
 
 // ValidateEntry checks one (normalised, unexpanded) server entry. Messages
-// follow the original pflow's texts (reference §A3).
+// follow the Python pflow's texts.
 func ValidateEntry(name string, cfg map[string]any) error {
 	if !ValidServerName(name) {
 		return verr("Invalid server name: %q. Use lowercase letters, digits and hyphens only (e.g. 'my-server').", name)
@@ -344,7 +348,7 @@ func ValidateEntry(name string, cfg map[string]any) error {
 			}
 		}
 	case "uds":
-		// Newline-delimited JSON-RPC over a Unix socket (seed 003).
+		// Newline-delimited JSON-RPC over a Unix socket.
 		v, ok := cfg["path"]
 		if !ok {
 			return wrap(verr("uds configuration requires 'path' field (the Unix socket the server listens on)"))

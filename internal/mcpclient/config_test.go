@@ -60,8 +60,8 @@ func TestValidateEntryMessages(t *testing.T) {
 	}
 }
 
-// Seed 000 test criterion 2 (superseded by D1): an HTTP server is accepted
-// only as type http/sse; any other transport is rejected with the D1 text.
+// An HTTP server is accepted only as type http/sse; any other transport is
+// rejected with the text of docs/decisions.md, "Transports".
 func TestCriterion02UnsupportedTransportRejected(t *testing.T) {
 	_, err := ParseSource(`{"x": {"type": "websocket", "url": "ws://127.0.0.1:1"}}`)
 	if err == nil || !strings.Contains(err.Error(), "Unsupported transport type: websocket") {
@@ -182,7 +182,7 @@ func TestParseSourceShapes(t *testing.T) {
 	}
 }
 
-// Seed 000 test criterion 1: configuring a stdio server with a valid command
+// Configuring a stdio server with a valid command
 // saves it to the config (0600, mcpServers format, secrets unexpanded).
 func TestCriterion01ConfigureStdioServerSaved(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcp-servers.json")
@@ -248,7 +248,8 @@ func TestLoadFileCorrupt(t *testing.T) {
 	}
 }
 
-// Seed 000 test criterion 15 (D3): the longest configured server name wins.
+// The longest configured server name wins (see docs/decisions.md, "Names of
+// servers and tools").
 func TestCriterion15ParseNodeType(t *testing.T) {
 	servers := []string{"github", "slack", "slack-composio"}
 	cases := []struct{ in, server, tool string }{
@@ -271,7 +272,7 @@ func TestCriterion15ParseNodeType(t *testing.T) {
 	}
 }
 
-// Seed 000 test criterion 10: tool names with spaces are sanitised.
+// Tool names with spaces are sanitised.
 func TestCriterion10ToolNameSanitized(t *testing.T) {
 	cases := map[string]string{"create issue": "create-issue", "SLACK_SEND_MESSAGE": "slack-send-message", "a  b..c": "a-b-c", "get-sum": "get-sum", "read_file": "read-file"}
 	for in, want := range cases {

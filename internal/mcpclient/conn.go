@@ -12,7 +12,8 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// Conn is the per-run handle on one server (D5): it opens the session
+// Conn is the per-run handle on one server (see docs/decisions.md, "One MCP
+// session per server per run"): it opens the session
 // lazily on first use, shares it between every node and batch item of the
 // run, reconnects if the server died (e.g. stopped after a timeout), and
 // closes it when the run ends. It implements io.Closer for node.Scope.
@@ -71,7 +72,8 @@ func (c *Conn) Session(ctx context.Context) (*Session, error) {
 	return s, nil
 }
 
-// Close ends the session (D5 shutdown). Safe to call more than once.
+// Close ends the session (the staged shutdown of docs/decisions.md, "One MCP
+// session per server per run"). Safe to call more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -92,8 +94,8 @@ func (c *Conn) drop() {
 	c.sess, c.release = nil, nil
 }
 
-// ErrorText renders an error for ${node.error}: the message (seed text
-// first), where it happened, and how to fix it.
+// ErrorText renders an error for ${node.error}: the message (the fixed
+// text first), where it happened, and how to fix it.
 func ErrorText(err error) string {
 	pe := pferr.As(err)
 	var b strings.Builder

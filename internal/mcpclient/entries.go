@@ -14,7 +14,8 @@ import (
 )
 
 // RegistryEntries turns a server's discovered tools into registry entries
-// (D4), keyed by node type. Tools whose sanitised names collide get a
+// (see docs/decisions.md, "Registry entries for MCP tools"), keyed by node
+// type. Tools whose sanitised names collide get a
 // numeric suffix and a warning.
 func RegistryEntries(server string, tools []*mcp.Tool) (map[string]*registry.Entry, []string) {
 	out := map[string]*registry.Entry{}
@@ -59,7 +60,7 @@ func RegistryEntries(server string, tools []*mcp.Tool) (map[string]*registry.Ent
 				Description: desc,
 				Params:      params,
 				Outputs:     OutputFields(t.OutputSchema),
-				// The seed's entry shape; the error classes an MCP step may
+				// The built-in entries' shape; the error classes an MCP step may
 				// also take are allowed by validation for every mcp- type.
 				Actions:     []string{"default", "error"},
 				ExtraParams: in["additionalProperties"] == true || asObject(in["additionalProperties"]),

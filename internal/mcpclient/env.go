@@ -10,7 +10,7 @@ import (
 )
 
 // envRef matches ${VAR} and ${VAR:-default}. The default runs to the first
-// '}' (reference §A4): ${A:-x}y} gives "xy}", and defaults are never
+// '}' (as in the Python pflow): ${A:-x}y} gives "xy}", and defaults are never
 // expanded again (no recursion).
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
@@ -25,7 +25,8 @@ type Expander struct {
 }
 
 // ExpandString expands every reference in s. An undefined variable without a
-// default becomes "" and is recorded as missing (D2).
+// default becomes "" and is recorded as missing (see docs/decisions.md,
+// "Undefined ${VAR} expands to empty, with a warning").
 func (e *Expander) ExpandString(s string) string {
 	if !strings.Contains(s, "${") {
 		return s

@@ -11,8 +11,8 @@ func lookupFrom(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
-// TestExpandEnvDefaults covers reference §D test_env_var_defaults.py and the
-// edge cases of §A4.
+// TestExpandEnvDefaults covers the Python pflow's ${VAR:-default} cases and
+// their edge cases.
 func TestExpandEnvDefaults(t *testing.T) {
 	env := map[string]string{
 		"SET": "value", "EMPTY": "", "SPACES": "   ", "V1": "val1", "V3": "val3",
@@ -153,7 +153,7 @@ func FuzzExpandString(f *testing.F) {
 
 // A stdio server gets what package runners need (caches, registries,
 // proxies, CA bundles) so `npx -y` and `uvx` servers start as in a shell,
-// and still no secret of pflow's own environment (issue #12 item 5).
+// and still no secret of pflow's own environment.
 func TestChildEnvLetsPackageRunnersWork(t *testing.T) {
 	pflowEnv := map[string]string{
 		"PATH": "/usr/bin", "HOME": "/home/me", "XDG_CACHE_HOME": "/home/me/.cache",

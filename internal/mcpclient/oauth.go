@@ -26,7 +26,8 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// OAuth sign-in for remote MCP servers (issue #13), per the MCP
+// OAuth sign-in for remote MCP servers (see docs/decisions.md, "Remote servers
+// and OAuth"), per the MCP
 // authorization spec: go-sdk's AuthorizationCodeHandler discovers the
 // protected-resource and authorization-server metadata, registers pflow
 // (dynamic client registration, or the client_id/client_secret of the

@@ -21,11 +21,13 @@ const DefaultIdleTimeout = 5 * time.Minute
 const pingAfter = 30 * time.Second
 
 // Pool keeps MCP sessions open across the runs of a long-lived pflow
-// process (pflow mcp serve; issue #15), so a workflow's MCP calls do not pay
+// process (pflow mcp serve; see docs/decisions.md, "Warm sessions in long-lived
+// processes"), so a workflow's MCP calls do not pay
 // for starting their servers on every run and stateful servers (a browser,
 // a database connection) keep their state. Sessions are keyed by server
 // name and expanded config: a changed config (or a changed variable it
-// reads) replaces the session. Concurrent runs share one session (D5). A
+// reads) replaces the session. Concurrent runs share one session (see
+// docs/decisions.md, "One MCP session per server per run"). A
 // session that died (its server crashed or was stopped after a timeout) is
 // replaced on its next use; one unused for IdleTimeout is closed, as is one
 // whose server exited. Close stops every server the pool started and every
@@ -224,7 +226,8 @@ func (p *Pool) retireLocked(e *poolEntry) {
 	}
 }
 
-// Close stops every pooled server (the D5 shutdown) and then every process
+// Close stops every pooled server (the staged shutdown of stop) and then every
+// process
 // still carrying the pool's token. Sessions in use are closed as their
 // users release them; Close waits for the unused ones.
 func (p *Pool) Close() {

@@ -22,7 +22,8 @@ import (
 	"github.com/pflow-go/pflow/internal/proc"
 )
 
-// Shutdown timings (D5): close stdin → StopGrace → SIGTERM group →
+// Shutdown timings (see docs/decisions.md, "One MCP session per server per
+// run"): close stdin → StopGrace → SIGTERM group →
 // StopGrace → SIGKILL group.
 var StopGrace = 2 * time.Second
 
@@ -40,7 +41,7 @@ func maxMessage(srv *Server) int {
 // pflow's environment reach a server only through its "env"), plus what
 // package runners need to find their caches, registries, proxies and CA
 // bundles, so that `npx -y`, `uvx` and `pipx run` servers start as they do
-// in a shell (issue #12 item 5).
+// in a shell.
 var inheritedEnv = []string{
 	"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
 	// XDG base directories (caches and configs of npm, uv, pip, ...).
@@ -196,7 +197,8 @@ func childEnv(srv *Server) []string {
 
 // stdoutFilter is the server's stdout as the SDK reads it: JSON lines only.
 // Lines that are not JSON at all (banners, log lines) are skipped and kept
-// with the stderr lines, so error messages show what the server said (D7); a
+// with the stderr lines, so error messages show what the server said (see
+// docs/decisions.md, "Every MCP failure is a step error"); a
 // line that starts like JSON but does not parse is passed on, so the session
 // fails and the call reports "Invalid JSON response from server". It filters
 // in the SDK's reading goroutine (no extra goroutine or pipe per message).
@@ -315,7 +317,8 @@ func (p *process) terminate() {
 	p.exited(StopGrace)
 }
 
-// stop is the D5 shutdown: close stdin, wait StopGrace, SIGTERM the group,
+// stop is the staged shutdown (see docs/decisions.md, "One MCP session per
+// server per run"): close stdin, wait StopGrace, SIGTERM the group,
 // wait StopGrace, SIGKILL the group. Grandchildren left in the group after
 // the leader exited are killed too, and so are the descendants that left the
 // group (found by the server's token): SIGTERM, up to StopGrace, SIGKILL.

@@ -28,7 +28,7 @@ func (m *manualTimer) fire()                    { m.mu.Lock(); f := m.f; m.mu.Un
 // A call's timeout is an idle timeout: each progress notification the
 // server sends for the call (pflow sends a progress token) restarts it, so
 // a long call that reports progress is not cut off; a call that goes
-// quiet is (issue #12 item 4). The server's log messages during the call
+// quiet is. The server's log messages during the call
 // are handed to the step. Driven by events: the timer is the test's.
 func TestProgressKeepsACallAliveAndLogsReachTheStep(t *testing.T) {
 	timers := make(chan *manualTimer, 4)

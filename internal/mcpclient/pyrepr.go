@@ -10,7 +10,7 @@ import (
 
 // parsePythonRepr converts the repr of a Python dict or list (single-quoted
 // strings, True/False/None, tuples) into a canonical value. Some servers
-// return str(dict) instead of JSON (reference §E1.3); anything that is not a
+// return str(dict) instead of JSON (as in the Python pflow); anything that is not a
 // plain literal is refused (ok false), nothing is ever evaluated.
 func parsePythonRepr(s string) (any, bool) {
 	p := &pyParser{s: s}

@@ -15,7 +15,8 @@ import (
 )
 
 // remoteRules applies the rules for servers reached over the network
-// (seed 003 §9.3–9.4, DESIGN.md D19) to an expanded http/sse entry: plain
+// (see docs/decisions.md, "Remote servers and OAuth") to an expanded
+// http/sse entry: plain
 // http:// only to loopback unless "insecure": true, an optional "ca_file"
 // with the CA that signs the server's certificate, and credentials read
 // from named environment variables (auth token_env / key_env).

@@ -21,7 +21,7 @@ func env(m map[string]string) func(string) (string, bool) {
 }
 
 // Plain http:// is refused for a remote host unless the entry says
-// "insecure": true; loopback stays allowed (issue #13 item 4).
+// "insecure": true; loopback stays allowed.
 func TestPlainHTTPToARemoteHostIsRefused(t *testing.T) {
 	for _, c := range []struct {
 		url      string

@@ -13,7 +13,7 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// Extracted is a tool call's outcome (D9).
+// Extracted is a tool call's outcome (see docs/decisions.md, "Result extraction").
 type Extracted struct {
 	// Result is the value for ${node.result}.
 	Result any
@@ -22,7 +22,8 @@ type Extracted struct {
 	Message string
 }
 
-// ExtractResult applies D9: structuredContent wins (unless isError), else
+// ExtractResult applies docs/decisions.md, "Result extraction":
+// structuredContent wins (unless isError), else
 // the content blocks — text JSON-parsed when it looks like JSON, a single
 // block unwrapped; image/audio/resource blocks passed on by type, never
 // decoded.
@@ -138,7 +139,7 @@ func ParseText(s string) any {
 }
 
 // ValidateStructured checks structuredContent against the tool's
-// outputSchema (D8; the SDK does not). A nil error means it conforms or
+// outputSchema (the SDK does not). A nil error means it conforms or
 // there is nothing to check. It resolves the schema on every call; a
 // session resolves each tool's output schema once (Session.ValidateStructured).
 func ValidateStructured(tool *mcp.Tool, res *mcp.CallToolResult) error {

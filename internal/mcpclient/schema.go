@@ -128,7 +128,8 @@ func schemaFields(s, root map[string]any, depth int) []node.Field {
 	return out
 }
 
-// OutputFields are the outputs of an MCP node (D9): result (with the
+// OutputFields are the outputs of an MCP node (see docs/decisions.md, "Result
+// extraction"): result (with the
 // outputSchema's structure when declared), each top-level field of the
 // outputSchema hoisted, and error.
 func OutputFields(outputSchema any) []node.Field {

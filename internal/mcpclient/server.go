@@ -45,7 +45,7 @@ type Server struct {
 	// TLS is the TLS configuration of a server with a "ca_file" (nil: Go's
 	// defaults and the system's CAs).
 	TLS *tls.Config
-	// Timeouts and limits (D6).
+	// Timeouts and limits (see docs/decisions.md, "Timeouts and memory limits").
 	CallTimeout time.Duration
 	// MaxCallTimeout caps a call that keeps reporting progress past its
 	// (idle) CallTimeout ("max_timeout", default 10 minutes).
@@ -54,7 +54,8 @@ type Server struct {
 	MaxMemoryMB    int
 	// MaxResponseMB bounds one message from a stdio server ("max_response_mb").
 	MaxResponseMB int
-	// OAuth sign-in (issue #13): TokenFile is where the server's stored
+	// OAuth sign-in (see docs/decisions.md, "Remote servers and OAuth"):
+	// TokenFile is where the server's stored
 	// sign-in lives ("" : no sign-in is used); OAuthScopes are scopes the
 	// config requires; OAuthClientID/Secret a pre-registered client.
 	TokenFile                        string
@@ -80,7 +81,8 @@ type Server struct {
 	Secrets *redact.Redactor
 }
 
-// Resolve expands a raw config entry (D2) and builds the Server. Undefined
+// Resolve expands a raw config entry (see docs/decisions.md, "Undefined ${VAR}
+// expands to empty, with a warning") and builds the Server. Undefined
 // variables expand to "" with one warning each on log; an auth header whose
 // credential expanded to empty is not sent, with a warning.
 func Resolve(name string, raw map[string]any, lookup func(string) (string, bool), log io.Writer) (*Server, error) {
@@ -265,7 +267,8 @@ func (s *Server) Redact(text string) string {
 	return s.Secrets.String(text)
 }
 
-// notConfigured is the D7 error for an unknown server.
+// notConfigured is the fixed error text for an unknown server (see
+// docs/decisions.md, "Every MCP failure is a step error").
 func notConfigured(name string, f *File) error {
 	avail := strings.Join(f.Names(), ", ")
 	if avail == "" {

@@ -16,7 +16,7 @@ import (
 // answer and the call goes on: sampling and elicitation are refused with
 // the standard error (pflow advertises neither), roots/list is refused too
 // (pflow offers no roots; go-sdk would answer an empty list); nothing waits
-// for an answer that never comes (issue #12 item 4).
+// for an answer that never comes.
 func TestServerToClientRequestsNeverHang(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
 	ask := func(name string, do func(ctx context.Context, ss *mcp.ServerSession) error) {

@@ -25,7 +25,8 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// ProtocolVersion is the version pflow asks for (D8). Servers may negotiate
+// ProtocolVersion is the version pflow asks for (see docs/decisions.md,
+// "Protocol version and client capabilities"). Servers may negotiate
 // any of AcceptedVersions.
 const ProtocolVersion = "2025-11-25"
 
@@ -36,7 +37,8 @@ var AcceptedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-
 var ClientVersion = "0.1.0"
 
 // Session is one connection to one server. It is safe for concurrent use:
-// parallel batch items share it (D5).
+// parallel batch items share it (see docs/decisions.md, "One MCP session per
+// server per run").
 type Session struct {
 	Server *Server
 	cs     *mcp.ClientSession
@@ -79,7 +81,7 @@ func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) {
 }
 
 // refuseRoots answers a server's roots/list with "method not found": pflow
-// does not advertise roots, so it offers none (issue #12 item 4; go-sdk's
+// does not advertise roots, so it offers none (go-sdk's
 // client would answer with an empty list). The request never waits.
 type refuseRoots struct{ mcp.Connection }
 
@@ -162,10 +164,11 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 	transport = sessionTransport{inner: transport, ctx: sctx}
 	copts := &mcp.ClientOptions{
 		// Advertise nothing we do not serve: a server that asks for roots and
-		// gets no answer lingers after stdin closes (D8).
+		// gets no answer lingers after stdin closes (see docs/decisions.md,
+		// "Protocol version and client capabilities").
 		Capabilities: &mcp.ClientCapabilities{},
 		// The server's tool list changed: the next lookup lists it again,
-		// so a tool added mid-run can be called (issue #12 item 2).
+		// so a tool added mid-run can be called.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.forgetTools() },
 		// Progress on a call is liveness: it restarts the call's idle timeout.
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
@@ -181,8 +184,8 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { s.addLog(r.Params) },
 	}
 	if srv.Sampling && srv.Sample != nil {
-		// The config opted in: the server may use pflow's LLM (issue #12
-		// item 4); otherwise sampling is neither advertised nor answered.
+		// The config opted in: the server may use pflow's LLM; otherwise
+		// sampling is neither advertised nor answered.
 		copts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
 		copts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return srv.Sample(ctx, r.Params)
@@ -243,7 +246,7 @@ func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return out, nil
 }
 
-// Tool returns the named tool (listing tools once per session), or the D7
+// Tool returns the named tool (listing tools once per session), or the fixed
 // error "Tool {tool} not found on server {server}".
 func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 	s.toolsMu.Lock()
@@ -390,7 +393,8 @@ func (s *Session) ValidateStructured(t *mcp.Tool, res *mcp.CallToolResult) error
 	return validateStructured(t, res, s.compiled(t).output)
 }
 
-// CallTool calls a tool with a timeout (D6). When the timeout expires on a
+// CallTool calls a tool with a timeout (see docs/decisions.md, "Timeouts and
+// memory limits"). When the timeout expires on a
 // stdio server, its process group gets SIGTERM, then SIGKILL, and the
 // session is dead. A tool error (isError) is returned as a result, not an error.
 func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any, timeout time.Duration) (*mcp.CallToolResult, error) {
@@ -401,7 +405,7 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 		timeout = s.Server.CallTimeout
 	}
 	// The timeout is an idle timeout: every progress notification of the
-	// call restarts it, up to MaxCallTimeout in all (issue #12 item 4).
+	// call restarts it, up to MaxCallTimeout in all.
 	maxd := max(s.Server.MaxCallTimeout, timeout)
 	cctx, cancel := context.WithTimeout(ctx, maxd)
 	defer cancel()
@@ -431,7 +435,7 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 			timeout = maxd // the cap, not the idle timeout, ended it
 		}
 		if cctx.Err() != nil && ctx.Err() == nil && s.proc != nil {
-			// Timed out: stop the server (seed 000 rule 9).
+			// Timed out: stop the server (its process group).
 			s.setDead(classed(s.fail(timeoutText(timeout), tool, "The server was stopped after the timeout."), node.ClassTimeout))
 			s.proc.terminate()
 		}
@@ -481,7 +485,8 @@ func (s *Session) setDead(err error) {
 	s.mu.Unlock()
 }
 
-// Close ends the session and, for stdio, runs the D5 shutdown. It is safe
+// Close ends the session and, for stdio, runs the staged shutdown
+// (see process.stop). It is safe
 // to call more than once and from any goroutine.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
@@ -546,7 +551,8 @@ func (s *Session) fail(msg, tool, hint string) *pferr.Error {
 	return e
 }
 
-// classify turns an SDK/transport error into the D7 message.
+// classify turns an SDK/transport error into its fixed message (see
+// docs/decisions.md, "Every MCP failure is a step error").
 func (s *Session) classify(parent, bounded context.Context, err error, phase, tool string, limit time.Duration) error {
 	var pe *pferr.Error
 	if errors.As(err, &pe) {
@@ -880,7 +886,8 @@ func (t *recordingTransport) waitText() string {
 	return fmt.Sprintf(" The server asked to wait %s before trying again (Retry-After).", (t.retryAfter + time.Second - 1).Truncate(time.Second))
 }
 
-// Discover connects, lists every tool and closes (D6: bounded).
+// Discover connects, lists every tool and closes, within the server's start-up
+// timeout.
 func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, error) {
 	s, err := Connect(ctx, srv, log)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // A server that listens on a Unix socket ("type": "uds", "path": ...)
-// speaks newline-delimited JSON-RPC over it (seed 003's uds transport).
+// speaks newline-delimited JSON-RPC over it.
 func TestUnixSocketTransport(t *testing.T) {
 	dir, err := os.MkdirTemp("", "pflow-uds-") // short: socket paths are limited to ~100 bytes
 	if err != nil {

@@ -14,7 +14,7 @@ var cliCommand = regexp.MustCompile(`\bpflow (workflow|registry|mcp|settings|run
 // only a person can do (add or sync an MCP server, sign in) has no tool.
 var forTheUser = regexp.MustCompile(`ask the user to run 'pflow [^']*'`)
 
-// MCP clients never receive a hint that names a CLI command (issue #10):
+// MCP clients never receive a hint that names a CLI command:
 // every failure of the common mistakes below is worded in tool terms.
 func TestAgentsNeverGetCLICommands(t *testing.T) {
 	f := newFixture(t, nil)

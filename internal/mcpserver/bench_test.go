@@ -79,8 +79,8 @@ func benchCall(b *testing.B, f *fixture, tool string, args map[string]any) {
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/call")
 }
 
-// BenchmarkWorkflowDiscover1000 is DESIGN.md §5's workflow_discover over
-// 1,000 saved workflows (target <= 50 ms).
+// BenchmarkWorkflowDiscover1000 is the workflow_discover target over
+// 1,000 saved workflows (<= 50 ms; see docs/decisions.md, "Measured targets").
 func BenchmarkWorkflowDiscover1000(b *testing.B) {
 	f := benchClient(b, 1000)
 	benchCall(b, f, "workflow_discover", map[string]any{"query": "summarize the weekly sales report for a region"})
@@ -108,10 +108,11 @@ func TestBenchPrepareHome(t *testing.T) {
 
 func newApp(env []string, log *fakemcp.Buffer) *app.App { return app.New(env, log) }
 
-// BenchmarkWarmSessionsVsDirect is issue #15's target, measured side by
+// BenchmarkWarmSessionsVsDirect is the warm hub's target (see
+// docs/decisions.md, "Measured targets"), measured side by
 // side in one run by the TypeScript SDK client (testdata/peers/e2e/warm.mjs):
 // the median workflow_execute of a workflow of 3 calls to a node stdio
-// server (the reference "everything" server), from the second call on,
+// server (server-everything, a test peer), from the second call on,
 // against the same 3 calls made by the client on its own open session. In
 // the same run, what bounds any workflow_execute from below: an MCP ping to
 // pflow (ping-ms) and the 3 calls made by the go-sdk client pflow uses, on

@@ -29,8 +29,8 @@ var volatile = []struct {
 }
 
 // TestToolResultsGolden pins the structuredContent of every tool — success
-// and each error type — in testdata/golden/<tool>-<case>.json (issue #10:
-// any change to what an agent sees is a reviewed diff; run with -update
+// and each error type — in testdata/golden/<tool>-<case>.json (any
+// change to what an agent sees is a reviewed diff; run with -update
 // after an intended one). Every failure must also match the documented
 // shape, docs/schemas/failure.schema.json, which the CLI's --json failures
 // share.
@@ -94,7 +94,7 @@ func TestToolResultsGolden(t *testing.T) {
 					t.Errorf("the failure does not match docs/schemas/failure.schema.json: %v\n%s", err, r.Text)
 				}
 			}
-			// An agent never gets a CLI command (issue #10), except in the
+			// An agent never gets a CLI command, except in the
 			// documented cli_command field of workflow_save.
 			check := maps.Clone(r.Env)
 			if d := r.data(); d != nil {

@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestHTTPAsTheSpecSays covers issue #12 item 9 on the streamable HTTP
-// transport: a foreign Origin gets 403, the Bearer scheme is matched without
+// TestHTTPAsTheSpecSays covers the MCP specification's rules for the
+// streamable HTTP transport: a foreign Origin gets 403, the Bearer scheme is
+// matched without
 // regard to case, an unknown method in a session gets a JSON-RPC -32601
 // body, a malformed frame its JSON-RPC error, a body over the stdio limit
 // the size error, and the session keeps working after each.

@@ -9,7 +9,7 @@ import (
 
 // A second real client: the MCP Inspector's CLI (npm peers) drives
 // `pflow mcp serve` over stdio and over streamable HTTP: it lists the 14
-// tools, and runs a workflow and a node (issue #12).
+// tools, and runs a workflow and a node.
 func TestE2EInspectorCLI(t *testing.T) {
 	dir, node := peers(t)
 	inspector := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")

@@ -158,7 +158,7 @@ func TestMistakesCorpus(t *testing.T) {
 			classMisses[class] = append(classMisses[class], fmt.Sprintf("%s: missing %q; says: %s", name, missing, firstLine(cliText)))
 		}
 	}
-	// Printed on every run (go test -v shows it), as issue #11 asks.
+	// Printed on every run (go test -v shows it), so the figure is always in sight.
 	fmt.Printf("mistakes corpus: %d/%d (%.1f%%) name the exact fix\n", good, len(files), pct(good, len(files)))
 	t.Logf("%d/%d name the exact fix", good, len(files))
 	classes := make([]string, 0, len(tally))

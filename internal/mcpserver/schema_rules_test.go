@@ -8,7 +8,7 @@ import (
 )
 
 // TestToolSchemasEveryHostAccepts checks every tool's input schema against
-// the tool-schema rules of the major LLM APIs (issue #12 item 10; Gemini
+// the tool-schema rules of the major LLM APIs (Gemini
 // rejects a property with several types): a top-level object with typed
 // properties, one type per property at every depth, arrays with items, and
 // no combinators (anyOf/oneOf/allOf/not) at the top level.

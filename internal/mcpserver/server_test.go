@@ -163,7 +163,7 @@ func TestWorkflowExecuteMissingInputsListsThem(t *testing.T) {
 }
 
 // An unknown parameter (a typo of an input) is named with its fix in the
-// message, next to the missing input it was meant to be (issue #11).
+// message, next to the missing input it was meant to be.
 func TestWorkflowExecuteUnknownInputNamesTheFix(t *testing.T) {
 	f := newFixture(t, nil)
 	r := f.call("workflow_execute", map[string]any{"workflow": greetMD, "parameters": map[string]any{"nmae": "x"}}).mustErr(t, ErrValidation)
@@ -270,8 +270,8 @@ func TestWorkflowSave(t *testing.T) {
 	f.call("workflow_save", map[string]any{"workflow_file": "no-such-draft", "name": "abc", "description": "x"}).mustErr(t, ErrNotFound)
 
 	// JSON IR that workflow_execute runs (and `pflow workflow save` accepts)
-	// is saved too, as its .pflow.md rendering (issue #10: the two save
-	// paths had drifted apart; it was refused with "Missing '## Steps'").
+	// is saved too, as its .pflow.md rendering (the two save
+	// paths once drifted apart; it was refused with "Missing '## Steps'").
 	ir := `{"ir_version": "0.1.0", "nodes": [{"id": "say", "type": "echo", "purpose": "Say it.", "params": {"message": "hi"}}], "edges": []}`
 	f.call("workflow_execute", map[string]any{"workflow": ir}).mustOK(t)
 	f.call("workflow_save", map[string]any{"workflow_file": ir, "name": "from-ir", "description": "From IR"}).mustOK(t)
@@ -388,7 +388,7 @@ func TestRegistryTools(t *testing.T) {
 	if strings.Contains(r.Text, `"type":"echo"`) {
 		t.Fatal("hidden test node listed")
 	}
-	// A filter keeps the node types that hold every word (issue #12 item 6).
+	// A filter keeps the node types that hold every word.
 	r = f.call("registry_list", map[string]any{"filter": "file read"}).mustOK(t)
 	contains(t, r.Text, `"read-file"`)
 	if strings.Contains(r.Text, `"shell"`) {

@@ -99,7 +99,7 @@ func docsServeArgs(t *testing.T) (command string, args []string) {
 // by the TypeScript SDK client: the first workflow is a tool with its
 // input and output schemas, calling it answers its outputs as
 // structuredContent, and saving the second from the CLI sends
-// tools/list_changed and lists it (issue #15 item 2).
+// tools/list_changed and lists it.
 func TestE2EWorkflowToolsFromTheDocsConfig(t *testing.T) {
 	dir, node := peers(t)
 	bin := buildPflow(t)
@@ -204,7 +204,7 @@ func contains2(l []string, s string) bool {
 }
 
 // Saved workflows and run records are resources: listed, readable by URI
-// and through their templates (issue #15 item 3).
+// and through their templates.
 func TestLibraryAndRunsAsResources(t *testing.T) {
 	f := newFixture(t, nil)
 	f.call("workflow_save", map[string]any{"workflow_file": greeterMD, "name": "greeter", "description": "Greets someone."}).mustOK(t)

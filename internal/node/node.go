@@ -40,7 +40,8 @@ type Field struct {
 }
 
 // Sink is how template values reach a param that is not plain data
-// (DESIGN D16: template values are data in every sink).
+// (template values are data in every sink: see docs/decisions.md, "Template
+// values are data").
 type Sink string
 
 const (
@@ -104,7 +105,8 @@ type Spec struct {
 	// Group is the package it is listed under ("shell", "http", "file", "llm", ...).
 	Group     string
 	Interface Interface
-	// Attempts is the total number of tries for Go-error failures (D15); 0 means 1.
+	// Attempts is the total number of tries for Go-error failures (see
+	// docs/decisions.md, "Retries per node type"); 0 means 1.
 	Attempts int
 	// RetryWait is the pause between attempts.
 	RetryWait time.Duration
@@ -129,7 +131,8 @@ type Spec struct {
 	Check func(ctx context.Context, params map[string]any) []Problem
 	// Effects says what running the node does beyond returning outputs: it
 	// decides whether a step may run again after a crash and whether its
-	// results may be cached (DESIGN D17). The zero value (may have side
+	// results may be cached (see docs/decisions.md, "Recorded, resumable runs
+	// and the step cache"). The zero value (may have side
 	// effects) is the safe default.
 	Effects Effects
 	// Fingerprint, when set, describes data the node reads besides its params
@@ -211,7 +214,7 @@ type Request struct {
 	Attempt int
 	// SourceLines are the .pflow.md lines of the step's params that came from
 	// a code block (the line of the block's first line), by param; a node
-	// maps its own errors to the workflow file with them (issue #10: typed,
+	// maps its own errors to the workflow file with them (typed,
 	// not injected as params).
 	SourceLines map[string]int
 	// WorkflowFile is the workflow's file ("" for an inline workflow).
@@ -268,7 +271,8 @@ type Result struct {
 	Logs []string
 }
 
-// Error classes of failed http and MCP steps (DESIGN D20, seed 003 §7.2).
+// Error classes of failed http and MCP steps (see docs/decisions.md, "Error
+// classes as actions").
 const (
 	ClassRateLimited   = "rate_limited"
 	ClassAuthFailed    = "auth_failed"

@@ -11,7 +11,7 @@ import (
 
 // Reader is who a fix is worded for: a person at a shell reads pflow
 // commands and flags, an agent talking to `pflow mcp serve` reads tool calls
-// and tool arguments (issue #10: an agent never gets a CLI command).
+// and tool arguments (an agent never gets a CLI command).
 type Reader int
 
 const (

@@ -15,7 +15,7 @@
 // descendants of its child with the group, a Tracker (Track) stops whatever
 // is left of a whole run when it ends, and MemoryMeter measures a marked tree.
 //
-// Why not exec.Cmd's Cancel and WaitDelay (issue #10 asked): they stop and
+// Why not exec.Cmd's Cancel and WaitDelay: they stop and
 // drain a single process, and Cmd.Wait drains the output before it returns.
 // A step's child that exits while a background job of its group still holds
 // stdout would then make every such step wait the full WaitDelay, because

@@ -162,7 +162,7 @@ func EntryFromSpec(s *node.Spec) *Entry {
 	}
 }
 
-// className mirrors the anchor's naming: "read-file" → "ReadFileNode".
+// className mirrors the Python pflow's naming: "read-file" → "ReadFileNode".
 func className(t string) string {
 	var b strings.Builder
 	for _, p := range strings.Split(t, "-") {
@@ -189,7 +189,7 @@ func SpecFromEntry(nodeType string, e *Entry, impl node.Node) *node.Spec {
 		if group == "" {
 			group = e.MCP.Server
 		}
-		attempts = 1 // D15: MCP calls may have side effects
+		attempts = 1 // MCP calls may have side effects: retried only on request
 	}
 	s := &node.Spec{
 		Type:      nodeType,

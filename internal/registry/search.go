@@ -24,7 +24,7 @@ type SearchResult struct {
 	Match string
 }
 
-// scoreKeyword is the anchor's per-keyword score: exact name 100, name
+// scoreKeyword is the Python pflow's per-keyword score: exact name 100, name
 // prefix 90, name contains 70, description contains 50, else 0.
 func scoreKeyword(name, desc, kw string) (int, string) {
 	switch {

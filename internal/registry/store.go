@@ -4,7 +4,7 @@
 //
 // registry.json is written atomically under an exclusive lock, with a .bak of
 // the previous version that Load restores (with a warning) when the main file
-// is corrupt (DESIGN.md D4).
+// is corrupt (see docs/decisions.md, "Registry entries for MCP tools").
 package registry
 
 import (
@@ -42,10 +42,11 @@ type MCPInfo struct {
 	InputSchema  map[string]any `json:"input_schema,omitempty"`
 	OutputSchema map[string]any `json:"output_schema,omitempty"`
 	// Hints are the tool's MCP annotations that decide whether a step may run
-	// again after a crash or be cached, when its server is trusted (D17).
+	// again after a crash or be cached, when its server is trusted (see
+	// docs/decisions.md, "Recorded, resumable runs and the step cache").
 	Hints *MCPHints `json:"hints,omitempty"`
 	// SchemaHash digests the input schema at sync: a run that finds the live
-	// tool's differs warns that the tool changed since (issue #12 item 2).
+	// tool's differs warns that the tool changed since.
 	SchemaHash string `json:"schema_hash,omitempty"`
 }
 
@@ -401,7 +402,8 @@ func (m *loadMemo) put(k fileKey, f *File) {
 //   - the file is written as compact JSON, and the cache is refreshed.
 //
 // Like Update it holds the exclusive lock, restores a corrupt file from the
-// backup, keeps registry.json.bak and writes atomically (D4).
+// backup, keeps registry.json.bak and writes atomically (see docs/decisions.md,
+// "Registry entries for MCP tools").
 func (s *Store) Patch(ctx context.Context, fn func(f *File) error) error {
 	lk, err := fsutil.LockFile(ctx, s.Path, lockTimeout)
 	if err != nil {

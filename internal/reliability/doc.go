@@ -1,4 +1,5 @@
-// Package reliability holds pflow's reliability suite (DESIGN.md §5). It has
+// Package reliability holds pflow's reliability suite (see docs/decisions.md,
+// "Measured targets"). It has
 // no production code: everything is in its tests, which drive a real pflow
 // binary (built once per run) and, for tight write loops and fake MCP
 // servers, the test binary re-run as a helper process.

@@ -23,7 +23,7 @@ func TestHostileClientMalformedFrames(t *testing.T) {
 		{"wrong version", `{"jsonrpc":"1.0","id":7,"method":"tools/list"}`, -32600},
 		{"empty batch", `[]`, -32600},
 		{"no method", `{"jsonrpc":"2.0","id":"no-method"}`, -32600},
-		// Ids that are not a string or an integer (issue #12 item 8: each
+		// Ids that are not a string or an integer (each
 		// of these made the stdio server exit).
 		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, -32600},
 		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`, -32600},

@@ -141,7 +141,8 @@ func checkInjection(t *testing.T, path, v, dir string, outputs map[string]any) {
 
 // TestHostileValuesStayData sends hostile values through every data path
 // into shell commands written in every quoting style, a code step and the
-// path and query of an http url (DESIGN D16): nothing executes and each
+// path and query of an http url (see docs/decisions.md, "Template values are
+// data"): nothing executes and each
 // value arrives where the author's quoting says. Header values are covered
 // by TestURLAndHeaderSinksEndToEnd (urlsink_test.go).
 func TestHostileValuesStayData(t *testing.T) {

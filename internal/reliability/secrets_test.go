@@ -21,8 +21,9 @@ import (
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
-// The secrets, one per source pflow must treat as secret (DESIGN D16,
-// issue #9 item 4). Each is distinctive so that a hit anywhere is a leak;
+// The secrets, one per source pflow must treat as secret (see
+// docs/decisions.md, "Template values are data"). Each is distinctive so that a
+// hit anywhere is a leak;
 // some hold characters that URL, JSON and base64 encode differently.
 const (
 	secretGitHub     = "ghp_LeakCheckGitHub7f3a9c21d8e4"   // process env GITHUB_TOKEN

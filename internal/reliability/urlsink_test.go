@@ -33,7 +33,8 @@ var hostileURLValues = []string{
 
 // TestHostileValuesInURLsAndHeaders sends hostile values from a CLI input
 // and from an HTTP response into the path, the query and a header of http
-// steps (DESIGN D16): on the server each value arrives intact in its part,
+// steps (see docs/decisions.md, "Template values are data"): on the server each
+// value arrives intact in its part,
 // the host and the other parameters are unchanged, and a value with a line
 // break never reaches the server as a header.
 func TestHostileValuesInURLsAndHeaders(t *testing.T) {

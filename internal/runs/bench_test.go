@@ -18,7 +18,7 @@ import (
 // The record's cost in the engine alone (no parse, validation or CLI): the
 // engine targets' workloads run by runtime.Run with the record as journal
 // (record=on) and without (record=off). BenchmarkRecordOverhead* in
-// internal/app is the figure DESIGN.md's target is measured by; these show
+// internal/app is the figure the recording target is measured by; these show
 // what is left of it in the engine, and where (-cpuprofile).
 func benchEngineRecord(b *testing.B, w *workflow.Workflow, inputs map[string]any) {
 	cat := registry.NewCatalog([]*node.Spec{echo.Spec()})

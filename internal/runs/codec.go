@@ -190,7 +190,7 @@ func appendString(b []byte, s string) []byte {
 
 // preview returns v with strings longer than max bytes cut (at a rune
 // boundary, marked), as traces bound their values.
-// TODO(D17): use the trace package's bounding helper once it has one.
+// TODO: use the trace package's bounding helper once it has one.
 func preview(v any, max int) any {
 	switch x := v.(type) {
 	case string:

@@ -1,5 +1,6 @@
 // Package runs keeps the record of every workflow run under
-// $PFLOW_HOME/runs/<id>/ (DESIGN D17) and implements the step boundary
+// $PFLOW_HOME/runs/<id>/ (see docs/decisions.md, "Recorded, resumable runs and
+// the step cache") and implements the step boundary
 // (runtime.Journal) that writes it, re-uses a resumed run's completed steps
 // and consults the step cache.
 //

@@ -9,7 +9,8 @@ import (
 )
 
 // BenchmarkBatch10000 runs a 10,000-item parallel batch (max_concurrent 50)
-// of a cheap node. DESIGN §5 target: ≥ 20,000 items/s with flat memory.
+// of a cheap node. Target (docs/decisions.md, "Measured targets"): ≥ 20,000
+// items/s with flat memory.
 func BenchmarkBatch10000(b *testing.B) {
 	items := make([]any, 10000)
 	for i := range items {

@@ -56,7 +56,7 @@ type EnvLookup struct {
 // PrepareInputs fills and coerces declared inputs. Precedence: the provided
 // params (CLI key=value, routed stdin, MCP arguments, parent mappings), then
 // the process environment variable the input names ('- env: NAME'; never one
-// that merely shares its name, D21), then settings.json env
+// that merely shares its name), then settings.json env
 // (case-insensitive), then the declared default; an optional input without
 // any becomes nil.
 // Raw strings (from the CLI) are read according to the declared type;
@@ -71,7 +71,8 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 		raw, ok := provided[in.Name]
 		src := FromParams
 		if !ok && env.Process != nil && in.Env != "" {
-			// Only the variable the input names (D21): an input called
+			// Only the variable the input names (see docs/decisions.md, "Inputs
+			// come from explicit sources"): an input called
 			// path never takes $PATH.
 			if s, found := env.Process(in.Env); found {
 				raw, ok, src = s, true, FromEnv

@@ -12,7 +12,8 @@ import (
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
-// Journal is the step boundary (DESIGN D17): it sees every node execution
+// Journal is the step boundary (see docs/decisions.md, "Recorded, resumable
+// runs and the step cache"): it sees every node execution
 // just before and after it runs, and may supply an earlier outcome instead of
 // running the node — a recorded step of the run being resumed, or a step
 // cache hit. The runtime knows nothing about where records go; the run record

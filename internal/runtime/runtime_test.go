@@ -408,7 +408,7 @@ func TestPrepareInputs(t *testing.T) {
 		{Name: "from_env", Type: "string", Env: "FROM_ENV_VAR"},
 		{Name: "from_settings", Type: "number"},
 		{Name: "github_token", Type: "string", Env: "GITHUB_TOKEN"},
-		// D21: a variable that merely shares the input's name is not read.
+		// A variable that merely shares the input's name is not read.
 		{Name: "path", Type: "string", Required: &f},
 	}}
 	env := EnvLookup{
@@ -476,7 +476,7 @@ func TestNodePanicFailsTheStepWithoutAStackTrace(t *testing.T) {
 	}
 }
 
-// D21: a required input is never filled from a variable that merely shares
+// A required input is never filled from a variable that merely shares
 // its name; the error says how to read it when one is set.
 func TestInputsNeverFromArbitraryEnv(t *testing.T) {
 	w := &workflow.Workflow{Inputs: workflow.Inputs{{Name: "token", Type: "string"}, {Name: "home"}}}
@@ -501,7 +501,7 @@ func TestInputsNeverFromArbitraryEnv(t *testing.T) {
 	}
 }
 
-// The engine knows no node by name (issue #10): a node type's registry
+// The engine knows no node by name: a node type's registry
 // data reaches its node as Request.Extra, and nothing is injected into
 // the params the step's record, trace and digest read.
 func TestNodeDataTravelsInTheRequestNotInParams(t *testing.T) {

@@ -8,8 +8,9 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 )
 
-// scope holds resources shared by every node of one run (D5: one MCP
-// session per server per run). It implements node.Scope.
+// scope holds resources shared by every node of one run (one MCP
+// session per server per run; see docs/decisions.md, "One MCP session per
+// server per run"). It implements node.Scope.
 type scope struct {
 	mu     sync.Mutex
 	res    map[string]*scopeEntry

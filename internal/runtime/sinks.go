@@ -11,7 +11,8 @@ import (
 
 // bindSinks takes the params whose node field has a sink (a shell command,
 // code, a URL, a file path) out of params and renders them through their sink, so that
-// no template value is ever pasted into them as text (DESIGN D16). It returns
+// no template value is ever pasted into them as text (see docs/decisions.md,
+// "Template values are data"). It returns
 // the rendered params, the environment variables bound for shell sinks and
 // the templates that did not resolve. A step that sets unsafe_splice: true
 // keeps the old pasting behaviour. sourceLines (the step's _source_lines)

@@ -9,7 +9,7 @@ import (
 // Candidates returns the names a node is matched by in allow/deny patterns:
 //   - its type ("git-log", "mcp-github-create-issue");
 //   - for a built-in or user node in a group: "<group>.<type>" and the
-//     module-style "pflow.nodes.<group>.<type>" (so the anchor's default deny
+//     module-style "pflow.nodes.<group>.<type>" (so the Python pflow's default deny
 //     "pflow.nodes.git.*" keeps working; MCP tools never get these, so a
 //     server named "github" is not caught by "pflow.nodes.github.*");
 //   - for an MCP tool: "<server>.<tool>" with the original and the sanitised

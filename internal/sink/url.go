@@ -40,7 +40,8 @@ type urlSlot struct {
 
 // URL renders a URL param: each template's value is encoded for the part of
 // the URL it lands in, so that no value can add a path segment, a query
-// parameter or a fragment, or change the host (DESIGN D16):
+// parameter or a fragment, or change the host (see docs/decisions.md, "Template
+// values are data"):
 //
 //   - a template that starts the URL ("${next_page}", "${api}/items") is a
 //     base URL and is used as it is: this is the one place where a value may

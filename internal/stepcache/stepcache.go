@@ -1,4 +1,5 @@
-// Package stepcache is the step cache of seed 003 §9 (DESIGN D17): the
+// Package stepcache is the step cache (see docs/decisions.md, "Recorded,
+// resumable runs and the step cache"): the
 // outputs of pure steps, keyed by node type and version ⊕ effective params ⊕
 // input data (the key is computed by internal/runs), stored one file per
 // entry under $PFLOW_HOME/cache/steps/ with an expiry time.

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// sipVectors are the 128-bit SipHash-2-4 test vectors of the reference
-// implementation (vectors_sip128): key 00 01 … 0f, message i is the bytes
+// sipVectors are the 128-bit SipHash-2-4 test vectors of the SipHash
+// authors' implementation (vectors_sip128): key 00 01 … 0f, message i is the bytes
 // 00 … i-1.
 var sipVectors = []string{
 	"a3817f04ba25a8e66df67214c7550293",

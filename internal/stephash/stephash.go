@@ -1,5 +1,6 @@
 // Package stephash defines the one digest of a step's inputs that resuming a
-// run and the step cache both compare (DESIGN D17): the effective params a
+// run and the step cache both compare (see docs/decisions.md, "Recorded,
+// resumable runs and the step cache"): the effective params a
 // node receives (templates resolved, values coerced, engine controls removed),
 // the template values bound to a shell command's environment, and the
 // directory relative paths resolve against.

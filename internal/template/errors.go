@@ -29,8 +29,8 @@ const (
 	maxStderr      = 500
 )
 
-// UnresolvedError builds the strict-mode report (reference/pflow-core.md §2.4
-// step 6) for one param: every unresolved variable at once with what is wrong
+// UnresolvedError builds the strict-mode report (as in the Python pflow) for
+// one param: every unresolved variable at once with what is wrong
 // with it, the available context keys with types (keys not starting with "__",
 // sorted, at most 20), a JSON-parsing hint when a path runs into a string that
 // is not JSON, did-you-mean suggestions, and the stderr of a referenced

@@ -2,7 +2,7 @@
 // reference extraction (for static validation), path traversal with JSON
 // auto-parse, and type-preserving resolution (for the runtime).
 //
-// Grammar (reference/pflow-core.md §2.1):
+// Grammar (as in the Python pflow):
 //
 //	template := "${" path "}"
 //	path     := ident index* ( "." ident index* )*

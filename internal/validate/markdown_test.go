@@ -24,8 +24,8 @@ func TestMarkdownLines(t *testing.T) {
 		prefix string
 		line   int
 	}{
-		// Findings about one param point at the param's line (issue #11
-		// item 7), not at the step's heading.
+		// Findings about one param point at the param's line,
+		// not at the step's heading.
 		{"Node 'log' (type: git-log) does not output 'sumary'", 25}, // the '- headers:' of 'fetch'
 		{"Node 'fetch' (type: http) does not output 'respose'", 32},
 		{"Declared input(s) never used as template variable: since", 11},

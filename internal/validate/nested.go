@@ -244,7 +244,8 @@ func (v *validator) computeOutputs(id string) ([]node.Field, bool) {
 
 // mcpOpen reports whether a step is an MCP tool whose outputs beyond
 // result/error are not declared (no output schema): hoisted fields of the
-// result (D9) can only be checked at run time.
+// result (see docs/decisions.md, "Result extraction") can only be checked at
+// run time.
 func (v *validator) mcpOpen(id string) bool {
 	n := v.byID[id]
 	spec := v.specs[id]

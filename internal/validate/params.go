@@ -43,7 +43,7 @@ func (v *validator) unknownParams() {
 		}
 		// An MCP tool's arguments named like a step key or control (type,
 		// timeout, retries, retry_wait) are written in the step's args
-		// block (issue #12 item 1): '- args: {type: jpeg}'.
+		// block: '- args: {type: jpeg}'.
 		isMCP := strings.HasPrefix(n.Type, "mcp-")
 		var args map[string]any
 		if raw, ok := n.Params[ArgsParam]; ok && isMCP {
@@ -180,7 +180,7 @@ func (v *validator) unknownParams() {
 				fix.Replacement = s[0]
 			}
 			// An unknown param is an error: a misspelt key would otherwise
-			// make the step silently do the wrong thing (issue #11).
+			// make the step silently do the wrong thing.
 			v.add(layerParams, Diagnostic{
 				Message: msg,
 				NodeID:  n.ID, Param: p, Line: n.Line,

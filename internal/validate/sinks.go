@@ -9,8 +9,9 @@ import (
 	"github.com/pflow-go/pflow/internal/template"
 )
 
-// sinkChecks finds templates that cannot reach their param safely (DESIGN
-// D16): a template in code, or where a shell command reads literal text; and
+// sinkChecks finds templates that cannot reach their param safely (see
+// docs/decisions.md, "Template values are data"): a template in code, or where
+// a shell command reads literal text; and
 // warns about steps that opt out with unsafe_splice.
 func (v *validator) sinkChecks() {
 	if v.opts.Catalog == nil {

@@ -91,7 +91,7 @@ func hasMember(t string, want ...string) bool {
 }
 
 // compatible reports whether a value of type src may fill a param of type
-// dst (reference/pflow-core.md §2.5 4d). A union source must be compatible
+// dst (as in the Python pflow). A union source must be compatible
 // in all members, a union target in any. str → int/float/number/bool is left
 // to the runtime's coercion (see weakCompatible).
 func compatible(src, dst string) bool {
@@ -280,7 +280,7 @@ func walkFields(head string, fields []node.Field, segs []template.Segment) pathO
 	return o
 }
 
-// batchFields are the outputs of a batch node (reference/pflow-core.md §3.7);
+// batchFields are the outputs of a batch node (as in the Python pflow);
 // results items carry the inner node's outputs plus item.
 func batchFields(inner []node.Field, innerKnown bool) []node.Field {
 	var item []node.Field

@@ -1,5 +1,5 @@
 // Package validate runs pflow's static checks on a workflow before it runs
-// (reference/pflow-core.md §2.5): structure, stdin, data flow, templates,
+// (as in the Python pflow): structure, stdin, data flow, templates,
 // node types, output sources and params. Every problem is reported at once,
 // each with where it is (node, param, line) and how to fix it.
 package validate
@@ -109,8 +109,8 @@ func validate(ctx context.Context, w *workflow.Workflow, opts Options) *validato
 	return v
 }
 
-// edgeActions refuses an edge on an action its step can never take (issue
-// #12 item 7): 'on: {rate_limited: wait}' on a shell step would never fire.
+// edgeActions refuses an edge on an action its step can never take:
+// 'on: {rate_limited: wait}' on a shell step would never fire.
 // Steps take default and error; http and MCP steps also take the error
 // classes of their failures; other nodes what their spec lists.
 func (v *validator) edgeActions() {

@@ -896,7 +896,7 @@ func TestLiteralParamTypes(t *testing.T) {
 	}
 }
 
-// Issue #11: mistakes that used to validate and then misbehaved at run time.
+// Mistakes that used to validate and then misbehaved at run time.
 func TestSilentMistakesAreErrors(t *testing.T) {
 	t.Run("batch never uses its item", func(t *testing.T) {
 		n := nd("a", "shell", map[string]any{"command": "echo hi"})

@@ -2,7 +2,7 @@ package value
 
 import "testing"
 
-// Every accepted spelling of a type has one canonical name (issue #10: one
+// Every accepted spelling of a type has one canonical name (one
 // place defines them; inputs, validation, the code sink and hints use it).
 func TestCanonicalType(t *testing.T) {
 	for in, want := range map[string]string{

@@ -24,7 +24,7 @@
 //
 // # The .pflow.md format
 //
-// The format is the anchor's (reference/pflow-core.md §1.1): optional YAML
+// The format is the Python pflow's: optional YAML
 // frontmatter, "# Title" and description prose, then "## Inputs", "## Steps"
 // (required) and "## Outputs" sections whose "### id" headings are entities.
 // Each entity needs at least one line of prose (its description / purpose),
@@ -36,7 +36,7 @@
 // YAML in Steps; any other prefix (```json body, ```shell command) keeps
 // the text raw. Blocks in Inputs and Outputs are always raw.
 //
-// As in the anchor, a blank line ends a YAML item; when the next line is
+// As in the Python pflow, a blank line ends a YAML item; when the next line is
 // indented like a continuation (a "|" scalar with a blank line in it), the
 // parser adds a warning to Source.Warnings because that text falls into the
 // description. YAML follows YAML 1.2 (go.yaml.in/yaml/v3): "yes"/"no"/"on"
@@ -47,10 +47,11 @@
 // GitHub renders is what runs: only top-level headings count (a "# comment"
 // inside an indented list-item continuation is not a heading), HTML comments
 // and thematic breaks are ignored. Setext headings ("Text" underlined with
-// --- or ===) are read as text, as the anchor does, with a warning. An unclosed
+// --- or ===) are read as text, as the Python pflow does, with a warning. An
+// unclosed
 // fence, which CommonMark runs to the end of the file, is an error.
 //
-// # Step-level keys (pflow-go additions, D13)
+// # Step-level keys (additions to the Python pflow's format)
 //
 // Like "type" and "batch", these YAML keys are taken out of a step's params
 // (so a node param cannot have one of these names):
@@ -103,7 +104,7 @@
 //
 // # JSON IR
 //
-// A JSON workflow is the plain IR object (reference §1.2) with
+// A JSON workflow is the plain IR object (as in the Python pflow) with
 // additionalProperties false everywhere; besides nodes, edges, inputs and
 // outputs it may use start_node, mappings, enable_namespacing,
 // template_resolution_mode and edges with an "action". Numbers decode as

@@ -27,7 +27,8 @@ type Workflow struct {
 	Outputs Outputs `json:"outputs,omitempty"`
 	// StartNode names the first node; empty means Nodes[0].
 	StartNode string `json:"start_node,omitempty"`
-	// Mappings are proxy mappings per node id (seed 003 §6.2).
+	// Mappings are proxy mappings per node id (see docs/decisions.md, "Workflow
+	// formats").
 	Mappings map[string]*Mapping `json:"mappings,omitempty"`
 	// EnableNamespacing nil means true.
 	EnableNamespacing      *bool  `json:"enable_namespacing,omitempty"`
@@ -65,7 +66,8 @@ type Input struct {
 	Default  any    `json:"default,omitempty"`
 	Stdin    bool   `json:"stdin,omitempty"`
 	// Env names the process environment variable that fills the input
-	// when it is not given (DESIGN.md D21: never an arbitrary variable
+	// when it is not given (docs/decisions.md, "Inputs come from explicit
+	// sources": never an arbitrary variable
 	// that happens to share the input's name).
 	Env string `json:"env,omitempty"`
 	// Line is the 1-based line of the declaration (0 when unknown).
@@ -147,7 +149,7 @@ func (b *Batch) Alias() string {
 	return b.As
 }
 
-// Mapping renames keys between a node and the shared store (seed 003 §6.2).
+// Mapping renames keys between a node and the shared store.
 // InputMappings maps a node param name to a shared-store path it is read from
 // (e.g. {"message": "summary"} fills param "message" from ${summary}).
 // OutputMappings maps a node output key to the root shared-store key it is also

@@ -19,7 +19,7 @@ import (
 
 // ParseError is one parse failure. Error() renders "Line N: message" (no
 // prefix when Line==0), then, when Suggestion != "", a blank line and the
-// suggestion — the anchor's format.
+// suggestion — the Python pflow's format.
 type ParseError struct {
 	// Path is the file the error is in ("" for in-memory sources).
 	Path string

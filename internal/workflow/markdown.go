@@ -158,8 +158,8 @@ type stepInfo struct {
 	mapping  *Mapping
 }
 
-// ParseMarkdown parses a .pflow.md document (reference §1.1 plus the D13
-// additions described in doc.go). The error, when not nil, is a *ParseError
+// ParseMarkdown parses a .pflow.md document (the Python pflow's format plus
+// the additions described in doc.go). The error, when not nil, is a *ParseError
 // carrying the 1-based line and a fix suggestion.
 func ParseMarkdown(src []byte, path string) (*Workflow, error) {
 	p := &mdParser{path: absPath(path), d: &decoder{}, w: &Workflow{}, seen: map[string]map[string]int{}}
@@ -359,7 +359,7 @@ func (p *mdParser) heading(n *ast.Heading) {
 	}
 	ev.text = strings.TrimSpace(strings.Join(parts, " "))
 	if !strings.HasPrefix(strings.TrimLeft(p.lines[line], " "), "#") {
-		// A setext heading ("Text" underlined with --- or ===). The anchor
+		// A setext heading ("Text" underlined with --- or ===). The Python pflow
 		// reads these lines as text, and so do we (a library file with a
 		// second frontmatter block depends on it); the underline is ignored
 		// and a warning says how to write a heading or a rule.

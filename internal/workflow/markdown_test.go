@@ -199,7 +199,7 @@ func TestInlineYAML(t *testing.T) {
 	}
 }
 
-// The anchor silently truncated a block scalar at an indented '# comment'
+// The Python pflow silently truncated a block scalar at an indented '# comment'
 // line (it took it for an H1). Continuation lines belong to the item.
 func TestIndentedHashInBlockScalarIsKept(t *testing.T) {
 	t.Parallel()

@@ -47,7 +47,7 @@ var (
 // JSON-schema rules (required fields, types, enums, patterns, batch limits,
 // unknown properties recorded while decoding) plus edge endpoints, start
 // node, mapping targets and duplicate node ids. It returns nil when the
-// structure is valid. Unlike the anchor it reports all problems, in a stable
+// structure is valid. Unlike the Python pflow it reports all problems, in a stable
 // order (document order of the offending parts).
 func (w *Workflow) CheckStructure() []StructureError {
 	if w == nil {
@@ -643,7 +643,7 @@ func (d *decoder) output(path, name string, m map[string]any) *Output {
 	extra := d.unknown(path, m, "description", "type", "source")
 	for _, k := range extra {
 		if k == "value" || k == "from" {
-			// Replace the generic suggestion with the anchor's special help.
+			// Replace the generic suggestion with the Python pflow's special help.
 			d.errs[len(d.errs)-1].Suggestion = fmt.Sprintf("Use 'source' instead of '%s' to say where the output comes from, e.g. in markdown:\n\n### %s\nDescription of the output.\n- source: ${node_id.result}\n\nValid output fields: description, type, source", k, name)
 			break
 		}

@@ -1,5 +1,5 @@
 // The TypeScript-SDK comparison client of the MCP call overhead benchmark
-// (DESIGN.md §5): one session to a stdio server, N calls of one tool, close —
+// (docs/decisions.md, "Measured targets"): one session to a stdio server, N calls of one tool, close —
 // what a competent user of @modelcontextprotocol/sdk writes.
 //
 //   node calls.mjs <calls> <tool> <args-json> -- <command> [args...]

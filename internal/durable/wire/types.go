@@ -1,5 +1,6 @@
 // Package wire holds what a pflow submitter and its Temporal workers
-// exchange (issue #17): the run's input, its nested workflows, each node
+// exchange (see docs/decisions.md, "Scale-out on Temporal"): the run's input,
+// its nested workflows, each node
 // execution, the run's report and progress, the key that seals all of it,
 // and the engine interface the Temporal binary implements. It does not
 // import the Temporal SDK: the pflow binary links only this package and

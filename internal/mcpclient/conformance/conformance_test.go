@@ -100,7 +100,8 @@ func TestConformanceClientScenarios(t *testing.T) {
 }
 
 // authScenarios are the suite's client auth scenarios of the 2025-06-18 and
-// 2025-11-25 specs (issue #13): the adapter signs in as pflow mcp login
+// 2025-11-25 specs (see docs/decisions.md, "Remote servers and OAuth"): the
+// adapter signs in as pflow mcp login
 // does, with the browser step automated by following the authorization
 // server's redirect, and uses the session (step-up included). Left out:
 //

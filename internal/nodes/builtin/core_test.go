@@ -6,7 +6,8 @@ import (
 )
 
 // TestCoreSpecs checks the shell, http, file and echo nodes are listed once,
-// runnable, fully described, and retried as DESIGN D15 says.
+// runnable, fully described, and retried as docs/decisions.md, "Retries per
+// node type" says.
 func TestCoreSpecs(t *testing.T) {
 	want := map[string]struct {
 		attempts int

@@ -1,7 +1,7 @@
 // Package code implements the `code` node: inline Python run by the system
 // python3 with the original pflow's contract.
 //
-// Contract (reference/pflow-core.md §7.4):
+// Contract (as in the Python pflow):
 //   - `inputs` (dict var → value) arrive as native Python values (str, int,
 //     float, bool, list, dict, None; a list becomes a tuple or set, a string
 //     bytes, when the annotation asks for it);
@@ -318,7 +318,7 @@ type locator struct {
 
 func (l locator) format(phase, typ, msg string, line int, hint string) string {
 	if phase != "syntax" && phase != "runtime" {
-		// Contract, input and result messages are the anchor's texts.
+		// Contract, input and result messages are the Python pflow's texts.
 		return msg
 	}
 	var b strings.Builder

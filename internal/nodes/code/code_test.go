@@ -80,7 +80,7 @@ func wantError(t *testing.T, res *node.Result, parts ...string) {
 func TestSpec(t *testing.T) {
 	s := Spec()
 	if s.Type != "code" || s.Attempts != 1 {
-		t.Fatalf("spec = %s attempts %d, want code with 1 attempt (D15)", s.Type, s.Attempts)
+		t.Fatalf("spec = %s attempts %d, want code with 1 attempt (docs/decisions.md: retries per node type)", s.Type, s.Attempts)
 	}
 	if f, ok := s.Interface.Param("code"); !ok || !f.Required {
 		t.Errorf("param code must be declared required")

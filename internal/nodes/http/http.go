@@ -3,7 +3,8 @@
 // per-request timeout. A non-2xx answer fails the step with its status and
 // body kept; 429 and 5xx are marked retryable.
 //
-// Template values never change a request's structure (DESIGN D16): the url
+// Template values never change a request's structure (see docs/decisions.md,
+// "Template values are data"): the url
 // param is a URL sink (internal/sink encodes each value for its part of the
 // URL), a header value with CR, LF or NUL fails the step before sending and
 // is never retried, and credential headers are dropped when a redirect

@@ -22,7 +22,8 @@
 // is not an object is wrapped as {result: <schema>} and unwrapped again. The
 // answer is validated against the schema.
 //
-// Retries (D15: 3 attempts, 1 s apart) are the runtime's: the SDKs' own
+// Retries (3 attempts, 1 s apart; see docs/decisions.md, "Retries per node
+// type") are the runtime's: the SDKs' own
 // retries are off. Rate limits (429), server errors (5xx), timeouts, network
 // errors and answers that do not match output_schema are returned as Go
 // errors (retried); a missing key, an authentication error, any other 4xx and
@@ -50,7 +51,7 @@ import (
 // DefaultTimeout bounds one call.
 const DefaultTimeout = 5 * time.Minute
 
-// MissingPrompt is the anchor's message for a step without a prompt.
+// MissingPrompt is the Python pflow's message for a step without a prompt.
 const MissingPrompt = `LLM node requires 'prompt' parameter. Use template syntax like "prompt": "${previous_node.output}" to wire data from other nodes.`
 
 // Usage is a call's token usage and cost, the llm_usage output. InputTokens

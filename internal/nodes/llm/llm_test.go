@@ -93,7 +93,7 @@ func mustFail(t *testing.T, out runOut, parts ...string) string {
 func TestSpec(t *testing.T) {
 	s := Spec("")
 	if s.Type != "llm" || s.Attempts != 3 || s.RetryWait.Seconds() != 1 {
-		t.Fatalf("spec %s attempts %d wait %v, want llm 3 attempts 1s (D15)", s.Type, s.Attempts, s.RetryWait)
+		t.Fatalf("spec %s attempts %d wait %v, want llm 3 attempts 1s (docs/decisions.md: retries per node type)", s.Type, s.Attempts, s.RetryWait)
 	}
 	for _, k := range []string{"response", "llm_usage", "error"} {
 		if _, ok := s.Interface.Output(k); !ok {

@@ -1,5 +1,6 @@
 // Package mcpnode implements the one node type that serves every MCP tool
-// registered as "mcp-<server>-<tool>" (seed 000 rule 13).
+// registered as "mcp-<server>-<tool>" (see docs/decisions.md, "Names of servers
+// and tools").
 package mcpnode
 
 import (
@@ -27,7 +28,8 @@ type Config struct {
 	// Log receives warnings (undefined variables, server stderr hints).
 	Log io.Writer
 	// Pool keeps sessions open across runs in a long-lived process (nil:
-	// each run starts and stops its servers, D5).
+	// each run starts and stops its servers; see
+	// docs/decisions.md, "One MCP session per server per run").
 	Pool *mcpclient.Pool
 	// SchemaHash returns the input-schema hash a node type was synced with
 	// ("" when unknown): a live tool whose schema differs gets a warning.
@@ -110,7 +112,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		log = io.Discard
 	}
 	// The server and tool come from the registry entry (req.Extra); a
-	// compiled node (Inject, seed 000) carries them as params.
+	// compiled node (Inject) carries them as params.
 	server := node.String(req.Extra, registry.ExtraMCPServer, node.String(req.Params, ParamServer, ""))
 	tool := node.String(req.Extra, registry.ExtraMCPTool, node.String(req.Params, ParamTool, ""))
 	details := func() map[string]any {
@@ -219,7 +221,8 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	return ok, nil
 }
 
-// Outputs builds the node's outputs from a result (D9): result, plus every
+// Outputs builds the node's outputs from a result (see docs/decisions.md,
+// "Result extraction"): result, plus every
 // top-level field of an object result hoisted (never result/error or keys
 // starting with "_").
 func Outputs(result any) map[string]any {
@@ -236,9 +239,9 @@ func Outputs(result any) map[string]any {
 }
 
 // Inject returns params with __mcp_server__ and __mcp_tool__ set for a node
-// type starting with "mcp-" (seed 000 rules 7–8; the values come from the
-// registry entry and overwrite user-supplied ones) and params unchanged for
-// any other type (rule 13). The caller's map is never modified.
+// type starting with "mcp-" (the values come from the registry entry and
+// overwrite user-supplied ones) and params unchanged for any other type. The
+// caller's map is never modified.
 func Inject(nodeType, server, tool string, params map[string]any) map[string]any {
 	if !strings.HasPrefix(nodeType, "mcp-") || server == "" || tool == "" {
 		return params

@@ -148,7 +148,7 @@ func TestEchoAndHoisting(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 5: an mcp- node gets __mcp_server__ (from the registry
+// An mcp- node gets __mcp_server__ (from the registry
 // entry, overwriting a user value, never mutating the caller's map), and
 // the node uses it.
 func TestCriterion05ServerParamInjected(t *testing.T) {
@@ -168,7 +168,7 @@ func TestCriterion05ServerParamInjected(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 6: an mcp- node gets __mcp_tool__ with the tool's
+// An mcp- node gets __mcp_tool__ with the tool's
 // original name, which is what the node calls (here a name with a space).
 func TestCriterion06ToolParamInjected(t *testing.T) {
 	got := Inject("mcp-fake-create-issue", "fake", "Create Issue", map[string]any{"title": "x"})
@@ -182,7 +182,7 @@ func TestCriterion06ToolParamInjected(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 13: a node type without the "mcp-" prefix gets no
+// A node type without the "mcp-" prefix gets no
 // injected params.
 func TestCriterion13NoInjectionWithoutPrefix(t *testing.T) {
 	for _, typ := range []string{"shell", "http", "mcpish", "workflow", "MCP-x-y"} {
@@ -245,7 +245,7 @@ func TestArgumentValidationNamesParam(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 7: an invalid server command gives a clear error.
+// An invalid server command gives a clear error.
 func TestCriterion07CommandNotFound(t *testing.T) {
 	f := newFake(t, map[string]any{"command": "pflow-no-such-server-cmd"})
 	r := f.run("echo", map[string]any{"message": "x"})
@@ -254,7 +254,7 @@ func TestCriterion07CommandNotFound(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 8: a call still running after its timeout has its
+// A call still running after its timeout has its
 // server killed with SIGTERM.
 func TestCriterion08TimeoutSendsSIGTERM(t *testing.T) {
 	f := newFake(t, nil)
@@ -272,7 +272,7 @@ func TestCriterion08TimeoutSendsSIGTERM(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 9: malformed JSON from the server.
+// Malformed JSON from the server.
 func TestCriterion09MalformedJSON(t *testing.T) {
 	f := newFake(t, nil, "bad-json")
 	r := f.run("echo", map[string]any{"message": "x"})
@@ -281,7 +281,7 @@ func TestCriterion09MalformedJSON(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 12: an undefined ${TOKEN} reaches the server as TOKEN="".
+// An undefined ${TOKEN} reaches the server as TOKEN="".
 func TestCriterion12UndefinedVarIsEmptyInSubprocess(t *testing.T) {
 	f := newFake(t, nil)
 	r := f.run("getenv", map[string]any{"name": "TOKEN"})
@@ -293,7 +293,7 @@ func TestCriterion12UndefinedVarIsEmptyInSubprocess(t *testing.T) {
 	}
 }
 
-// Seed 000 criterion 14: JSON-RPC error -32601 → "Method not found".
+// JSON-RPC error -32601 → "Method not found".
 func TestCriterion14MethodNotFound(t *testing.T) {
 	f := newFake(t, nil, "rpc-error=-32601")
 	r := f.run("echo", map[string]any{"message": "x"})
@@ -524,7 +524,7 @@ func TestSecretsRedactedFromErrors(t *testing.T) {
 	}
 }
 
-// D5 shutdown: a server that ignores stdin EOF gets SIGTERM (to its group)
+// The staged shutdown: a server that ignores stdin EOF gets SIGTERM (to its group)
 // when the run ends; one that also ignores SIGTERM is SIGKILLed (the
 // cleanup's process-table check covers that in TestFaultMatrix).
 func TestShutdownSendsSIGTERMWhenEOFIgnored(t *testing.T) {

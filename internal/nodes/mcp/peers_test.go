@@ -17,7 +17,8 @@ import (
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
-// peersDir returns <repo>/testdata/peers with the reference servers and node.
+// peersDir returns <repo>/testdata/peers with the test peers (real MCP servers)
+// and node.
 func peersDir(t testing.TB) string {
 	t.Helper()
 	return fakemcp.PeersDir(t, []string{"node_modules/@modelcontextprotocol/server-everything/dist/index.js"}, "node")

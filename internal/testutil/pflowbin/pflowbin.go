@@ -1,7 +1,7 @@
 // Package pflowbin builds the real pflow binary for tests that run it as a
 // process, once per version of the source: every test package of a
 // `go test ./...` run (they are separate processes, run in parallel) shares
-// one build instead of linking its own (issue #10 item 6). The binary lives
+// one build instead of linking its own. The binary lives
 // in the system's temporary directory, keyed by a digest of the module's Go
 // sources, go.mod and go.sum; builds of older sources are removed after a
 // day. Nothing is written into the checkout.

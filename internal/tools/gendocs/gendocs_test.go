@@ -137,7 +137,7 @@ func TestCheckModeReportsStaleFile(t *testing.T) {
 // literal parts of every message it quotes in a heading must still occur in
 // pflow's source, so a reworded error cannot leave a stale entry behind, and
 // in a test's expectations (a _test.go file or a testdata file), so that a
-// test produces it (issue #16; most are in cmd/pflow's
+// test produces it (most are in cmd/pflow's
 // TestTroubleshootingMessagesAreProduced, which matches the heading's text).
 func TestTroubleshootingMessagesExist(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "troubleshooting.md"))

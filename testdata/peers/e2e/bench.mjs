@@ -1,5 +1,5 @@
 // Round-trip benchmark of `pflow mcp serve` over stdio from the TypeScript
-// MCP SDK client (DESIGN.md §5: registry_list / workflow_list <= 2 ms median,
+// MCP SDK client (docs/decisions.md, "Measured targets": registry_list / workflow_list <= 2 ms median,
 // workflow_discover over 1,000 saved workflows <= 50 ms).
 //
 //   node bench.mjs <pflow-binary> [iterations]

@@ -1,10 +1,10 @@
 // Warm MCP sessions through `pflow mcp serve` vs the same calls made
-// directly (issue #15, docs/BENCHMARKS.md), side by side in one run:
+// directly (the warm-hub target of docs/BENCHMARKS.md), side by side in one run:
 //
 //   node warm.mjs <pflow-binary> <workflow-file> <server-entry.js> [rounds] [relay-binary]
 //
-// direct: the TypeScript SDK client opens a session to the reference
-// "everything" server (node <server-entry.js> stdio) and times rounds of 3
+// direct: the TypeScript SDK client opens a session to
+// server-everything (node <server-entry.js> stdio) and times rounds of 3
 // sequential echo calls. pflow: the same client opens `pflow mcp serve`
 // (PFLOW_HOME prepared with that server synced) and times workflow_execute
 // of <workflow-file>, a workflow of the same 3 echo calls, from the second

@@ -1,5 +1,6 @@
 // Command bareclient is the comparison client of the MCP benchmarks
-// (DESIGN.md §5): what a competent Go programmer writes with go-sdk to make
+// (see docs/decisions.md, "Measured targets"): what a competent Go programmer
+// writes with go-sdk to make
 // N tool calls to one stdio server — CommandTransport, the protocol version
 // pinned, no "roots" capability (a server that asks for roots and gets no
 // answer lingers after stdin closes, so the close alone would cost seconds),

@@ -1,4 +1,5 @@
-// Command pflowbench runs every benchmark of DESIGN.md §5 side by side with
+// Command pflowbench runs every benchmark of pflow's targets (see
+// docs/decisions.md, "Measured targets") side by side with
 // its comparison and rewrites docs/BENCHMARKS.md. scripts/bench.sh (`make
 // bench`) runs it from the repository root:
 //
@@ -55,7 +56,7 @@ func main() {
 	flag.BoolVar(&c.skipGo, "skip-go", false, "skip the Go benchmarks")
 	flag.StringVar(&c.only, "only", "", "run only this group and print its rows instead of writing the document: traces")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: scripts/bench.sh [flags]   (make bench)\nRuns every DESIGN.md §5 benchmark side by side with its comparison and rewrites docs/BENCHMARKS.md.\n\nFlags:")
+		fmt.Fprintln(os.Stderr, "usage: scripts/bench.sh [flags]   (make bench)\nRuns every target benchmark side by side with its comparison and rewrites docs/BENCHMARKS.md.\n\nFlags:")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -471,7 +472,8 @@ func (s *suite) goBenchmarks(ctx context.Context, h *homes) (bench.GoBench, []st
 		{pkg: "./internal/cli", pattern: "^BenchmarkRegistryListCommand$", env: []string{"PFLOW_BENCH_HOME=" + h.registry}},
 		{pkg: "./internal/discovery", pattern: "^(BenchmarkWorkflowDiscover1000|BenchmarkWorkflowDiscoverFromDisk1000)$"},
 		{pkg: "./internal/mcpserver", pattern: "^(BenchmarkRegistryList|BenchmarkWorkflowList10|BenchmarkWorkflowDiscover1000)$", prefix: "mcpserver (in-memory go-sdk client) "},
-		// The warm hub (issue #15): the TS SDK client times both sides itself.
+		// The warm hub (see docs/decisions.md, "Warm sessions in long-lived
+		// processes"): the TS SDK client times both sides itself.
 		{pkg: "./internal/mcpserver", pattern: "^BenchmarkWarmSessionsVsDirect$", extra: []string{"-benchtime", "1x"}},
 		{pkg: "./internal/app/mcptest", pattern: "^BenchmarkPooledRun$", extra: []string{"-benchtime", "300x"}},
 	}

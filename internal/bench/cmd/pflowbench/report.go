@@ -29,7 +29,8 @@ type Report struct {
 	Duration   time.Duration
 }
 
-// Target is one line of the summary: a DESIGN.md §5 target and its verdict.
+// Target is one line of the summary: a target (see
+// docs/decisions.md, "Measured targets") and its verdict.
 type Target struct {
 	Area, Goal, Measured, Comparison, Ratio, Verdict, Why string
 }
@@ -81,7 +82,7 @@ func (r *Report) serveCase(name string) (float64, bool) {
 	return c.Median, ok
 }
 
-// Targets computes the verdict of every DESIGN.md §5 performance target.
+// Targets computes the verdict of every performance target.
 func (r *Report) Targets() []Target {
 	var ts []Target
 	if g := r.Calls; g != nil {
@@ -118,8 +119,8 @@ func (r *Report) Targets() []Target {
 		}
 	}
 	if v, ok := r.goMs("BenchmarkRegistryLoad1000"); ok {
-		ts = append(ts, Target{Area: "Start-up", Goal: "registry load ≤ 5 ms (seed 002: ≤ 50 ms)", Measured: fmtMs(v),
-			Comparison: "seed 002's 50 ms", Ratio: ratio(v, 50), Verdict: verdict(v <= 5),
+		ts = append(ts, Target{Area: "Start-up", Goal: "registry load ≤ 5 ms (first asked: ≤ 50 ms)", Measured: fmtMs(v),
+			Comparison: "the 50 ms first asked", Ratio: ratio(v, 50), Verdict: verdict(v <= 5),
 			Why: "`App.Catalog` with 1,000 MCP tools, in-process (BenchmarkRegistryLoad1000); binary snapshot of registry.json"})
 	} else {
 		ts = append(ts, Target{Area: "Start-up", Goal: "registry load ≤ 5 ms", Verdict: notMeasured, Why: "Go benchmarks skipped"})
@@ -133,7 +134,7 @@ func (r *Report) Targets() []Target {
 		}{
 			{"registry_list", "`registry_list` round trip over stdio ≤ 2 ms median (TS SDK client)", 2},
 			{"workflow_list (10 workflows)", "`workflow_list` round trip over stdio ≤ 2 ms median (TS SDK client)", 2},
-			{"workflow_discover (1,000 workflows)", "`workflow_discover` over 1,000 saved workflows ≤ 50 ms (seed 002: < 1 s)", 50},
+			{"workflow_discover (1,000 workflows)", "`workflow_discover` over 1,000 saved workflows ≤ 50 ms (first asked: < 1 s)", 50},
 		} {
 			v, ok := r.serveCase(c.name)
 			if !ok {
@@ -200,7 +201,7 @@ func (r *Report) Targets() []Target {
 	return append(ts, r.traceTargets()...)
 }
 
-// warmHubTarget is issue #15's row: workflow_execute of 3 calls to a warm
+// warmHubTarget is the warm hub's row: workflow_execute of 3 calls to a warm
 // node stdio server against the same calls on the client's own session,
 // both timed by the TS SDK client in one run.
 func (r *Report) warmHubTarget() Target {
@@ -211,7 +212,7 @@ func (r *Report) warmHubTarget() Target {
 	if !ok1 || !ok2 {
 		return Target{Area: "MCP server", Goal: goal, Verdict: notMeasured, Why: "Go benchmarks skipped"}
 	}
-	why := fmt.Sprintf("servers stay warm between runs (issue #15): the first call, which starts server-everything, takes %s, the cost of every call before "+
+	why := fmt.Sprintf("servers stay warm between runs (warm sessions): the first call, which starts server-everything, takes %s, the cost of every call before "+
 		"(BenchmarkWarmSessionsVsDirect, testdata/peers/e2e/warm.mjs, 40 rounds each side)", fmtMs(first))
 	ping, ok4 := r.Go.Median("BenchmarkWarmSessionsVsDirect", "ping-ms")
 	calls, ok5 := r.Go.Median("BenchmarkWarmSessionsVsDirect", "go-calls-ms")
@@ -238,7 +239,8 @@ func (r *Report) warmHubTarget() Target {
 		Ratio: ratio(pflow, direct), Verdict: verdict(pflow <= 1.5*direct), Why: why}
 }
 
-// runsTargets are the "Durable runs" rows (D17): the cost of the run record
+// runsTargets are the "Durable runs" rows (see docs/decisions.md, "Recorded,
+// resumable runs and the step cache"): the cost of the run record
 // and of a resume.
 func (r *Report) runsTargets() []Target {
 	var ts []Target
@@ -292,7 +294,7 @@ func added(p, b time.Duration) string {
 
 // perCallWhy explains the comparison with starting the server per call.
 func perCallWhy(g *Group, p, b, pc time.Duration) string {
-	why := "one session per server per run (D5) pays the server start-up once instead of 20 times"
+	why := "one session per server per run pays the server start-up once instead of 20 times"
 	if ms(pc) < 5*ms(p) {
 		why += fmt.Sprintf("; but starting this server costs only %s per call, so pflow's own overhead decides (the bare go-sdk client is %s less than per call)", fms(pc/20), ratio(ms(pc), ms(b)))
 	}
@@ -352,7 +354,7 @@ func (r *Report) TargetsTable() string {
 	for _, t := range r.Targets() {
 		rows = append(rows, []string{t.Area, t.Goal, t.Measured, t.Comparison, t.Ratio, t.Verdict, t.Why})
 	}
-	return table([]string{"area", "target (DESIGN.md §5)", "pflow (median)", "comparison, same run", "ratio", "verdict", "why"}, rows)
+	return table([]string{"area", "target", "pflow (median)", "comparison, same run", "ratio", "verdict", "why"}, rows)
 }
 
 // GroupTable renders one side-by-side comparison, ratios against base.
@@ -479,7 +481,7 @@ func human(v float64) string {
 // Summary is the plain-text table printed at the end of a run.
 func (r *Report) Summary() string {
 	var b strings.Builder
-	b.WriteString("\nDESIGN.md §5 targets (medians, side by side in one run):\n")
+	b.WriteString("\nTargets (medians, side by side in one run):\n")
 	for _, t := range r.Targets() {
 		v := strings.Trim(t.Verdict, "*")
 		fmt.Fprintf(&b, "  %-9s %-12s %s\n            %s | %s | %s\n", v, t.Area, t.Goal, t.Measured, t.Comparison, t.Ratio)

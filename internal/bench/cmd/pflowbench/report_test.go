@@ -73,17 +73,17 @@ BenchmarkPooledRun/bare-2 300 960000 ns/op
 	}
 }
 
-// Every DESIGN.md §5 target gets a verdict from the medians of its side-by-side comparison.
+// Every target gets a verdict from the medians of its side-by-side comparison.
 func TestTargetsVerdicts(t *testing.T) {
 	want := map[string]string{
 		"20 calls to one stdio server ≤ 1.15× a bare go-sdk client — server-everything (node)": met,    // 610/600
 		"≥ 5× less than starting the server per call — server-everything (node)":               met,    // 12000/610
 		"`pflow --version` ≤ 10 ms median":                                                     met,    // 7 ms
 		"`pflow registry list` with 1,000 MCP tools ≤ 10 ms median":                            notMet, // 14 ms
-		"registry load ≤ 5 ms (seed 002: ≤ 50 ms)":                                             met,    // 4 ms
+		"registry load ≤ 5 ms (first asked: ≤ 50 ms)":                                          met,    // 4 ms
 		"`registry_list` round trip over stdio ≤ 2 ms median (TS SDK client)":                  met,
 		"`workflow_list` round trip over stdio ≤ 2 ms median (TS SDK client)":                  notMet,
-		"`workflow_discover` over 1,000 saved workflows ≤ 50 ms (seed 002: < 1 s)":             met,
+		"`workflow_discover` over 1,000 saved workflows ≤ 50 ms (first asked: < 1 s)":          met,
 		"10,000-item batch, max_concurrent 50, ≥ 20,000 items/s":                               met,
 		"… with flat memory":                              met,
 		"1,000-node workflow validates and runs ≤ 100 ms": met,

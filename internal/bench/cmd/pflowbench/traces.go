@@ -15,7 +15,8 @@ import (
 )
 
 // Traces is the bounded-trace benchmark: runs whose values are huge or
-// deeply nested, with their trace and without (DESIGN.md §5 "Bounded").
+// deeply nested, with their trace and without (the "Bounded" target of
+// docs/decisions.md, "Measured targets").
 type Traces struct {
 	Rounds int
 	Cases  []TraceCase

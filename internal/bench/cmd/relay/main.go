@@ -33,7 +33,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "relay:", err)
 		os.Exit(1)
 	}
-	defer cmd.Process.Kill() // the reference server does not exit when its stdin closes
+	defer cmd.Process.Kill() // server-everything does not exit when its stdin closes
 	s := mcp.NewServer(&mcp.Implementation{Name: "relay", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "three", Description: "Makes 3 echo calls.", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
