@@ -27,6 +27,8 @@ type OutputPath struct {
 // NodeTrial is the outcome of running one node on its own.
 type NodeTrial struct {
 	NodeType string
+	// Spec is the node type that ran.
+	Spec     *node.Spec
 	Outputs  map[string]any
 	Paths    []OutputPath
 	Duration time.Duration
@@ -113,7 +115,7 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 	if v, ok := out.Redactor.Value(outputs).(map[string]any); ok {
 		outputs = v
 	}
-	tr := &NodeTrial{NodeType: spec.Type, Outputs: outputs, Paths: TrialOutputPaths(outputs)}
+	tr := &NodeTrial{NodeType: spec.Type, Spec: spec, Outputs: outputs, Paths: TrialOutputPaths(outputs)}
 	if len(res.Steps) > 0 {
 		tr.Duration = res.Steps[0].Duration
 	}
