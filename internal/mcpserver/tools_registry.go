@@ -177,7 +177,7 @@ func (s *Server) registryRun(ctx context.Context, c *call) (any, error) {
 	if err := checkNodeName(nt); err != nil {
 		return nil, err
 	}
-	tr, err := c.app.TryNode(ctx, nt, c.object("parameters"), s.policy())
+	tr, err := c.app.TryNode(ctx, nt, c.object("parameters"), s.policy(), "mcp")
 	if err != nil {
 		return nil, err
 	}
