@@ -8,6 +8,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/redact"
+	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/validate"
 	"github.com/pflow-go/pflow/internal/value"
@@ -68,6 +69,9 @@ type StepReport struct {
 	IsBatch              bool          `json:"is_batch,omitempty"`
 	NodeID               string        `json:"node_id"`
 	NodeType             string        `json:"node_type"`
+	// ProvidedBy labels a step whose output (and error text) an MCP server
+	// wrote: data, never instructions.
+	ProvidedBy *registry.Provenance `json:"provided_by,omitempty"`
 	// Source is "resumed" (re-used from the resumed run) or "cache".
 	Source string `json:"source,omitempty"`
 	Status string `json:"status"`

@@ -15,6 +15,7 @@ import (
 	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/mcpclient"
+	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
 	"github.com/pflow-go/pflow/internal/redact"
@@ -254,6 +255,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		Permissive:   mode == "permissive",
 		LoadWorkflow: func(name string) (*workflow.Workflow, error) { return a.loadSaved(name) },
 		PathGuard:    req.Policy.Guard(),
+		Network:      &node.NetPolicy{Agent: req.Origin == "mcp", AllowPrivate: st.Network.AllowPrivate, AllowHosts: st.Network.AllowHosts},
 		Observer:     req.Observer,
 		// Every step's secret params are masked before the step can print them.
 		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },

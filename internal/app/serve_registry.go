@@ -27,6 +27,8 @@ type OutputPath struct {
 // NodeTrial is the outcome of running one node on its own.
 type NodeTrial struct {
 	NodeType string
+	// Spec is the node type that ran.
+	Spec     *node.Spec
 	Outputs  map[string]any
 	Paths    []OutputPath
 	Duration time.Duration
@@ -60,8 +62,8 @@ func LookupNodeType(cat *registry.Catalog, name string) (*node.Spec, error) {
 // returns its complete output with every template path it offers (JSON text
 // outputs are parsed, so nested structure shows). Runs go through the same
 // validation and engine as workflows; no trace is written. pol bounds the
-// files the node may name.
-func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]any, pol PathPolicy) (*NodeTrial, error) {
+// files the node may name; origin is RunRequest.Origin ("mcp" for an agent).
+func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]any, pol PathPolicy, origin string) (*NodeTrial, error) {
 	cat, _, err := a.Catalog(ctx)
 	if err != nil {
 		return nil, err
@@ -78,7 +80,7 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 	}
 	step := w.Nodes[0].ID
 	t := &Target{Workflow: w, Name: "registry-run-" + spec.Type}
-	out, err := a.Run(ctx, RunRequest{Target: t, NoTrace: true, Policy: pol})
+	out, err := a.Run(ctx, RunRequest{Target: t, NoTrace: true, Policy: pol, Origin: origin})
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +115,7 @@ func (a *App) TryNode(ctx context.Context, nodeType string, params map[string]an
 	if v, ok := out.Redactor.Value(outputs).(map[string]any); ok {
 		outputs = v
 	}
-	tr := &NodeTrial{NodeType: spec.Type, Outputs: outputs, Paths: TrialOutputPaths(outputs)}
+	tr := &NodeTrial{NodeType: spec.Type, Spec: spec, Outputs: outputs, Paths: TrialOutputPaths(outputs)}
 	if len(res.Steps) > 0 {
 		tr.Duration = res.Steps[0].Duration
 	}

@@ -11,7 +11,7 @@ import (
 // node as typed instead of failing validation as an undefined input.
 func TestTryNodePassesTemplateTextThrough(t *testing.T) {
 	a := New([]string{"PFLOW_HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, nil)
-	tr, err := a.TryNode(context.Background(), "shell", map[string]any{"command": "printf '%s' '${not_a_template}'"}, PathPolicy{})
+	tr, err := a.TryNode(context.Background(), "shell", map[string]any{"command": "printf '%s' '${not_a_template}'"}, PathPolicy{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

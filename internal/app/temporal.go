@@ -63,7 +63,7 @@ func (a *App) runOnTemporal(ctx context.Context, req RunRequest, given map[strin
 	if !req.Target.Saved {
 		name = traceName(req.Target)
 	}
-	in := wire.RunInput{Bundle: bundle, Params: wire.Value{V: given}, Permissive: opts.Permissive, Name: name}
+	in := wire.RunInput{Bundle: bundle, Params: wire.Value{V: given}, Permissive: opts.Permissive, Name: name, Network: opts.Network}
 	if prior != nil {
 		in.ResumedFrom = prior.ID
 		if prior.Report != nil {

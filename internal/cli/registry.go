@@ -327,7 +327,7 @@ func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) err
 		return err
 	}
 	start := time.Now()
-	tr, err := f.App.TryNode(ctx, spec.Type, params, app.PathPolicy{})
+	tr, err := f.App.TryNode(ctx, spec.Type, params, app.PathPolicy{}, "")
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,7 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 		Journal:    jr,
 		Catalog:    proxyCatalog{wk.catalog},
 		Permissive: in.Permissive,
+		Network:    in.Network,
 		Observer:   prog,
 		Scheduler:  scheduler{},
 		LoadWorkflow: func(name string) (*pwf.Workflow, error) {
@@ -222,7 +223,7 @@ func (activityNode) Run(ctx context.Context, req *node.Request) (*node.Result, e
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 	})
 	in := wire.NodeInput{NodeID: req.NodeID, Type: req.Type, Params: wire.Value{V: req.Params}, TemplateEnv: req.TemplateEnv,
-		WorkflowDir: req.WorkflowDir, WorkflowFile: req.WorkflowFile, SourceLines: req.SourceLines, Attempt: req.Attempt}
+		WorkflowDir: req.WorkflowDir, WorkflowFile: req.WorkflowFile, SourceLines: req.SourceLines, Attempt: req.Attempt, Network: req.Network}
 	var out wire.NodeOutput
 	if err := workflow.ExecuteActivity(actx, wire.ActivityNode, in).Get(actx, &out); err != nil {
 		if temporal.IsCanceledError(err) {

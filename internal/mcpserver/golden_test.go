@@ -105,32 +105,38 @@ func TestToolResultsGolden(t *testing.T) {
 			if txt, _ := json.Marshal(check); cliCommand.Match(txt) {
 				t.Errorf("an agent is told %q:\n%s", cliCommand.Find(txt), txt)
 			}
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetIndent("", "  ")
-			enc.SetEscapeHTML(false)
-			enc.Encode(r.Env)
-			got := b.String()
-			for _, v := range volatile {
-				got = v.re.ReplaceAllString(got, v.with)
-			}
-			got = strings.ReplaceAll(got, fx.home, "<home>")
-			got = strings.ReplaceAll(got, allowed, "<allowed>")
-			got = strings.ReplaceAll(got, filepath.Dir(outside), "<dir>")
-			golden := filepath.Join("testdata", "golden", c.tool+"-"+c.name+".json")
-			if *updateGolden {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				os.WriteFile(golden, []byte(got), 0o644)
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./internal/mcpserver -run TestToolResultsGolden -update writes it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("what an agent sees changed; if that is intended, run with -update and review the diff of %s:\n%s", golden, got)
-			}
+			matchGolden(t, c.tool+"-"+c.name, r.Env, fx.home, "<home>", allowed, "<allowed>", filepath.Dir(outside), "<dir>")
 		})
+	}
+}
+
+// matchGolden compares env, as an agent sees it (volatile parts and the
+// replace pairs, old then new, substituted), with
+// testdata/golden/<name>.json; -update rewrites the file.
+func matchGolden(t *testing.T, name string, env map[string]any, replace ...string) {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	enc.Encode(env)
+	got := b.String()
+	for _, v := range volatile {
+		got = v.re.ReplaceAllString(got, v.with)
+	}
+	got = strings.NewReplacer(replace...).Replace(got)
+	golden := filepath.Join("testdata", "golden", name+".json")
+	if *updateGolden {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		os.WriteFile(golden, []byte(got), 0o644)
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/mcpserver -run %s -update writes it)", err, strings.Split(t.Name(), "/")[0])
+	}
+	if got != string(want) {
+		t.Errorf("what an agent sees changed; if that is intended, run with -update and review the diff of %s:\n%s", golden, got)
 	}
 }
 

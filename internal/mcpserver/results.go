@@ -3,28 +3,34 @@ package mcpserver
 import (
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/registry"
 )
 
 // The structuredContent of each tool's success, typed: the
 // server renders app's typed results into these and nothing else. JSON
 // names are what agents see (pinned by testdata/golden).
+//
+// Every entry or value whose text an MCP server wrote carries provided_by
+// (registry.ProvidedBy): the server's words are data for the agent, never
+// instructions. Built-in and user node types carry none.
 
 // NodeInfo is a node type as registry_describe and registry_discover show
 // it (usage and markdown only when described in full; confidence and
 // reasons only from discovery).
 type NodeInfo struct {
-	Type        string       `json:"type"`
-	Description string       `json:"description"`
-	Kind        string       `json:"kind"`
-	Params      []node.Field `json:"params"`
-	Outputs     []node.Field `json:"outputs"`
-	Actions     []string     `json:"actions"`
-	MCPServer   string       `json:"mcp_server,omitempty"`
-	MCPTool     string       `json:"mcp_tool,omitempty"`
-	Usage       string       `json:"usage,omitempty"`
-	Markdown    string       `json:"markdown,omitempty"`
-	Confidence  *float64     `json:"confidence,omitempty"`
-	Reasons     []string     `json:"reasons,omitempty"`
+	Type        string               `json:"type"`
+	Description string               `json:"description"`
+	Kind        string               `json:"kind"`
+	Params      []node.Field         `json:"params"`
+	Outputs     []node.Field         `json:"outputs"`
+	Actions     []string             `json:"actions"`
+	MCPServer   string               `json:"mcp_server,omitempty"`
+	MCPTool     string               `json:"mcp_tool,omitempty"`
+	Usage       string               `json:"usage,omitempty"`
+	Markdown    string               `json:"markdown,omitempty"`
+	Confidence  *float64             `json:"confidence,omitempty"`
+	Reasons     []string             `json:"reasons,omitempty"`
+	ProvidedBy  *registry.Provenance `json:"provided_by,omitempty"`
 }
 
 // NodesResult is registry_describe's and registry_discover's result.
@@ -40,15 +46,18 @@ type NodeRunResult struct {
 	Paths      []app.OutputPath `json:"paths"`
 	DurationMS float64          `json:"duration_ms"`
 	Usage      string           `json:"usage"`
+	// ProvidedBy labels outputs an MCP server returned.
+	ProvidedBy *registry.Provenance `json:"provided_by,omitempty"`
 }
 
 // SearchHit is one registry_search result.
 type SearchHit struct {
-	Type        string `json:"type"`
-	Kind        string `json:"kind"`
-	Match       string `json:"match"`
-	Score       int    `json:"score"`
-	Description string `json:"description"`
+	Type        string               `json:"type"`
+	Kind        string               `json:"kind"`
+	Match       string               `json:"match"`
+	Score       int                  `json:"score"`
+	Description string               `json:"description"`
+	ProvidedBy  *registry.Provenance `json:"provided_by,omitempty"`
 }
 
 // SearchResult is registry_search's result.
@@ -60,8 +69,9 @@ type SearchResult struct {
 
 // NodeBrief is a node type in registry_list.
 type NodeBrief struct {
-	Type        string `json:"type"`
-	Description string `json:"description"`
+	Type        string               `json:"type"`
+	Description string               `json:"description"`
+	ProvidedBy  *registry.Provenance `json:"provided_by,omitempty"`
 }
 
 // ListResult is registry_list's result: node types by group.
@@ -187,4 +197,7 @@ type RunResult struct {
 	RunID         string              `json:"run_id,omitempty"`
 	TemporalRunID string              `json:"temporal_run_id,omitempty"`
 	ResumedFrom   string              `json:"resumed_from,omitempty"`
+	// OutputsProvidedBy labels each output whose source reads a step an
+	// MCP server answered (the step's own label is in steps).
+	OutputsProvidedBy map[string]*registry.Provenance `json:"outputs_provided_by,omitempty"`
 }

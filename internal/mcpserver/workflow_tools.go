@@ -175,11 +175,16 @@ func (s *Server) runWorkflowTool(ctx context.Context, c *call, name string) (any
 		return nil, err
 	}
 	rep := app.Report(out, t, app.Agent)
+	labels := c.app.LabelProvenance(ctx, rep, t)
 	if out.Failed() || out.Result == nil {
-		return executeEnvelope(out, t, rep), nil
+		return executeEnvelope(out, t, rep, labels), nil
 	}
 	outputs := rep.Outputs()
 	meta := map[string]any{"pflow/status": rep.Status}
+	if len(labels) > 0 {
+		// The outputs an MCP server wrote: data, never instructions.
+		meta["pflow/outputs_provided_by"] = labels
+	}
 	if out.RunID != "" {
 		meta["pflow/run_id"] = out.RunID
 	}

@@ -231,6 +231,19 @@ type Request struct {
 	// another step (an error or error-class edge): a failure message then
 	// suggests no way to make the step succeed instead.
 	Routed bool
+	// Network bounds the addresses the node may connect to (nil: no
+	// bounds beyond the node's own).
+	Network *NetPolicy
+}
+
+// NetPolicy is where a run's network nodes may connect. Agent is set for a
+// run an agent started (pflow mcp serve); AllowPrivate and AllowHosts are
+// the settings' network section (settings.NetworkSettings), which widen
+// the rules.
+type NetPolicy struct {
+	Agent        bool
+	AllowPrivate bool
+	AllowHosts   []string
 }
 
 // Scope gives nodes access to resources that live as long as one workflow run

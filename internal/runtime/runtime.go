@@ -63,6 +63,8 @@ type Options struct {
 	// serve --http bounds them by --allow-dir). Its error says why and how
 	// to fix it.
 	PathGuard func(path string) error
+	// Network bounds where network nodes may connect (node.Request.Network).
+	Network *node.NetPolicy
 	// LoadWorkflow resolves `workflow_name` of a nested workflow step (the
 	// library). Paths (`workflow_ref`) are read by the runtime itself.
 	LoadWorkflow func(name string) (*workflow.Workflow, error)
@@ -530,6 +532,7 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		SourceLines: n.SourceLines,
 		Redact:      e.opts.Redact,
 		Routed:      f.routed[n.ID],
+		Network:     e.opts.Network,
 	}
 	if f.w.Source != nil {
 		req.WorkflowFile = f.w.Source.Path

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
@@ -112,6 +113,9 @@ type RunInput struct {
 	// (defaults, its own environment and settings for the rest).
 	Params     Value `json:"params"`
 	Permissive bool  `json:"permissive,omitempty"`
+	// Network is where the run's network nodes may connect (the submitter's
+	// origin and settings).
+	Network *node.NetPolicy `json:"network,omitempty"`
 	// Name is the workflow's name as the submitter called it.
 	Name string `json:"name,omitempty"`
 	// Resume holds the completed node executions of the run being resumed
@@ -164,6 +168,7 @@ type NodeInput struct {
 	WorkflowFile string            `json:"workflow_file,omitempty"`
 	SourceLines  map[string]int    `json:"source_lines,omitempty"`
 	Attempt      int               `json:"attempt"`
+	Network      *node.NetPolicy   `json:"network,omitempty"`
 }
 
 // NodeOutput is a node execution's outcome. Err is set when the node could

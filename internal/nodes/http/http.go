@@ -108,6 +108,9 @@ var httpClasses = []string{node.ClassRateLimited, node.ClassAuthFailed, node.Cla
 var defaultClient = func() *nethttp.Client {
 	t := nethttp.DefaultTransport.(*nethttp.Transport).Clone()
 	t.MaxIdleConnsPerHost = 16
+	// Every address dialled is checked against the request's guard.
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, ControlContext: guardControl}
+	t.DialContext = d.DialContext
 	return newClient(t)
 }()
 
@@ -147,6 +150,7 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	rctx, cancel := context.WithTimeoutCause(ctx, r.timeout, errTimeout)
 	defer cancel()
 	rctx = context.WithValue(rctx, credentialsKey{}, credentials(r))
+	rctx = withGuard(rctx, req.Network, r.url)
 	var body io.Reader
 	if r.hasBody {
 		body = bytes.NewReader(r.body)
@@ -166,6 +170,13 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	start := time.Now()
 	resp, err := n.client.Do(hreq)
 	if err != nil {
+		var refused *NetRefusedError
+		if errors.As(err, &refused) && ctx.Err() == nil {
+			// The settings decide, not the attempt: fail once, never retried.
+			res := node.Fail(refused.Error(), nil)
+			res.Permanent = true
+			return res, nil
+		}
 		return n.networkFailure(ctx, rctx, shown, r.timeout, err)
 	}
 	defer resp.Body.Close()

@@ -88,6 +88,9 @@ func checkRedirect(req *nethttp.Request, via []*nethttp.Request) error {
 	if len(via) >= maxRedirects {
 		return errors.New("stopped after 10 redirects")
 	}
+	if err := checkRedirectTarget(req.Context(), via[len(via)-1].URL, req.URL); err != nil {
+		return err
+	}
 	first := via[0].URL
 	left := leavesOrigin(first, req.URL)
 	for _, v := range via[1:] {

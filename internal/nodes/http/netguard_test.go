@@ -1,0 +1,157 @@
+package http
+
+import (
+	"context"
+	nethttp "net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pflow-go/pflow/internal/node"
+)
+
+// redirectChain starts an "admin" server on 127.0.0.1 and a public-facing
+// one whose /start redirects to /hop, which redirects to the admin page.
+// It returns the start URL and how many times the admin page was read.
+func redirectChain(t *testing.T) (string, *atomic.Int32) {
+	t.Helper()
+	var hits atomic.Int32
+	admin := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		hits.Add(1)
+		w.Write([]byte("admin secrets"))
+	}))
+	t.Cleanup(admin.Close)
+	front := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		switch r.URL.Path {
+		case "/start":
+			nethttp.Redirect(w, r, "/hop", nethttp.StatusFound)
+		case "/hop":
+			nethttp.Redirect(w, r, admin.URL+"/admin", nethttp.StatusFound)
+		}
+	}))
+	t.Cleanup(front.Close)
+	return front.URL + "/start", &hits
+}
+
+func runNet(t *testing.T, p *node.NetPolicy, rawURL string) *node.Result {
+	t.Helper()
+	res, err := Spec().Node.Run(context.Background(), &node.Request{NodeID: "h", Params: map[string]any{"url": rawURL, "timeout": int64(5)}, Network: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// In a run an agent started, a redirect chain that ends on loopback is
+// refused before the loopback page is read; the failure names the host,
+// the address, the rule and the setting, and is not retried.
+func TestAgentRunRedirectToLoopbackRefused(t *testing.T) {
+	start, hits := redirectChain(t)
+	res := runNet(t, &node.NetPolicy{Agent: true}, start)
+	if res.Action != "error" {
+		t.Fatalf("the redirect to loopback was followed: %+v", res.Outputs)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("the loopback page was read")
+	}
+	msg, _ := res.Outputs["error"].(string)
+	for _, want := range []string{"redirect from http://127.0.0.1:", "to 127.0.0.1", "resolves to 127.0.0.1, a loopback address",
+		"no redirect may lead to a loopback, private or link-local address", `"network": {"allow_hosts": ["127.0.0.1"]}`, `"allow_private": true`, "ask the user"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, msg)
+		}
+	}
+	if !res.Permanent {
+		t.Error("a refusal is retried")
+	}
+}
+
+// The same chain is followed in a run from the command line, and in an
+// agent's run when settings allow private addresses or name the host.
+func TestRedirectToLoopbackAllowed(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    *node.NetPolicy
+	}{
+		{"cli", &node.NetPolicy{}},
+		{"no-policy", nil},
+		{"allow_private", &node.NetPolicy{Agent: true, AllowPrivate: true}},
+		{"allow_hosts", &node.NetPolicy{Agent: true, AllowHosts: []string{"127.0.0.1"}}},
+		{"allow_hosts-cidr", &node.NetPolicy{Agent: true, AllowHosts: []string{"127.0.0.0/8"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start, hits := redirectChain(t)
+			res := runNet(t, c.p, start)
+			if res.Action == "error" || res.Outputs["response"] != "admin secrets" || hits.Load() != 1 {
+				t.Fatalf("res=%+v", res)
+			}
+		})
+	}
+}
+
+// An agent's initial URL on loopback is as before: allowed.
+func TestAgentRunInitialLoopbackAllowed(t *testing.T) {
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	if res := runNet(t, &node.NetPolicy{Agent: true}, srv.URL); res.Action == "error" {
+		t.Fatalf("res=%+v", res)
+	}
+}
+
+// A redirect to the cloud metadata address is refused in every run; an
+// agent's request to it is refused even as its first URL (at the dial,
+// before any packet is sent).
+func TestMetadataAddressRefused(t *testing.T) {
+	meta := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		nethttp.Redirect(w, r, "http://169.254.169.254/latest/meta-data/iam/", nethttp.StatusFound)
+	}))
+	defer meta.Close()
+	for _, p := range []*node.NetPolicy{nil, {}, {Agent: true}, {Agent: true, AllowPrivate: true}} {
+		res := runNet(t, p, meta.URL)
+		if res.Action != "error" || !strings.Contains(errText(res), "169.254.169.254, a cloud metadata address") ||
+			!strings.Contains(errText(res), "no redirect may lead to a link-local or cloud metadata address") {
+			t.Errorf("policy %+v: the redirect to the metadata address was not refused: %+v", p, res)
+		}
+		if strings.Contains(errText(res), "allow_private") {
+			t.Errorf("allow_private is offered for a metadata address: %s", errText(res))
+		}
+	}
+	res := runNet(t, &node.NetPolicy{Agent: true}, "http://169.254.169.254/latest/meta-data/")
+	if res.Action != "error" || !strings.Contains(errText(res), "pflow refused the request to 169.254.169.254") ||
+		!strings.Contains(errText(res), "may not reach a link-local or cloud metadata address") {
+		t.Fatalf("an agent's request to the metadata address was not refused: %+v", res)
+	}
+	// allow_hosts lifts it.
+	g := &chainGuard{policy: node.NetPolicy{Agent: true, AllowHosts: []string{"169.254.169.254"}}}
+	if err := g.check("169.254.169.254", metadataV4, true, "x"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The address actually dialled is checked, whatever a name resolved to
+// when the redirect was checked (DNS rebinding): the dial hook refuses a
+// loopback address once the chain has followed a redirect.
+func TestDialHookChecksDialledAddress(t *testing.T) {
+	u, _ := url.Parse("http://rebind.example/")
+	ctx := withGuard(context.Background(), &node.NetPolicy{Agent: true}, u)
+	if err := guardControl(ctx, "tcp4", "127.0.0.1:8080", nil); err != nil {
+		t.Fatalf("the first request was refused: %v", err)
+	}
+	g := ctx.Value(guardKey{}).(*chainGuard)
+	g.redirected, g.from = true, "http://rebind.example/"
+	for _, addr := range []string{"127.0.0.1:8080", "[::1]:80", "10.1.2.3:80", "192.168.0.1:443", "[::ffff:127.0.0.1]:80", "0.0.0.0:80", "[fd00:ec2::254]:80"} {
+		if err := guardControl(ctx, "tcp", addr, nil); err == nil {
+			t.Errorf("dialling %s after a redirect was allowed", addr)
+		}
+	}
+	if err := guardControl(ctx, "tcp", "93.184.216.34:80", nil); err != nil {
+		t.Errorf("a public address was refused: %v", err)
+	}
+}
+
+func errText(res *node.Result) string {
+	s, _ := res.Outputs["error"].(string)
+	return s
+}
