@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -54,7 +55,7 @@ func Spec() *node.Spec {
 		Interface:  iface,
 		Attempts:   3,
 		RetryWait:  time.Second,
-		Node:       httpNode{client: defaultClient},
+		Node:       httpNode{client: defaultClient()},
 		StdinParam: "body",
 		MainOutput: "response",
 	}
@@ -105,14 +106,15 @@ var iface = node.Interface{
 // httpClasses are the error classes an http step's failure may take.
 var httpClasses = []string{node.ClassRateLimited, node.ClassAuthFailed, node.ClassNotFound, node.ClassTimeout, node.ClassInvalidParams, node.ClassServerError, node.ClassNetworkError}
 
-var defaultClient = func() *nethttp.Client {
+// defaultClient is made on first use (a transport is many allocations).
+var defaultClient = sync.OnceValue(func() *nethttp.Client {
 	t := nethttp.DefaultTransport.(*nethttp.Transport).Clone()
 	t.MaxIdleConnsPerHost = 16
 	// Every address dialled is checked against the request's guard.
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, ControlContext: guardControl}
 	t.DialContext = d.DialContext
 	return newClient(t)
-}()
+})
 
 type httpNode struct{ client *nethttp.Client }
 

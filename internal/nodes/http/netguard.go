@@ -46,9 +46,10 @@ func addrClass(a netip.Addr) string {
 }
 
 var (
-	metadataV4 = netip.MustParseAddr("169.254.169.254")
-	metadataV6 = netip.MustParseAddr("fd00:ec2::254")
-	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
+	// Built from bytes, not parsed: nothing is allocated at start-up.
+	metadataV4 = netip.AddrFrom4([4]byte{169, 254, 169, 254})
+	metadataV6 = netip.AddrFrom16([16]byte{0xfd, 0x00, 0x0e, 0xc2, 14: 0x02, 15: 0x54}) // fd00:ec2::254
+	cgnat      = netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 64, 0, 0}), 10)
 )
 
 // guardKey keys the request context's *chainGuard.

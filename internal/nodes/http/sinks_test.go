@@ -209,7 +209,7 @@ func TestHTTPRedirectDropsCredentials(t *testing.T) {
 	})
 
 	t.Run("another port", func(t *testing.T) {
-		runWith(t, defaultClient, credentialParams(hop(a.URL, b.URL+"/landing")))
+		runWith(t, defaultClient(), credentialParams(hop(a.URL, b.URL+"/landing")))
 		h := b.headers(t, bHost+" /landing")
 		checkDropped(t, h, true, "127.0.0.1:A → 127.0.0.1:B")
 		if h.Get("Referer") != "" {
@@ -218,7 +218,7 @@ func TestHTTPRedirectDropsCredentials(t *testing.T) {
 	})
 
 	t.Run("same host", func(t *testing.T) {
-		runWith(t, defaultClient, credentialParams(hop(a.URL, a.URL+"/same")))
+		runWith(t, defaultClient(), credentialParams(hop(a.URL, a.URL+"/same")))
 		checkDropped(t, a.headers(t, aHost+" /same"), false, "same host")
 	})
 
