@@ -96,6 +96,16 @@ func TestReadOnlyHome(t *testing.T) {
 	writeFile(t, p.Settings, `{"env": {}}`)
 	wf := writeFile(t, filepath.Join(base, "hello.pflow.md"), helloWorkflow)
 	mustPflow(t, root, nil, "workflow", "save", wf, "--name", "old")
+	if asRoot {
+		// The home is the user's own (pflow refuses another user's home
+		// before anything else), only not writable.
+		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil {
+				os.Lchown(path, nobody, nobody)
+			}
+			return nil
+		})
+	}
 	for _, d := range []string{root, p.Workflows} {
 		if err := os.Chmod(d, 0o555); err != nil {
 			t.Fatal(err)
