@@ -273,8 +273,9 @@ func prefixTool(head string) string {
 func (v *validator) translate(st *site, expr string) (pflow, note string, ours bool) {
 	expr = strings.TrimSpace(expr)
 	var notes []string
+	noPath := false // pflow has no template for the expression
 	if i := pipeIndex(expr); i >= 0 {
-		defer func() { pflow = "" }() // the filtered value needs a step
+		noPath = true // the filtered value needs a step of its own
 		notes = append(notes, fmt.Sprintf("pflow templates have no filters ('|%s'): transform the value in a shell or code step and read that step's output.", strings.TrimSpace(expr[i+1:])))
 		expr = strings.TrimSpace(expr[:i])
 	}
@@ -318,11 +319,14 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 			if sk := v.sinkOf(st); sk == node.SinkShell {
 				return "$" + name + " (the command reads its environment itself)", strings.Join(notes, "\n"), true
 			}
+			if v.ir {
+				return fmt.Sprintf(`${%s}, with an input that names the variable: "inputs": {"%s": {"type": "string", "env": "%s"}}`, in, in, name),
+					strings.Join(notes, "\n"), true
+			}
 			return fmt.Sprintf("${%s}, with an input that names the variable:\n  ## Inputs\n  ### %s\n  The %s variable.\n  - type: string\n  - env: %s", in, in, name, name),
 				strings.Join(notes, "\n"), true
 		}
 	}
-	noPath := false // pflow has no template for the expression
 	if strings.Contains(expr, "[*]") {
 		noPath = true
 		notes = append(notes, "pflow paths have no [*]: to run a step once per item, use '- batch: {items: ${...}}'; to pick a field of every item, use jq in a shell step (jq '[.[].title]').")
