@@ -399,7 +399,7 @@ func idOf(name string) string {
 // (name=, for name in, read name, export/local name).
 func assignedInShell(cmd, name string) bool {
 	q := regexp.QuoteMeta(name)
-	re := regexp.MustCompile(`(^|[\s;&|(])` + q + `=|\bfor\s+` + q + `\b|(^|[;&|(\n]|\bdo|\bthen)\s*read\s[^;&|\n]*\b` + q + `\b|\b(export|local|readonly)\s+` + q + `\b`)
+	re := regexp.MustCompile(`(^|[\s;&|(])` + q + `=|\bfor\s+` + q + `\b|(^|[;&|\n]|\bdo|\bthen)\s*read\s[^;&|\n]*\b` + q + `\b|\b(export|local|readonly)\s+` + q + `\b`)
 	return re.MatchString(cmd)
 }
 

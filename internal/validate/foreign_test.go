@@ -172,6 +172,7 @@ Measure each word.
 		{"${other[-1]}", "no negative indexes"},
 		{"$make-slug.stdout ${word}", "${make-slug.stdout}"},
 		{"read failed with $read.stdout ${word}", "${read.stdout}"},
+		{"defaults (read failed with code $read.stdout) ${word}", "${read.stdout}"},
 	} {
 		src := fmt.Sprintf(doc, tc.cmd)
 		w, err := workflow.ParseMarkdown([]byte(src), "t.pflow.md")
