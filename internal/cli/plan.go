@@ -156,15 +156,7 @@ func writePlanSummary(w io.Writer, p *app.PlanOutcome, raw map[string]string) {
 }
 
 func writePlanInput(w io.Writer, in *workflow.Input, raw map[string]string) {
-	req := "optional"
-	if in.IsRequired() {
-		req = "required"
-	}
-	typ := in.Type
-	if typ == "" {
-		typ = "any"
-	}
-	fmt.Fprintf(w, "  %s (%s, %s)", in.Name, typ, req)
+	fmt.Fprintf(w, "  %s", inputSummary(in))
 	if d := firstLine(in.Description); d != "" {
 		fmt.Fprintf(w, ": %s", cut(d, 120))
 	}

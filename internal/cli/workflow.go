@@ -199,15 +199,7 @@ func writeSavedDescription(w io.Writer, s *library.Saved) {
 		fmt.Fprintln(w, "  (none)")
 	}
 	for _, in := range wf.Inputs {
-		req := "optional"
-		if in.IsRequired() {
-			req = "required"
-		}
-		typ := in.Type
-		if typ == "" {
-			typ = "any"
-		}
-		fmt.Fprintf(w, "  - %s (%s, %s)", in.Name, typ, req)
+		fmt.Fprintf(w, "  - %s", inputSummary(in))
 		if in.Description != "" {
 			fmt.Fprintf(w, ": %s", firstLine(in.Description))
 		}
@@ -416,4 +408,17 @@ workflows, and the outputs. GitHub renders it inside a ` + "```mermaid" + ` bloc
 	}
 	cmd.Flags().BoolVar(&fence, "markdown", false, "wrap the graph in a ```mermaid block")
 	return cmd
+}
+
+// inputSummary is an input as the CLI lists it: "name (type, required)".
+func inputSummary(in *workflow.Input) string {
+	req := "optional"
+	if in.IsRequired() {
+		req = "required"
+	}
+	typ := in.Type
+	if typ == "" {
+		typ = "any"
+	}
+	return fmt.Sprintf("%s (%s, %s)", in.Name, typ, req)
 }

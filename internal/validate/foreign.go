@@ -8,6 +8,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // Other tools' template syntax, written where pflow's ${...} was meant:
@@ -281,7 +282,7 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 	}
 	if m := foreignREs().n8nNodeRe.FindStringSubmatch(expr); m != nil {
 		name := m[1] + m[2]
-		expr = v.outputPath(idOf(name), strings.TrimPrefix(strings.TrimPrefix(expr, m[0]), "."))
+		expr = v.outputPath(workflow.EntityIDFrom(name), strings.TrimPrefix(strings.TrimPrefix(expr, m[0]), "."))
 	}
 	expr = foreignREs().quotedKeyRe.ReplaceAllString(expr, ".$1")
 	prev := v.previousStep(st.nodeID)
@@ -380,19 +381,6 @@ func leadingIdent(s string) string {
 		return ""
 	}
 	return s[:i]
-}
-
-// idOf turns a display name ("Fetch Issues") into a step id (fetch-issues).
-func idOf(name string) string {
-	return strings.Trim(strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '-'
-	}, name), "-")
 }
 
 // assignedInShell reports whether a shell command gives name a value itself

@@ -542,7 +542,7 @@ func (p *mdParser) onHeading(h *headingEv) error {
 				return p.errf(h.line, fmt.Sprintf("Sections are level-2 headings: write '## %s'.", titleCase(sec)), "'### %s' is a section heading written at level 3.", id)
 			}
 			sug := entityIDSuggestion
-			if fixed := entityIDFrom(id); fixed != "" {
+			if fixed := EntityIDFrom(id); fixed != "" {
 				sug = fmt.Sprintf("%s\nWrite '### %s'.", entityIDSuggestion, fixed)
 			}
 			return p.errf(h.line, sug, "Invalid entity ID '%s'.", id)
@@ -1216,9 +1216,9 @@ func (p *mdParser) itemFollows(l int, key string) bool {
 	return false
 }
 
-// entityIDFrom makes a valid entity ID from a heading's text ("Fetch Data"
+// EntityIDFrom makes a valid entity ID from a heading's text ("Fetch Data"
 // → fetch-data), or "" when nothing is left.
-func entityIDFrom(s string) string {
+func EntityIDFrom(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
 		switch {
