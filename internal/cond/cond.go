@@ -1,0 +1,375 @@
+// Package cond compiles and evaluates the conditions of a workflow: a step's
+// `when` and the cases of a `switch` step. A condition is an expression of
+// github.com/expr-lang/expr (side-effect free, always terminates) over the
+// run's data, which it reads with the same ${...} templates as params.
+//
+// Template values are data, never expression source: each ${...} becomes a
+// variable of the compiled program, bound to the value when the condition
+// is evaluated. Two conveniences make step outputs easy to compare:
+//
+//   - text compared with a number is read as a number when it is one
+//     ("3\n" from a shell step's stdout is 3);
+//   - text compared with text ignores surrounding whitespace (stdout's
+//     trailing newline does not count).
+//
+// empty(x) is true for null, blank text, an empty list and an empty object.
+// A ${...} that does not resolve is an error, unless it is the left side of
+// the ?? operator, which gives a default: ${maybe.stdout} ?? "".
+package cond
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/pflow-go/pflow/internal/template"
+)
+
+// Expr is a compiled condition.
+type Expr struct {
+	// Source is the condition as written.
+	Source string
+	// Refs are the distinct top-level template references, in order.
+	Refs []template.Ref
+	// Defaulted[i] is true when Refs[i] has a ?? default.
+	Defaulted []bool
+	vars      []string
+	prog      *vm.Program
+}
+
+// Error is a condition that does not compile, with the fix.
+type Error struct {
+	Message string
+	Fix     string
+}
+
+func (e *Error) Error() string {
+	if e.Fix == "" {
+		return e.Message
+	}
+	return e.Message + " " + e.Fix
+}
+
+const varPrefix = "_pflow_v"
+
+// compiled caches programs by source: a workflow's conditions are compiled
+// once per process, whatever the number of runs or loop turns.
+var compiled sync.Map // string → *Expr
+
+// Compile compiles a condition. Its error is an *Error.
+func Compile(src string) (*Expr, error) {
+	if x, ok := compiled.Load(src); ok {
+		return x.(*Expr), nil
+	}
+	x, err := compile(src)
+	if err != nil {
+		return nil, err
+	}
+	compiled.Store(src, x)
+	return x, nil
+}
+
+func compile(src string) (*Expr, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, &Error{Message: "the condition is empty.", Fix: "Write an expression over the run's data, e.g. '${count.stdout} > 0'."}
+	}
+	x := &Expr{Source: src}
+	index := map[string]int{}
+	var code strings.Builder
+	for _, p := range template.Parts(src) {
+		if p.Ref == nil {
+			code.WriteString(p.Text)
+			continue
+		}
+		i, ok := index[p.Ref.Raw]
+		if !ok {
+			i = len(x.Refs)
+			index[p.Ref.Raw] = i
+			x.Refs = append(x.Refs, *p.Ref)
+			x.vars = append(x.vars, varPrefix+strconv.Itoa(i+1))
+		}
+		code.WriteString(" " + x.vars[i] + " ")
+	}
+	source := code.String()
+	tree, err := parser.Parse(source)
+	if err != nil {
+		return nil, &Error{Message: fmt.Sprintf("the condition %q is not a valid expression: %s.", src, firstLine(err.Error(), x)),
+			Fix: "Compare values with ==, !=, <, >, <=, >=, combine with and, or, not; e.g. '${count.stdout} > 0 and ${mode} == \"full\"'."}
+	}
+	v := &inspector{vars: map[string]int{}, declared: map[string]bool{}, seen: map[string]bool{},
+		defaulted: map[string]bool{}, callees: map[ast.Node]bool{}, collect: true}
+	for i, name := range x.vars {
+		v.vars[name] = i
+	}
+	ast.Walk(&tree.Node, v)
+	v.collect = false
+	ast.Walk(&tree.Node, v)
+	if v.bad != nil {
+		return nil, v.bad
+	}
+	for i, name := range x.vars {
+		if !v.seen[name] {
+			return nil, &Error{Message: fmt.Sprintf("in the condition %q, %s stands inside quotes, so it is text, not the value.", src, x.Refs[i].Raw),
+				Fix: fmt.Sprintf("Compare the value itself: %s == \"text\".", x.Refs[i].Raw)}
+		}
+	}
+	x.Defaulted = make([]bool, len(x.vars))
+	for i, name := range x.vars {
+		x.Defaulted[i] = v.defaulted[name]
+	}
+	// The values' types are known only at run time: the variables are
+	// declared as any (an env map without them), so the checker lets each
+	// operator decide when the condition runs.
+	prog, err := expr.Compile(source, expr.Env(map[string]any{}), expr.AllowUndefinedVariables(), expr.DisableBuiltin("now"),
+		expr.Function("empty", empty), expr.Function("_num", num), expr.Function("_trim", trim),
+		expr.Patch(coercer{vars: v.vars}))
+	if err != nil {
+		return nil, &Error{Message: fmt.Sprintf("the condition %q does not compile: %s.", src, firstLine(err.Error(), x)),
+			Fix: "Use the expression operators (==, !=, <, >, and, or, not, contains, in, ??) and functions (len, empty, lower, upper, trim)."}
+	}
+	x.prog = prog
+	return x, nil
+}
+
+// firstLine keeps the first line of an expr error and names templates
+// instead of their variables.
+func firstLine(msg string, x *Expr) string {
+	msg, _, _ = strings.Cut(msg, "\n")
+	for i := len(x.vars) - 1; i >= 0; i-- {
+		msg = strings.ReplaceAll(msg, x.vars[i], x.Refs[i].Raw)
+	}
+	msg = strings.ReplaceAll(msg, "_num(", "(")
+	msg = strings.ReplaceAll(msg, "_trim(", "(")
+	// Positions count in the compiled text, not in what the user wrote.
+	if i := strings.LastIndex(msg, " ("); i > 0 && strings.HasSuffix(msg, ")") && strings.Contains(msg[i:], ":") {
+		msg = msg[:i]
+	}
+	return strings.TrimSuffix(strings.TrimSpace(msg), ".")
+}
+
+// inspector refuses names that are not template values or functions, and
+// notes which values have a ?? default. It walks twice: the first pass
+// (collect) finds function names and let-declared names, the second checks
+// every identifier.
+type inspector struct {
+	vars      map[string]int
+	declared  map[string]bool
+	seen      map[string]bool
+	defaulted map[string]bool
+	callees   map[ast.Node]bool
+	collect   bool
+	bad       *Error
+}
+
+// functions are the functions a condition may call besides expr's
+// builtins (which the parser turns into builtin nodes).
+var functions = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{"empty": true}
+	for _, n := range builtin.Names {
+		m[n] = true
+	}
+	delete(m, "now") // the clock would make a condition differ on replay
+	return m
+})
+
+func (v *inspector) Visit(n *ast.Node) {
+	if v.collect {
+		switch t := (*n).(type) {
+		case *ast.CallNode:
+			v.callees[t.Callee] = true
+		case *ast.VariableDeclaratorNode:
+			v.declared[t.Name] = true
+		case *ast.BinaryNode:
+			if id, ok := t.Left.(*ast.IdentifierNode); ok && t.Operator == "??" {
+				v.defaulted[id.Value] = true
+			}
+		}
+		return
+	}
+	if v.bad != nil {
+		return
+	}
+	switch t := (*n).(type) {
+	case *ast.BuiltinNode:
+		if !functions()[t.Name] {
+			v.bad = &Error{Message: fmt.Sprintf("a condition cannot call %s().", t.Name),
+				Fix: "A condition reads only the run's data, so it gives the same answer when a run is resumed or replayed; read the time in a shell step ('date +%s') and compare its output."}
+		}
+	case *ast.IdentifierNode:
+		if _, ok := v.vars[t.Value]; ok {
+			v.seen[t.Value] = true
+			return
+		}
+		if v.callees[*n] {
+			if !functions()[t.Value] {
+				v.bad = &Error{Message: fmt.Sprintf("a condition has no function %s().", t.Value),
+					Fix: "Use empty, len, lower, upper, trim, hasPrefix, hasSuffix, contains, in, or compute the value in a shell or code step."}
+			}
+			return
+		}
+		if v.declared[t.Value] {
+			return
+		}
+		v.bad = &Error{Message: fmt.Sprintf("'%s' is not a value a condition can read.", t.Value),
+			Fix: fmt.Sprintf("Read data with a template: ${%s} for an input, ${<step>.<output>} for a step's output; quote text: \"%s\".", t.Value, t.Value)}
+	}
+}
+
+// coercer wraps the template values of a comparison so that text and
+// numbers compare the way a reader expects (see the package doc).
+type coercer struct{ vars map[string]int }
+
+func (c coercer) Visit(n *ast.Node) {
+	b, ok := (*n).(*ast.BinaryNode)
+	if !ok {
+		return
+	}
+	switch b.Operator {
+	case "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "**", "^":
+		c.wrap(&b.Left, "_num")
+		c.wrap(&b.Right, "_num")
+	case "==", "!=":
+		fn := "_trim"
+		if isNumber(b.Left) || isNumber(b.Right) {
+			fn = "_num"
+		}
+		c.wrap(&b.Left, fn)
+		c.wrap(&b.Right, fn)
+	}
+}
+
+func (c coercer) wrap(n *ast.Node, fn string) {
+	id, ok := (*n).(*ast.IdentifierNode)
+	if !ok {
+		return
+	}
+	if _, ours := c.vars[id.Value]; !ours {
+		return
+	}
+	ast.Patch(n, &ast.CallNode{Callee: &ast.IdentifierNode{Value: fn}, Arguments: []ast.Node{id}})
+}
+
+func isNumber(n ast.Node) bool {
+	switch t := n.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		return true
+	case *ast.UnaryNode:
+		return t.Operator == "-" && isNumber(t.Node)
+	}
+	return false
+}
+
+// num reads text that is a number as that number (trimmed text otherwise).
+func num(params ...any) (any, error) {
+	s, ok := params[0].(string)
+	if !ok {
+		return params[0], nil
+	}
+	t := strings.TrimSpace(s)
+	if i, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return i, nil
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return f, nil
+	}
+	return t, nil
+}
+
+func trim(params ...any) (any, error) {
+	if s, ok := params[0].(string); ok {
+		return strings.TrimSpace(s), nil
+	}
+	return params[0], nil
+}
+
+// empty reports whether a value is null, blank text or an empty container.
+func empty(params ...any) (any, error) {
+	if len(params) != 1 {
+		return nil, fmt.Errorf("empty takes one value")
+	}
+	switch t := params[0].(type) {
+	case nil:
+		return true, nil
+	case string:
+		return strings.TrimSpace(t) == "", nil
+	case []any:
+		return len(t) == 0, nil
+	case map[string]any:
+		return len(t) == 0, nil
+	}
+	rv := reflect.ValueOf(params[0])
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Map, reflect.Array:
+		return rv.Len() == 0, nil
+	}
+	return false, nil
+}
+
+// UnresolvedError is a template of a condition that has no value and no
+// default.
+type UnresolvedError struct {
+	Refs []string
+}
+
+func (e *UnresolvedError) Error() string {
+	return fmt.Sprintf("the condition reads %s, which has no value", strings.Join(e.Refs, ", "))
+}
+
+// Eval evaluates the condition against the shared store root. It returns
+// an *UnresolvedError when a template without a default does not resolve,
+// and an error naming the value when the result is not true or false.
+func (x *Expr) Eval(root map[string]any) (bool, error) {
+	env := make(map[string]any, len(x.vars))
+	var missing []string
+	for i, ref := range x.Refs {
+		v, found := template.Value(root, ref)
+		if !found && !x.Defaulted[i] {
+			missing = append(missing, ref.Raw)
+		}
+		env[x.vars[i]] = v
+	}
+	if len(missing) > 0 {
+		return false, &UnresolvedError{Refs: missing}
+	}
+	out, err := expr.Run(x.prog, env)
+	if err != nil {
+		return false, fmt.Errorf("the condition %q failed: %s", x.Source, firstLine(err.Error(), x))
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("the condition %q gave %s, not true or false: compare it, e.g. '%s == \"yes\"' or 'not empty(%s)'", x.Source, describe(out), x.Source, x.Source)
+	}
+	return b, nil
+}
+
+// Constant reports whether the condition reads no data (it is always true
+// or always false), and its value.
+func (x *Expr) Constant() (value, constant bool) {
+	if len(x.Refs) > 0 {
+		return false, false
+	}
+	b, err := x.Eval(nil)
+	if err != nil {
+		return false, false
+	}
+	return b, true
+}
+
+func describe(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return strconv.Quote(t) + " (text)"
+	}
+	return fmt.Sprintf("%v (%T)", v, v)
+}
