@@ -194,7 +194,7 @@ func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 	steps := make([]StepReport, 0, len(r.Steps))
 	executed := 0
 	for _, s := range r.Steps {
-		if s.Status != runtime.StatusNotExecuted {
+		if s.Ran() {
 			executed++
 		}
 		st := StepReport{NodeID: s.NodeID, NodeType: s.Type, Status: s.Status, DurationMS: ms(s.Duration), Action: s.Action, Error: forReader(s.Error, aud), Source: s.Source}

@@ -528,9 +528,9 @@ func printSteps(w io.Writer, r *runtime.Result, logs bool) {
 }
 
 func printStep(w io.Writer, s *runtime.Step, indent string, logs bool) {
-	mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runtime.StatusNotExecuted: "○"}[s.Status]
+	mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runtime.StatusNotExecuted: "○", runtime.StatusSkipped: "–"}[s.Status]
 	line := fmt.Sprintf("%s%s %s", indent, mark, s.NodeID)
-	if s.Status != runtime.StatusNotExecuted {
+	if s.Ran() {
 		line += " (" + fmtDur(s.Duration) + ")"
 	}
 	if s.Batch != nil {
@@ -548,6 +548,9 @@ func printStep(w io.Writer, s *runtime.Step, indent string, logs bool) {
 	case runtime.SourceCache:
 		line += " (cached)"
 	}
+	if s.Status == runtime.StatusSkipped {
+		line += " skipped"
+	}
 	fmt.Fprintln(w, line)
 	if logs {
 		for _, l := range s.Logs {
@@ -564,7 +567,7 @@ func reuseSummary(r *runtime.Result) string {
 	reused, ran := 0, 0
 	for _, s := range r.Steps {
 		switch {
-		case s.Status == runtime.StatusNotExecuted:
+		case !s.Ran():
 		case s.Source == runtime.SourceResumed:
 			reused++
 		default:

@@ -373,3 +373,60 @@ func describe(v any) string {
 	}
 	return fmt.Sprintf("%v (%T)", v, v)
 }
+
+// Case is one branch of a switch step: the action it takes when its
+// condition holds.
+type Case struct {
+	Action string
+	When   string
+}
+
+// ParseCases reads a switch step's cases: a list of one-key objects,
+// action to condition, in the order they are tried:
+//
+//   - cases:
+//   - none: ${count} == 0
+//   - some: ${count} < 10
+//
+// Its error says how to write them.
+func ParseCases(v any) ([]Case, error) {
+	const how = "write cases as a list of '<action>: <condition>' items, tried in order, e.g.\n- cases:\n    - none: ${count} == 0\n    - some: ${count} < 10"
+	list, ok := v.([]any)
+	if !ok {
+		if m, isMap := v.(map[string]any); isMap && len(m) > 1 {
+			return nil, fmt.Errorf("'cases' is an object, whose keys have no order; %s", how)
+		} else if isMap {
+			list = []any{m}
+		} else {
+			return nil, fmt.Errorf("'cases' must be a list, got %s; %s", describe(v), how)
+		}
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("'cases' is empty; %s", how)
+	}
+	out := make([]Case, 0, len(list))
+	seen := map[string]bool{}
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok || len(m) != 1 {
+			return nil, fmt.Errorf("cases[%d] must be one '<action>: <condition>' pair, got %s; %s", i, describe(item), how)
+		}
+		for action, w := range m {
+			var src string
+			switch t := w.(type) {
+			case string:
+				src = t
+			case bool:
+				src = strconv.FormatBool(t)
+			default:
+				return nil, fmt.Errorf("cases[%d] (%s): the condition must be text, got %s; %s", i, action, describe(w), how)
+			}
+			if seen[action] {
+				return nil, fmt.Errorf("cases[%d]: the action '%s' is listed twice; each case takes its own action", i, action)
+			}
+			seen[action] = true
+			out = append(out, Case{Action: action, When: src})
+		}
+	}
+	return out, nil
+}

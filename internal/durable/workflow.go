@@ -201,6 +201,11 @@ func (c proxyCatalog) Lookup(t string) (*node.Spec, bool) {
 	if !ok {
 		return nil, false
 	}
+	if spec.Inline {
+		// It computes over its params and the run's data only: it runs in
+		// workflow code, deterministically, like a condition.
+		return spec, true
+	}
 	proxy := *spec
 	proxy.Node = activityNode{}
 	// A fingerprint reads the world (a file's size and time): not in

@@ -60,6 +60,10 @@ const (
 	// SinkLiteral refuses templates: the param chooses the code that runs
 	// (a nested workflow's file, name or IR), which data must not choose.
 	SinkLiteral Sink = "literal"
+	// SinkExpr keeps the param as written: it holds conditions (package
+	// cond) whose templates the node binds as variables and evaluates over
+	// Request.Shared, so a value is never read as expression source.
+	SinkExpr Sink = "expr"
 )
 
 // UnsafeSpliceParam is the step param that opts a step out of its sinks'
@@ -126,6 +130,14 @@ type Spec struct {
 	// a direct call prints (shell's stdout, llm's response). Empty: the node
 	// has no main output.
 	MainOutput string
+	// ActionsOf, when set, gives the actions a step of this type may take
+	// given its literal params (a switch's case names), beyond
+	// Interface.Actions; validation checks a step's edges against them.
+	ActionsOf func(params map[string]any) []string
+	// Inline nodes only compute over their params and the shared store (no
+	// I/O, no clock): a durable engine runs them in its workflow code
+	// instead of as an activity.
+	Inline bool
 	// Check, when set, inspects a step's literal params before any run (static
 	// validation), e.g. the code node's Python syntax check.
 	Check func(ctx context.Context, params map[string]any) []Problem

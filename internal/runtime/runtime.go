@@ -29,6 +29,10 @@ const (
 	StatusCompleted   = "completed"
 	StatusFailed      = "failed"
 	StatusNotExecuted = "not_executed"
+	// StatusSkipped is a step that did not run because the workflow decided
+	// so: its `when` was false, or it is on a branch the run did not take.
+	// Its outputs are absent.
+	StatusSkipped = "skipped"
 )
 
 // Run statuses.
@@ -164,6 +168,10 @@ type Step struct {
 	executed bool
 }
 
+// Ran reports whether the step ran (completed or failed): not skipped and
+// not left unexecuted by a run that stopped.
+func (s *Step) Ran() bool { return s.Status != StatusNotExecuted && s.Status != StatusSkipped }
+
 // BatchSummary summarizes a batch step.
 type BatchSummary struct {
 	Total    int          `json:"total"`
@@ -273,6 +281,10 @@ type frame struct {
 	// routed holds the steps with an edge for a failure (error or an error
 	// class): their failures are handled by the workflow.
 	routed map[string]bool
+	// touched, when non-nil, collects the shared-store keys publish wrote:
+	// a step of a parallel wave publishes into its own copy of the store,
+	// merged into the frame's after the wave (see walkParallel).
+	touched []string
 }
 
 // occurrence is how many times the walk has started step id.
@@ -332,6 +344,10 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 			succ[ed.From] = m
 		}
 		m[ed.ActionOrDefault()] = ed.To
+	}
+	if w.Parallel > 0 {
+		e.walkParallel(ctx, f, byID, succ)
+		return
 	}
 	cur := w.Nodes[0]
 	if w.StartNode != "" {
@@ -399,10 +415,20 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 		}
 		cur = byID[next]
 	}
-	// Steps that never ran are listed so a reader sees the whole plan.
-	for _, n := range w.Nodes {
+	f.listUnrun(executed)
+}
+
+// listUnrun lists the steps that never ran, so a reader sees the whole
+// plan: skipped when the run finished (it did not take their branch), not
+// executed when it stopped before them.
+func (f *frame) listUnrun(executed map[string]bool) {
+	status := StatusSkipped
+	if f.res.Status == RunFailed {
+		status = StatusNotExecuted
+	}
+	for _, n := range f.w.Nodes {
 		if !executed[n.ID] {
-			f.res.Steps = append(f.res.Steps, &Step{NodeID: n.ID, Type: n.Type, Status: StatusNotExecuted})
+			f.res.Steps = append(f.res.Steps, &Step{NodeID: n.ID, Type: n.Type, Status: status})
 		}
 	}
 }
@@ -426,6 +452,9 @@ func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*St
 		e.opts.Observer.StepStarted(ev)
 	}
 	step := &Step{NodeID: n.ID, Type: n.Type, Started: time.Now()}
+	if skip, fail := e.skipByCondition(f, n); skip || fail != nil {
+		return e.skipped(f, n, ev, step, fail)
+	}
 	var fail *Failure
 	var rec *StepRecord
 	if n.Batch != nil {
@@ -476,17 +505,23 @@ func (e *executor) publish(f *frame, n *workflow.Node, outputs map[string]any) {
 	if outputs == nil {
 		outputs = map[string]any{}
 	}
+	set := func(k string, v any) {
+		f.shared[k] = v
+		if f.touched != nil {
+			f.touched = append(f.touched, k)
+		}
+	}
 	if f.w.Namespacing() {
-		f.shared[n.ID] = outputs
+		set(n.ID, outputs)
 	} else {
 		for k, v := range outputs {
-			f.shared[k] = v
+			set(k, v)
 		}
 	}
 	if m := f.w.Mappings[n.ID]; m != nil {
 		for out, target := range m.OutputMappings {
 			if v, ok := outputs[out]; ok {
-				f.shared[target] = v
+				set(target, v)
 			}
 		}
 	}
@@ -704,6 +739,14 @@ func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spe
 	params := make(map[string]any, len(n.Params)+4)
 	for k, v := range n.Params {
 		params[k] = v
+	}
+	// The condition and the ordering were read by the walk.
+	for _, k := range [...]string{stepkeys.When, stepkeys.After} {
+		if _, ok := params[k]; ok {
+			if _, declared := spec.Interface.Param(k); !declared {
+				delete(params, k)
+			}
+		}
 	}
 	if m := f.w.Mappings[n.ID]; m != nil {
 		for param, path := range m.InputMappings {

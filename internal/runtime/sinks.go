@@ -25,6 +25,18 @@ func bindSinks(params map[string]any, spec *node.Spec, root map[string]any, sour
 		if fld.Sink == "" {
 			continue
 		}
+		if fld.Sink == node.SinkExpr {
+			// Conditions are evaluated by the node over the shared store:
+			// their templates stay as written.
+			if v, ok := params[fld.Key]; ok {
+				if rendered == nil {
+					rendered = map[string]any{}
+				}
+				rendered[fld.Key] = v
+				delete(params, fld.Key)
+			}
+			continue
+		}
 		raw, ok := params[fld.Key].(string)
 		if !ok || !strings.Contains(raw, "${") {
 			continue

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pflow-go/pflow/internal/cond"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -70,6 +71,8 @@ const (
 	Cache          = "cache"
 	Timeout        = "timeout"
 	Args           = "args"
+	When           = "when"
+	After          = "after"
 )
 
 // MaxRetries is the most extra attempts a step may ask for.
@@ -89,6 +92,10 @@ var table = []Key{
 		Check: func(v any) error { _, err := ParseRetryWait(v); return err }},
 	{Name: Cache, What: "cache setting", Kind: Control, YieldsToNode: true, Takes: "`true`, `false` or a duration (`30m`, `1h`, `7d`)", Meaning: "serve the step from the step cache (`true`: the default TTL; a duration: that TTL; `false`: never); see [runs.md](runs.md#step-cache)",
 		Check: func(v any) error { _, err := ParseCache(v); return err }},
+	{Name: When, What: "condition", Kind: Control, YieldsToNode: true, Takes: "a condition", Meaning: "run the step only when the condition holds, else it is *skipped*: `when: ${count.stdout} > 0` (see [Conditions](#conditions))",
+		Check: func(v any) error { _, err := ParseWhen(v); return err }},
+	{Name: After, What: "ordering", Kind: Control, YieldsToNode: true, Takes: "a step id or a list of them", Meaning: "in a `parallel` workflow, wait for these steps even without reading their outputs (a file one writes and the other reads)",
+		Check: func(v any) error { _, err := ParseAfter(v); return err }},
 	{Name: Timeout, What: "call timeout (seconds)", Kind: MCPControl, Takes: "seconds or a duration", Meaning: "an MCP step's call timeout (other nodes declare their own `timeout` param)",
 		Check: func(v any) error {
 			_, err := parseDuration(Timeout, v)
@@ -174,9 +181,12 @@ var misplaced = sync.OnceValue(func() map[string]Instead {
 		"onerror":         {Key: "on_error", Say: "write '- on_error: <step>'"},
 		"on_failure":      {Key: "on_error", Say: "write '- on_error: <step>'"},
 		"on_fail":         {Key: "on_error", Say: "write '- on_error: <step>'"},
-		"depends_on":      {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
-		"needs":           {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
-		"after":           {Key: "", Say: "steps run in file order; write '- next: <step>' on the step before to change the order"},
+		"depends_on":      {Key: "after", Say: "steps run in file order; in a workflow with '- parallel: true' under '## Steps' write '- after: [<step>]' to wait for a step whose outputs it does not read"},
+		"needs":           {Key: "after", Say: "steps run in file order; in a workflow with '- parallel: true' under '## Steps' write '- after: [<step>]' to wait for a step whose outputs it does not read"},
+		"if":              {Key: "when", Say: "write the condition as '- when: ${count.stdout} > 0'"},
+		"condition":       {Key: "when", Say: "write the condition as '- when: ${count.stdout} > 0'"},
+		"only_if":         {Key: "when", Say: "write the condition as '- when: ${count.stdout} > 0'"},
+		"unless":          {Key: "when", Say: "write the negated condition as '- when: not (...)'"},
 		"trust_readonly":  {Key: "", Say: "trust is a property of the MCP server, not of a step: set \"trust_readonly\": true in the server's config (mcp-servers.json), or run with --trust-readonly"},
 		"keep_alive":      {Key: "", Say: "keep_alive is a property of the MCP server, not of a step: set it in the server's config (mcp-servers.json)"},
 		"timeout_ms":      {Key: "timeout", Say: "pflow timeouts are seconds or durations: write '- timeout: 30' or '- timeout: 500ms'"},
@@ -275,4 +285,39 @@ func MarkdownTable() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Name, k.Takes, k.Meaning)
 	}
 	return b.String()
+}
+
+// ParseWhen reads a when value: a condition (package cond) or a literal
+// true or false.
+func ParseWhen(v any) (*cond.Expr, error) {
+	switch t := v.(type) {
+	case bool:
+		return cond.Compile(strconv.FormatBool(t))
+	case string:
+		x, err := cond.Compile(t)
+		if err != nil {
+			return nil, fmt.Errorf("'when': %w", err)
+		}
+		return x, nil
+	}
+	return nil, fmt.Errorf("'when' must be a condition such as '${count.stdout} > 0', got %s", value.Stringify(v))
+}
+
+// ParseAfter reads an after value: one step id or a list of them.
+func ParseAfter(v any) ([]string, error) {
+	switch t := v.(type) {
+	case string:
+		return []string{t}, nil
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("'after' must list step ids, got %s", value.Stringify(e))
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("'after' must be a step id or a list of step ids, got %s", value.Stringify(v))
 }

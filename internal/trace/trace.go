@@ -184,7 +184,7 @@ func newDoc(name string, w *workflow.Workflow, inputs map[string]any, res *runti
 	var add func(steps []*runtime.Step, depth int)
 	add = func(steps []*runtime.Step, depth int) {
 		for _, s := range steps {
-			if s.Status != runtime.StatusNotExecuted {
+			if s.Ran() {
 				d.executed++
 			}
 			if s.Status == runtime.StatusFailed {

@@ -125,7 +125,11 @@ func (v *validator) edgeActions() {
 			continue
 		}
 		allowed := []string{"default", "error"}
-		for _, a := range spec.Interface.Actions {
+		actions := spec.Interface.Actions
+		if spec.ActionsOf != nil {
+			actions = append(slices.Clone(actions), spec.ActionsOf(n.Params)...)
+		}
+		for _, a := range actions {
 			if !slices.Contains(allowed, a) {
 				allowed = append(allowed, a)
 			}

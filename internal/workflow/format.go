@@ -83,6 +83,9 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 		}
 	}
 	b.WriteString("\n## Steps\n")
+	if w.Parallel > 0 {
+		writeItem(&b, "parallel", w.Parallel)
+	}
 	for i, n := range w.Nodes {
 		if n == nil {
 			return nil, fmt.Errorf("cannot write markdown: nodes[%d] is empty", i)

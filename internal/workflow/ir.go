@@ -25,6 +25,10 @@ type Workflow struct {
 	Nodes   []*Node `json:"nodes"`
 	Edges   []Edge  `json:"edges"`
 	Outputs Outputs `json:"outputs,omitempty"`
+	// Parallel, when above 0, runs steps that do not depend on each other
+	// at the same time, at most Parallel at once (see docs/workflow-format.md,
+	// "Parallel steps"). 0 runs them one at a time, in order.
+	Parallel int `json:"parallel,omitempty"`
 	// StartNode names the first node; empty means Nodes[0].
 	StartNode string `json:"start_node,omitempty"`
 	// Mappings are proxy mappings per node id (see docs/decisions.md, "Workflow
@@ -102,6 +106,33 @@ type Node struct {
 	// batch, on_error, …) to the line it is on, so a problem with one
 	// param points at that line (nil for JSON IR).
 	KeyLines map[string]int `json:"-"`
+}
+
+// DefaultParallel is the limit of a workflow that writes `parallel: true`.
+const DefaultParallel = 8
+
+// MaxParallel is the highest limit a workflow may set.
+const MaxParallel = 100
+
+// ParseParallel reads the workflow-level parallel setting: true (the
+// default limit), false (in order), or a limit from 1 to MaxParallel.
+func ParseParallel(v any) (int, error) {
+	switch t := v.(type) {
+	case bool:
+		if t {
+			return DefaultParallel, nil
+		}
+		return 0, nil
+	case int64:
+		if t >= 1 && t <= MaxParallel {
+			return int(t), nil
+		}
+	case float64:
+		if t == float64(int(t)) && t >= 1 && t <= MaxParallel {
+			return int(t), nil
+		}
+	}
+	return 0, fmt.Errorf("'parallel' takes true, false or how many steps may run at once (1–%d), got %s", MaxParallel, value.Stringify(v))
 }
 
 // NestedType is the node type of a step that runs another workflow.

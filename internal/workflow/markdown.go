@@ -597,6 +597,10 @@ func (p *mdParser) strayItem(l int, line string) {
 		return // a bullet of prose, not a setting
 	}
 	val = strings.TrimSpace(val)
+	if p.section == secSteps && key == "parallel" {
+		p.parallelSetting(l, val)
+		return
+	}
 	what, example := "an output", fmt.Sprintf("### %s\nWhat %s is.\n- source: %s", key, key, val)
 	switch p.section {
 	case secInputs:
@@ -613,6 +617,21 @@ func (p *mdParser) strayItem(l int, line string) {
 	}
 	p.stray = p.errf(l, "Each entry of this section is a '### name' heading with a line of description and its settings, e.g.:\n\n"+example,
 		"'- %s' is under '## %s' but not inside %s, so pflow would ignore it.", truncate(strings.TrimSpace(m[2]), 60), titleCase(p.section), what)
+}
+
+// parallelSetting reads '- parallel: true|N' written under '## Steps'
+// before the first step: the workflow runs independent steps at once.
+func (p *mdParser) parallelSetting(l int, val string) {
+	v, err := parseYAML(val)
+	if err != nil {
+		v = val
+	}
+	n, err := ParseParallel(v)
+	if err != nil {
+		p.stray = p.errf(l, "Write '- parallel: true' (at most 8 steps at once) or '- parallel: 4' right under '## Steps'.", "%s.", err.Error())
+		return
+	}
+	p.w.Parallel = n
 }
 
 func titleCase(s string) string {

@@ -7,12 +7,13 @@ import (
 	httpnode "github.com/pflow-go/pflow/internal/nodes/http"
 	"github.com/pflow-go/pflow/internal/nodes/nested"
 	"github.com/pflow-go/pflow/internal/nodes/shell"
+	"github.com/pflow-go/pflow/internal/nodes/switchnode"
 )
 
-// coreSpecs lists shell, http, file, nested-workflow and test nodes.
+// coreSpecs lists shell, http, file, nested-workflow, switch and test nodes.
 func coreSpecs(cfg Config) []*node.Spec {
 	specs := []*node.Spec{shell.Spec(), httpnode.Spec()}
 	specs = append(specs, file.Specs()...)
-	specs = append(specs, echo.Spec(), nested.Spec())
+	specs = append(specs, echo.Spec(), nested.Spec(), switchnode.Spec())
 	return specs
 }
