@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"sort"
 	"strings"
 
@@ -120,6 +121,8 @@ func (v *validator) checkOrder(st *site, r template.Ref, x *workflow.Node, yID, 
 	case v.runsBefore(x.ID, yID) || v.pos[yID] >= v.pos[x.ID] && len(v.w.Edges) == 0:
 		msg = fmt.Sprintf("Node '%s' references %s which comes after it in execution order (position %d >= %d)", x.ID, subject, v.pos[yID], v.pos[x.ID])
 		hint = fmt.Sprintf("Steps run in order: move step '%s' above '%s', or reference an output of a step that runs earlier.", yID, x.ID)
+	case (st.param == stepkeys.When || st.param == "cases") && v.defaultedRefs(x)[r.Raw]:
+		return // a condition's ?? default stands in when it did not run
 	default:
 		msg = fmt.Sprintf("Node '%s' references %s, which is not on any path that runs before '%s'", x.ID, subject, x.ID)
 		hint = fmt.Sprintf("'%s' runs on another branch (or not at all) when '%s' runs; connect them with an edge or reference a step that always runs first.", yID, x.ID)

@@ -1,0 +1,408 @@
+package validate
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pflow-go/pflow/internal/cond"
+	"github.com/pflow-go/pflow/internal/stepkeys"
+	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/workflow"
+)
+
+// conditions checks what decides whether a step runs: a `when` or a switch
+// case that always gives the same answer, a switch case with no edge, a
+// step that reads the output of a step that may not have run, and the
+// ordering of a parallel workflow.
+func (v *validator) conditions() {
+	for _, n := range v.nodes {
+		if raw, ok := v.ownControl(n, stepkeys.When); ok {
+			if x, err := stepkeys.ParseWhen(raw); err == nil {
+				if val, constant := x.Constant(); constant {
+					v.add(layerDataFlow, Diagnostic{
+						Message: fmt.Sprintf("Step '%s': its condition '%v' reads no data, so it is always %v", n.ID, raw, val),
+						NodeID:  n.ID, Param: stepkeys.When, Line: v.line(n.ID),
+						Hint: constantFix(val, "step"),
+					})
+				}
+			}
+		}
+		if spec := v.specs[n.ID]; spec != nil && n.Type == "switch" {
+			v.switchCases(n)
+		}
+	}
+	v.skippableReads()
+	v.parallelOrder()
+}
+
+func constantFix(val bool, what string) string {
+	if val {
+		return fmt.Sprintf("Compare data from the run (e.g. '${count.stdout} > 0'), or remove the condition: the %s always runs.", what)
+	}
+	return fmt.Sprintf("Compare data from the run (e.g. '${count.stdout} > 0'), or remove the %s: it never runs.", what)
+}
+
+// ownControl returns a control step key's value when the step's node does
+// not declare a param of that name.
+func (v *validator) ownControl(n *workflow.Node, key string) (any, bool) {
+	raw, ok := n.Params[key]
+	if !ok {
+		return nil, false
+	}
+	if spec := v.specs[n.ID]; spec != nil {
+		if _, declared := spec.Interface.Param(key); declared {
+			return nil, false
+		}
+	}
+	return raw, true
+}
+
+// switchCases checks a switch step's cases: each compiles, reads data, and
+// has an edge.
+func (v *validator) switchCases(n *workflow.Node) {
+	cases, err := cond.ParseCases(n.Params["cases"])
+	if err != nil {
+		if _, ok := n.Params["cases"]; ok {
+			v.add(layerDataFlow, Diagnostic{Message: fmt.Sprintf("Step '%s': %v", n.ID, err), NodeID: n.ID, Param: "cases", Line: v.line(n.ID)})
+		}
+		return
+	}
+	edges := map[string]bool{}
+	for _, e := range v.w.Edges {
+		if e.From == n.ID {
+			edges[e.ActionOrDefault()] = true
+		}
+	}
+	for _, c := range cases {
+		x, err := cond.Compile(c.When)
+		if err != nil {
+			v.add(layerDataFlow, Diagnostic{Message: fmt.Sprintf("Step '%s', case '%s': %v", n.ID, c.Action, err), NodeID: n.ID, Param: "cases", Line: v.line(n.ID)})
+			continue
+		}
+		if val, constant := x.Constant(); constant {
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Step '%s', case '%s': its condition '%s' reads no data, so it is always %v", n.ID, c.Action, c.When, val),
+				NodeID:  n.ID, Param: "cases", Line: v.line(n.ID), Hint: constantFix(val, "case's branch"),
+			})
+		}
+		if !edges[c.Action] {
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Step '%s', case '%s' has no edge: when it holds, the workflow would end there", n.ID, c.Action),
+				NodeID:  n.ID, Param: "cases", Line: v.line(n.ID),
+				Hint: fmt.Sprintf("Route it: add '%s: <step>' to the step's '- on:' edges.", c.Action),
+			})
+		}
+	}
+}
+
+// skippableReads refuses a template that reads a step which may not have
+// run when the reading step runs: a step with a `when`, or one that is not
+// on every path to the reader (a branch of a switch or an on_error edge).
+// Its outputs would be absent. A condition may read it with a default
+// (${step.out} ?? "").
+func (v *validator) skippableReads() {
+	dom := v.dominators()
+	if dom == nil {
+		return
+	}
+	for _, n := range v.nodes {
+		mine, reached := dom[n.ID]
+		if !reached {
+			continue // unreachable steps are reported elsewhere
+		}
+		defaulted := v.defaultedRefs(n)
+		reported := map[string]bool{}
+		for _, r := range v.stepRefs(n, defaulted) {
+			t := v.byID[r.Head]
+			if t == nil || t.ID == n.ID || reported[t.ID] {
+				continue
+			}
+			if _, tReached := dom[t.ID]; !tReached || !v.runsBefore(t.ID, n.ID) {
+				continue // checkOrder reports a step that never runs before
+			}
+			_, conditional := v.ownControl(t, stepkeys.When)
+			if mine[t.ID] && !conditional {
+				continue
+			}
+			if conditional && v.sameCondition(t, n) {
+				continue
+			}
+			reported[t.ID] = true
+			why := fmt.Sprintf("'%s' is not on every path to '%s'", t.ID, n.ID)
+			if conditional {
+				why = fmt.Sprintf("'%s' is skipped when its condition is false", t.ID)
+			} else if src := v.branchOf(t.ID); src != "" {
+				why = fmt.Sprintf("'%s' runs only on the %s", t.ID, src)
+			}
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Step '%s' reads %s, but %s: its outputs would be absent", n.ID, r.Raw, why),
+				NodeID:  n.ID, Line: v.line(n.ID),
+				Hint: fmt.Sprintf("Read it in a step on the same branch; or publish each branch's value under one name ('- output_mappings: {stdout: result}' on each branch step) and read ${result}; or, in a condition, give a default: '%s ?? \"\"'.", r.Raw),
+			})
+		}
+	}
+}
+
+// stepRefs are the template references of a step's params, batch items and
+// input mappings, but for those its conditions give a default.
+func (v *validator) stepRefs(n *workflow.Node, defaulted map[string]bool) []template.Ref {
+	var out []template.Ref
+	var walk func(x any, condition bool)
+	walk = func(x any, condition bool) {
+		switch t := x.(type) {
+		case string:
+			for _, r := range template.Refs(t) {
+				if !(condition && defaulted[r.Raw]) {
+					out = append(out, r)
+				}
+			}
+		case []any:
+			for _, e := range t {
+				walk(e, condition)
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(t) {
+				walk(t[k], condition)
+			}
+		}
+	}
+	for _, k := range sortedKeys(n.Params) {
+		if n.Nested() && k == "workflow_ir" {
+			continue
+		}
+		walk(n.Params[k], k == stepkeys.When || (k == "cases" && n.Type == "switch"))
+	}
+	if n.Batch != nil {
+		walk(n.Batch.Items, false)
+	}
+	if m := v.w.Mappings[n.ID]; m != nil {
+		for _, p := range m.InputMappings {
+			walk("${"+strings.TrimSuffix(strings.TrimPrefix(p, "${"), "}")+"}", false)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// defaultedRefs are the references of a step's conditions that give a
+// default with ??.
+func (v *validator) defaultedRefs(n *workflow.Node) map[string]bool {
+	out := map[string]bool{}
+	note := func(src string) {
+		x, err := cond.Compile(src)
+		if err != nil {
+			return
+		}
+		for i, r := range x.Refs {
+			if x.Defaulted[i] {
+				out[r.Raw] = true
+			}
+		}
+	}
+	if raw, ok := v.ownControl(n, stepkeys.When); ok {
+		if s, isStr := raw.(string); isStr {
+			note(s)
+		}
+	}
+	if n.Type == "switch" {
+		if cases, err := cond.ParseCases(n.Params["cases"]); err == nil {
+			for _, c := range cases {
+				note(c.When)
+			}
+		}
+	}
+	return out
+}
+
+// sameCondition reports whether reader runs only under the condition of t
+// (it carries the same when).
+func (v *validator) sameCondition(t, reader *workflow.Node) bool {
+	a, _ := v.ownControl(t, stepkeys.When)
+	b, ok := v.ownControl(reader, stepkeys.When)
+	return ok && fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// branchOf names the edge that leads to a branch step ("'none' branch of
+// 'size'"), or "" when it has a default edge in.
+func (v *validator) branchOf(id string) string {
+	for _, e := range v.w.Edges {
+		if e.To == id && e.ActionOrDefault() != "default" {
+			return fmt.Sprintf("'%s' branch of '%s'", e.ActionOrDefault(), e.From)
+		}
+	}
+	return ""
+}
+
+// dominators returns, for each step reachable from the start, the set of
+// steps on every path from the start to it (itself included). nil when the
+// graph has no start.
+func (v *validator) dominators() map[string]map[string]bool {
+	if len(v.nodes) == 0 {
+		return nil
+	}
+	start := v.nodes[0].ID
+	if v.w.StartNode != "" && v.byID[v.w.StartNode] != nil {
+		start = v.w.StartNode
+	}
+	succ := map[string][]string{}
+	pred := map[string][]string{}
+	for _, e := range v.w.Edges {
+		if v.byID[e.From] == nil || v.byID[e.To] == nil {
+			continue
+		}
+		succ[e.From] = append(succ[e.From], e.To)
+		pred[e.To] = append(pred[e.To], e.From)
+	}
+	var order []string
+	seen := map[string]bool{start: true}
+	for queue := []string{start}; len(queue) > 0; queue = queue[1:] {
+		order = append(order, queue[0])
+		for _, s := range succ[queue[0]] {
+			if !seen[s] {
+				seen[s] = true
+				queue = append(queue, s)
+			}
+		}
+	}
+	dom := map[string]map[string]bool{start: {start: true}}
+	all := func() map[string]bool {
+		m := make(map[string]bool, len(order))
+		for _, id := range order {
+			m[id] = true
+		}
+		return m
+	}
+	for _, id := range order[1:] {
+		dom[id] = all()
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, id := range order[1:] {
+			var next map[string]bool
+			for _, p := range pred[id] {
+				pd, ok := dom[p]
+				if !ok {
+					continue // an unreachable predecessor
+				}
+				if next == nil {
+					next = make(map[string]bool, len(pd)+1)
+					for k := range pd {
+						next[k] = true
+					}
+					continue
+				}
+				for k := range next {
+					if !pd[k] {
+						delete(next, k)
+					}
+				}
+			}
+			if next == nil {
+				next = map[string]bool{}
+			}
+			next[id] = true
+			if len(next) != len(dom[id]) {
+				dom[id] = next
+				changed = true
+			}
+		}
+	}
+	return dom
+}
+
+// parallelOrder checks the after lists, and that a parallel workflow has
+// no loop (its steps run once each).
+func (v *validator) parallelOrder() {
+	for _, n := range v.nodes {
+		raw, ok := v.ownControl(n, stepkeys.After)
+		if !ok {
+			continue
+		}
+		after, err := stepkeys.ParseAfter(raw)
+		if err != nil {
+			continue // the control check reports it
+		}
+		for _, a := range after {
+			switch {
+			case v.byID[a] == nil:
+				ids := make([]string, 0, len(v.nodes))
+				for _, o := range v.nodes {
+					ids = append(ids, o.ID)
+				}
+				v.add(layerDataFlow, Diagnostic{Message: fmt.Sprintf("Step '%s': 'after' names '%s', which is not a step", n.ID, a),
+					NodeID: n.ID, Param: stepkeys.After, Line: v.line(n.ID), Hint: "Steps: " + strings.Join(ids, ", ") + "."})
+			case a == n.ID || v.index[a] > v.index[n.ID]:
+				v.add(layerDataFlow, Diagnostic{Message: fmt.Sprintf("Step '%s': 'after' names '%s', which comes later in the file", n.ID, a),
+					NodeID: n.ID, Param: stepkeys.After, Line: v.line(n.ID), Hint: fmt.Sprintf("Move step '%s' above '%s'.", a, n.ID)})
+			}
+		}
+		if v.w.Parallel == 0 {
+			v.add(layerDataFlow, Diagnostic{Severity: SeverityWarning,
+				Message: fmt.Sprintf("Step '%s' sets 'after', which only matters when steps run in parallel: this workflow runs its steps in order", n.ID),
+				NodeID:  n.ID, Param: stepkeys.After, Line: v.line(n.ID),
+				Hint: "Write '- parallel: true' right under '## Steps' to run independent steps at once, or remove 'after'."})
+		}
+	}
+	if v.w.Parallel == 0 {
+		return
+	}
+	if loop := v.loop(); len(loop) > 0 {
+		v.add(layerDataFlow, Diagnostic{
+			Message: fmt.Sprintf("This workflow runs steps in parallel, but its edges loop (%s): in a parallel workflow each step runs at most once", strings.Join(loop, " → ")),
+			NodeID:  loop[0], Line: v.line(loop[0]),
+			Hint: "Remove '- parallel' under '## Steps' to keep the loop, or replace the loop by retries ('- retries: 3').",
+		})
+	}
+}
+
+// loop returns one cycle of the edge graph, or nil.
+func (v *validator) loop() []string {
+	succ := map[string][]string{}
+	for _, e := range v.w.Edges {
+		succ[e.From] = append(succ[e.From], e.To)
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var found []string
+	var visit func(id string) bool
+	visit = func(id string) bool {
+		color[id] = grey
+		stack = append(stack, id)
+		for _, s := range succ[id] {
+			switch color[s] {
+			case grey:
+				i := slices.Index(stack, s)
+				found = append(slices.Clone(stack[i:]), s)
+				return true
+			case white:
+				if visit(s) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[id] = black
+		return false
+	}
+	for _, n := range v.nodes {
+		if color[n.ID] == white && visit(n.ID) {
+			return found
+		}
+	}
+	return nil
+}
