@@ -183,7 +183,7 @@ func renderRun(w io.Writer, d *app.RunDetail) {
 				continue
 			}
 		}
-		mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runs.StateRunning: "…"}[s.Status]
+		mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runs.StateRunning: "…", runtime.StatusSkipped: "–"}[s.Status]
 		name := s.Path
 		if s.Item != nil {
 			name = fmt.Sprintf("%s[%d]", s.Path, *s.Item)
@@ -193,6 +193,8 @@ func renderRun(w io.Writer, d *app.RunDetail) {
 		}
 		line := fmt.Sprintf("  +%9s  %s %s (%s)", fmtDur(time.Duration(s.OffsetMS*float64(time.Millisecond))), mark, name, s.Type)
 		switch {
+		case s.Status == runtime.StatusSkipped:
+			line = fmt.Sprintf("  +%9s  %s %s (%s) skipped", fmtDur(time.Duration(s.OffsetMS*float64(time.Millisecond))), mark, name, s.Type)
 		case s.Status == runs.StateRunning:
 			line += " — was running when the run stopped; it may have partly run"
 		case s.Source == runtime.SourceResumed:

@@ -491,7 +491,7 @@ func (r *Run) Begin(ctx context.Context, rec *runtime.StepRecord) (*runtime.Step
 // End implements runtime.Journal: it records the outcome; the end of a node
 // that may have side effects is written before End returns.
 func (r *Run) End(rec *runtime.StepRecord) {
-	if rec.Kind == runtime.KindNode {
+	if rec.Kind == runtime.KindNode && rec.Status != runtime.StatusSkipped {
 		switch rec.Source {
 		case runtime.SourceResumed:
 			r.resumed.Add(1)

@@ -50,6 +50,16 @@ func (e *executor) skipped(f *frame, n *workflow.Node, ev StepEvent, step *Step,
 	} else {
 		step.Status, step.Action = StatusSkipped, "default"
 	}
+	if e.opts.Journal != nil {
+		// The record shows the decision; nothing ran, so nothing is
+		// re-used or cached from it.
+		rec := e.newRecord(f, n, KindNode, -1)
+		rec.Status, rec.Action, rec.Started = step.Status, step.Action, step.Started
+		if fail != nil {
+			rec.Error = fail.Message
+		}
+		e.opts.Journal.End(rec)
+	}
 	e.mu.Lock()
 	f.res.Steps = append(f.res.Steps, step)
 	e.mu.Unlock()
@@ -148,7 +158,7 @@ func (e *executor) walkParallel(ctx context.Context, f *frame, byID map[string]*
 			break
 		}
 	}
-	f.listUnrun(executed)
+	e.listUnrun(f, executed)
 }
 
 // nextWave picks the steps to start together, in file order.

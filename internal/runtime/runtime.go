@@ -415,20 +415,27 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 		}
 		cur = byID[next]
 	}
-	f.listUnrun(executed)
+	e.listUnrun(f, executed)
 }
 
 // listUnrun lists the steps that never ran, so a reader sees the whole
-// plan: skipped when the run finished (it did not take their branch), not
-// executed when it stopped before them.
-func (f *frame) listUnrun(executed map[string]bool) {
+// plan: skipped when the run finished (it did not take their branch; the
+// record shows them too), not executed when it stopped before them.
+func (e *executor) listUnrun(f *frame, executed map[string]bool) {
 	status := StatusSkipped
 	if f.res.Status == RunFailed {
 		status = StatusNotExecuted
 	}
+	now := time.Now()
 	for _, n := range f.w.Nodes {
-		if !executed[n.ID] {
-			f.res.Steps = append(f.res.Steps, &Step{NodeID: n.ID, Type: n.Type, Status: status})
+		if executed[n.ID] {
+			continue
+		}
+		f.res.Steps = append(f.res.Steps, &Step{NodeID: n.ID, Type: n.Type, Status: status})
+		if status == StatusSkipped && e.opts.Journal != nil {
+			rec := e.newRecord(f, n, KindNode, -1)
+			rec.Status, rec.Action, rec.Started = StatusSkipped, "default", now
+			e.opts.Journal.End(rec)
 		}
 	}
 }
