@@ -238,7 +238,7 @@ func TestParallelHandledFailureContinues(t *testing.T) {
 			{ID: "c", Type: "echo", Params: map[string]any{"value": "c"}},
 			{ID: "fix", Type: "echo", Params: map[string]any{"value": "fixed"}},
 		},
-		Edges: []workflow.Edge{{From: "a", To: "bad"}, {From: "bad", To: "c"}, {From: "bad", To: "fix", Action: "error"}},
+		Edges:    []workflow.Edge{{From: "a", To: "bad"}, {From: "bad", To: "c"}, {From: "bad", To: "fix", Action: "error"}},
 		Parallel: 8,
 	}
 	w.Normalize()
