@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -77,6 +78,12 @@ func Mermaid(w *Workflow) string {
 			}
 			open, close = "[[", "]]"
 		}
+		if c, ok := n.Params[stepkeys.When]; ok {
+			label += "<br/>when " + value.Stringify(c)
+		}
+		if n.Type == "switch" {
+			open, close = "{", "}"
+		}
 		fmt.Fprintf(&b, "    %s%s%s%s\n", id("s_", n.ID), open, quote(label), close)
 	}
 	// Inputs point at the steps that read them.
@@ -94,12 +101,33 @@ func Mermaid(w *Workflow) string {
 			}
 		})
 	}
+	cases := caseConditions(w)
 	for _, e := range w.Edges {
 		from, to := id("s_", e.From), id("s_", e.To)
-		if a := e.ActionOrDefault(); a != "default" {
+		a := e.ActionOrDefault()
+		switch {
+		case a != "default":
+			if c, ok := cases[e.From][a]; ok {
+				a += ": " + c
+			} else if n := w.Node(e.From); n != nil && n.Type == "switch" {
+				a += " (otherwise)"
+			}
 			fmt.Fprintf(&b, "    %s -->|%s| %s\n", from, quote(a), to)
-		} else {
+		case w.Parallel > 0:
+			// In a parallel workflow the chain does not order steps: their
+			// dependencies below do, so independent steps stand side by side.
+		default:
 			fmt.Fprintf(&b, "    %s --> %s\n", from, to)
+		}
+	}
+	if w.Parallel > 0 {
+		for _, n := range w.Nodes {
+			if n == nil {
+				continue
+			}
+			for _, d := range stepDependencies(w, n) {
+				fmt.Fprintf(&b, "    %s ==> %s\n", id("s_", d), id("s_", n.ID))
+			}
 		}
 	}
 	for _, o := range w.Outputs {
@@ -116,6 +144,58 @@ func Mermaid(w *Workflow) string {
 		}
 	}
 	return b.String()
+}
+
+// caseConditions maps a switch step's actions to their conditions.
+func caseConditions(w *Workflow) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, n := range w.Nodes {
+		if n == nil || n.Type != "switch" {
+			continue
+		}
+		list, _ := n.Params["cases"].([]any)
+		m := map[string]string{}
+		for _, item := range list {
+			if c, ok := item.(map[string]any); ok {
+				for a, cond := range c {
+					m[a] = value.Stringify(cond)
+				}
+			}
+		}
+		out[n.ID] = m
+	}
+	return out
+}
+
+// stepDependencies are the steps n waits for in a parallel workflow: those
+// its templates read and those its after names, in file order.
+func stepDependencies(w *Workflow, n *Node) []string {
+	want := map[string]bool{}
+	walkStrings(n.Params, func(s string) {
+		for _, h := range templateHeads(s) {
+			want[h] = true
+		}
+	})
+	if n.Batch != nil {
+		if s, ok := n.Batch.Items.(string); ok {
+			for _, h := range templateHeads(s) {
+				want[h] = true
+			}
+		}
+	}
+	if v, ok := n.Params[stepkeys.After]; ok {
+		after, _ := stepkeys.ParseAfter(v)
+		for _, a := range after {
+			want[a] = true
+		}
+	}
+	var out []string
+	for _, o := range w.Nodes {
+		if o != nil && o.ID != n.ID && want[o.ID] {
+			out = append(out, o.ID)
+		}
+	}
+	return out
 }
 
 var mermaidIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_]`) })
