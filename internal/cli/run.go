@@ -678,6 +678,11 @@ func (p *progress) StepFinished(ev runtime.StepEvent, s *runtime.Step) {
 	if s.Status == runtime.StatusFailed {
 		mark = p.st.Failure("✗")
 	}
+	if s.Status == runtime.StatusSkipped {
+		p.line = ""
+		fmt.Fprintf(p.w, "\r\033[K%s%s – skipped\n", strings.Repeat("  ", ev.Depth+1), s.NodeID)
+		return
+	}
 	extra := ""
 	if s.Batch != nil {
 		extra = fmt.Sprintf(" %d/%d", s.Batch.Success, s.Batch.Total)

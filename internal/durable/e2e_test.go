@@ -174,9 +174,13 @@ func TestExamplesRunTheSameOnTemporal(t *testing.T) {
 		{"examples/files.pflow.md", "dir=" + filepath.Join(c.dir, "files")},
 		{"examples/mappings.pflow.md"},
 		{"examples/nested/publish.pflow.md", "title=Hello World"},
+		{"examples/branch-on-data.pflow.md", "count=0"},
+		{"examples/branch-on-data.pflow.md", "count=7"},
+		{"examples/branch-on-data.pflow.md", "count=10"},
+		{"examples/fan-out.pflow.md", "delay=0.2"},
 	}
 	for _, tc := range cases {
-		t.Run(filepath.Base(tc[0]), func(t *testing.T) {
+		t.Run(filepath.Base(tc[0])+strings.Join(tc[1:], ","), func(t *testing.T) {
 			args := append([]string{"--output-format", "json", repoPath(t, tc[0])}, tc[1:]...)
 			local := envelope(t, c.pflow(t, args...))
 			remote := envelope(t, c.pflow(t, append([]string{"--temporal", c.srv.HostPort}, args...)...))
@@ -643,6 +647,15 @@ func TestMCPServeRunsOnTemporal(t *testing.T) {
 	outputs, _ := data["outputs"].(map[string]any)
 	if got["success"] != true || outputs["message"] != "HELLO AGENT" || !strings.HasPrefix(fmt.Sprint(data["temporal_run_id"]), "pflow-hello-") {
 		t.Fatalf("workflow_execute on Temporal: %v", got)
+	}
+	// A branch on data: the same verdict as locally and through mcp serve.
+	for count, want := range map[int]string{0: "none", 3: "some", 12: "many"} {
+		got = call(map[string]any{"workflow": repoPath(t, "examples/branch-on-data.pflow.md"), "parameters": map[string]any{"count": count}})
+		data, _ = got["data"].(map[string]any)
+		outputs, _ = data["outputs"].(map[string]any)
+		if got["success"] != true || outputs["verdict"] != want {
+			t.Fatalf("branch-on-data count=%d on Temporal: %v", count, got)
+		}
 	}
 
 	flag := filepath.Join(c.dir, "ready")

@@ -431,7 +431,11 @@ func (e *executor) listUnrun(f *frame, executed map[string]bool) {
 		if executed[n.ID] {
 			continue
 		}
-		f.res.Steps = append(f.res.Steps, &Step{NodeID: n.ID, Type: n.Type, Status: status})
+		step := &Step{NodeID: n.ID, Type: n.Type, Status: status}
+		f.res.Steps = append(f.res.Steps, step)
+		if status == StatusSkipped && e.opts.Observer != nil {
+			e.opts.Observer.StepFinished(StepEvent{Depth: f.depth, NodeID: n.ID, Type: n.Type}, step)
+		}
 		if status == StatusSkipped && e.opts.Journal != nil {
 			rec := e.newRecord(f, n, KindNode, -1)
 			rec.Status, rec.Action, rec.Started = StatusSkipped, "default", now
