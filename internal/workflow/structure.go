@@ -435,7 +435,7 @@ func (d *decoder) objects(key string, v any, each func(path string, m map[string
 // the keys of "inputs" and "outputs" (nil: sorted).
 func (d *decoder) workflow(m map[string]any, keyOrder map[string][]string) *Workflow {
 	w := &Workflow{}
-	d.unknown("root", m, "ir_version", "nodes", "edges", "start_node", "mappings", "inputs", "outputs", "enable_namespacing", "template_resolution_mode")
+	d.unknown("root", m, "ir_version", "nodes", "edges", "start_node", "mappings", "inputs", "outputs", "enable_namespacing", "template_resolution_mode", "parallel")
 	if v, ok := m["ir_version"]; ok {
 		w.IRVersion = d.str("ir_version", v)
 	}
@@ -469,6 +469,13 @@ func (d *decoder) workflow(m map[string]any, keyOrder map[string][]string) *Work
 	}
 	if v, ok := m["template_resolution_mode"]; ok {
 		w.TemplateResolutionMode = d.str("template_resolution_mode", v)
+	}
+	if v, ok := m["parallel"]; ok {
+		n, err := ParseParallel(v)
+		if err != nil {
+			d.add("parallel", err.Error(), "Write \"parallel\": true (at most 8 steps at once) or \"parallel\": 4.")
+		}
+		w.Parallel = n
 	}
 	return w
 }

@@ -51,7 +51,7 @@ func TestCheckStructure(t *testing.T) {
 			name: "unknown properties everywhere",
 			json: `{"nodes":[{"id":"a","type":"t","params":{},"parameters":{},"inputs":{}}],"edges":[{"from":"a","to":"a","source":"a"}],"extra":1,"inputs":{"i":{"typ":"string"}}}`,
 			want: []StructureError{
-				{"root", "Additional properties are not allowed ('extra' was unexpected)", "Remove unknown properties or check field names (valid keys here: ir_version, nodes, edges, start_node, mappings, inputs, outputs, enable_namespacing, template_resolution_mode)"},
+				{"root", "Additional properties are not allowed ('extra' was unexpected)", "Remove unknown properties or check field names (valid keys here: ir_version, nodes, edges, start_node, mappings, inputs, outputs, enable_namespacing, template_resolution_mode, parallel)"},
 				{"nodes[0]", "Additional properties are not allowed ('inputs', 'parameters' were unexpected)", "'parameters': did you mean 'params'?\nValid keys here: id, type, purpose, params, batch"},
 				{"edges[0]", "Additional properties are not allowed ('source' was unexpected)", "Remove unknown properties or check field names (valid keys here: from, to, action)"},
 				{"inputs.i", "Additional properties are not allowed ('typ' was unexpected)", "'typ': did you mean 'type'?\nValid keys here: description, required, type, default, stdin, env"},
