@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -292,5 +293,51 @@ func TestParallelInterrupt(t *testing.T) {
 	res := Run(ctx, w, nil, Options{Catalog: cat})
 	if !res.Interrupted || res.Status != RunFailed {
 		t.Fatalf("%s interrupted=%v", res.Status, res.Interrupted)
+	}
+}
+
+// BenchmarkFanOut runs N independent steps of 200 ms (a node that waits)
+// and a join, in order and with parallel: N, side by side; it reports the
+// run's time as a multiple of one step's wait (docs/BENCHMARKS.md, "Fan-out").
+func BenchmarkFanOut(b *testing.B) {
+	const wait = 200 * time.Millisecond
+	cat := graphCatalog(newBarrier())
+	cat["nap"] = &node.Spec{Type: "nap", Attempts: 1, Interface: node.Interface{Outputs: []node.Field{{Key: "out", Type: "any"}}},
+		Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-t.C:
+			}
+			return node.Ok(map[string]any{"out": r.NodeID}), nil
+		})}
+	for _, n := range []int{4, 8} {
+		for _, mode := range []string{"in-order", "parallel"} {
+			b.Run(fmt.Sprintf("N=%d/%s", n, mode), func(b *testing.B) {
+				var nodes []*workflow.Node
+				join := ""
+				for i := range n {
+					id := fmt.Sprintf("s%d", i)
+					nodes = append(nodes, &workflow.Node{ID: id, Type: "nap"})
+					join += "${" + id + ".out} "
+				}
+				nodes = append(nodes, &workflow.Node{ID: "join", Type: "echo", Params: map[string]any{"value": join}})
+				w := chain(nodes...)
+				if mode == "parallel" {
+					w.Parallel = n
+				}
+				var total time.Duration
+				for b.Loop() {
+					start := time.Now()
+					if res := Run(context.Background(), w, nil, Options{Catalog: cat}); res.Status != RunSuccess {
+						b.Fatal(res.Failure)
+					}
+					total += time.Since(start)
+				}
+				b.ReportMetric(float64(total)/float64(b.N)/float64(wait), "x-one-step")
+			})
+		}
 	}
 }
