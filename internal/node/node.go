@@ -140,6 +140,10 @@ type Spec struct {
 	// about to run. A resume runs a completed step again when its fingerprint
 	// changed, and the step cache keys on it. It must be cheap.
 	Fingerprint func(req *Request) string
+	// StepActions, when set, lists the actions a step of this type can take
+	// with the step's literal params, besides Interface.Actions (the ask
+	// node: one action per choice). Validation accepts edges on them.
+	StepActions func(params map[string]any) []string
 }
 
 // Effects describes what running a node does to the world besides returning

@@ -210,6 +210,8 @@ type Result struct {
 	Warnings    []Warning
 	// LLMCalls are the llm_usage records of every LLM call, with node_id.
 	LLMCalls []map[string]any
+	// Waiting is set when the run paused at an ask step (Status RunWaiting).
+	Waiting  *Waiting
 	Started  time.Time
 	Duration time.Duration
 }
@@ -371,6 +373,10 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 			e.interrupt(f, cur)
 			break
 		}
+		if isWaiting(fail) { // an ask step that reaches nobody now (ask.go)
+			e.pause(f, cur, fail)
+			break
+		}
 		action := step.Action
 		failed := isErrorAction(action)
 		if failed && step.Class != "" {
@@ -448,6 +454,7 @@ func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*St
 			step.Action = "default"
 		}
 	}
+	markWaiting(step, fail) // ask.go
 	if e.opts.Journal != nil {
 		if rec == nil { // a batch, a nested workflow, or a step that failed before its node could run
 			kind := KindNode
@@ -581,6 +588,9 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		if !e.opts.Scheduler.Sleep(ctx, pause) {
 			break
 		}
+	}
+	if fl := waitingFailure(n, err); fl != nil { // ask.go
+		return map[string]any{}, rec, fl
 	}
 	if err != nil {
 		msg := err.Error()

@@ -130,6 +130,13 @@ func (v *validator) edgeActions() {
 				allowed = append(allowed, a)
 			}
 		}
+		if spec.StepActions != nil {
+			for _, a := range spec.StepActions(n.Params) {
+				if !slices.Contains(allowed, a) {
+					allowed = append(allowed, a)
+				}
+			}
+		}
 		if n.Type == "http" || strings.HasPrefix(n.Type, "mcp-") {
 			for _, c := range node.ErrorClasses() {
 				if !slices.Contains(allowed, c) {
