@@ -334,7 +334,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 				a.RunStandby.Refill(a.RunStore())
 			}
 		}
-		if a.Afterwards != nil && record.Made() {
+		if a.Afterwards != nil && record.Made() && res.Status != runtime.RunWaiting {
 			// The end of every step with side effects is written already
 			// (those of steps safe to repeat are, at most, 20 ms late): the
 			// rest of the record follows the answer. A crash meanwhile

@@ -129,8 +129,8 @@ func TestE2EWorkflowToolsFromTheDocsConfig(t *testing.T) {
 	}
 }
 
-// In process: --workflow-tools lists every saved workflow next to the 14,
-// follows deletions, and the 14 stay unless left out.
+// In process: --workflow-tools lists every saved workflow next to the 16,
+// follows deletions, and the 16 stay unless left out.
 func TestWorkflowToolsFollowTheLibrary(t *testing.T) {
 	f := newFixture(t, nil, func(o *Options) { o.WorkflowTools = true })
 	changed := make(chan struct{}, 10)
@@ -159,7 +159,7 @@ func TestWorkflowToolsFollowTheLibrary(t *testing.T) {
 		}
 		return out
 	}
-	if n := names(); len(n) != 14 {
+	if n := names(); len(n) != 16 {
 		t.Fatalf("an empty library: %v", n)
 	}
 	wait := func(what string) {
