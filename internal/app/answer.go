@@ -204,3 +204,15 @@ func (s *storedAsker) Ask(ctx context.Context, q node.Question) (node.Answer, er
 	}
 	return s.next.Ask(ctx, q)
 }
+
+// WaitingQuestion is the question of waiting run ref ("last" for the
+// newest), or why it takes no answer.
+func (a *App) WaitingQuestion(ref string) (*node.Question, error) {
+	a.settle()
+	st := a.RunStore()
+	id, err := st.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	return waitingQuestion(st, id)
+}

@@ -334,6 +334,8 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 				a.RunStandby.Refill(a.RunStore())
 			}
 		}
+		// A waiting run's record is finished before answering: the process
+		// may be gone when its question is answered.
 		if a.Afterwards != nil && record.Made() && res.Status != runtime.RunWaiting {
 			// The end of every step with side effects is written already
 			// (those of steps safe to repeat are, at most, 20 ms late): the

@@ -7,8 +7,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/nodes/ask"
+	"github.com/pflow-go/pflow/internal/pferr"
 )
 
 // elicitFrom is the first protocol version that forbids a server's own
@@ -81,6 +83,13 @@ func (c *clientAsker) Ask(ctx context.Context, q node.Question) (node.Answer, er
 		// The client could not ask: the run waits for an answer instead.
 		return node.Answer{}, fmt.Errorf("%w: the MCP client did not answer the elicitation: %v", node.ErrNoAsker, err)
 	}
+	return answerOf(q, res)
+}
+
+// answerOf reads a person's elicitation answer to q: accept gives the
+// choice (and input), decline the choice deny when q has one; otherwise
+// (dismissed) nobody decided and the run waits (node.ErrNoAsker).
+func answerOf(q node.Question, res *mcp.ElicitResult) (node.Answer, error) {
 	ans := node.Answer{Channel: ask.ChannelMCPClient}
 	switch res.Action {
 	case "accept":
@@ -102,7 +111,72 @@ func (c *clientAsker) Ask(ctx context.Context, q node.Question) (node.Answer, er
 			return ans, nil
 		}
 	}
-	// Dismissed (or declined with no deny to take): nobody decided, so the
-	// run waits for an answer.
 	return node.Answer{}, fmt.Errorf("%w: the person dismissed the question (%s)", node.ErrNoAsker, res.Action)
+}
+
+// askRequestID names the ask step's question in an input-required result.
+const askRequestID = "ask"
+
+// inputRequired is a tool result that asks the client for input (MCP
+// 2026-07-28 multi round-trip, SEP-2322): the client fulfils its input
+// requests and calls the tool again with the responses and the state.
+type inputRequired struct {
+	res *mcp.CallToolResult
+}
+
+// inputRequiredFor asks the client of a 2026-07-28 session that can elicit
+// the question of the run out paused at (its state is the run id: the
+// retried call continues that run with the answer); nil when out did not
+// pause, was not recorded, or the client cannot be asked this way.
+func inputRequiredFor(req *mcp.CallToolRequest, out *app.RunOutcome) *inputRequired {
+	if out == nil || out.Result == nil || out.Result.Waiting == nil || out.RunID == "" || req == nil || req.Session == nil {
+		return nil
+	}
+	ip := req.Session.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil || ip.ProtocolVersion < elicitUntil {
+		return nil
+	}
+	q := out.Result.Waiting.Question
+	msg := out.Redactor.String(q.Message)
+	if q.Who != "" {
+		msg += fmt.Sprintf(" (to be answered by %s)", q.Who)
+	}
+	return &inputRequired{res: &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{askRequestID: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: ElicitSchema(q)}},
+		RequestState:  out.RunID,
+	}}
+}
+
+// answerInputRequired continues the run a retried call's state names with
+// the client's response to its question.
+func (s *Server) answerInputRequired(ctx context.Context, c *call) (any, error) {
+	id := c.req.Params.RequestState
+	q, err := c.app.WaitingQuestion(id)
+	if err != nil {
+		return nil, err
+	}
+	res, _ := c.req.Params.InputResponses[askRequestID].(*mcp.ElicitResult)
+	if res == nil {
+		return nil, pferr.Newf(pferr.Validation, "the retried call carries no answer to the question of run '%s' (input response %q)", id, askRequestID)
+	}
+	ans, err := answerOf(*q, res)
+	if err != nil {
+		// Nobody decided: the run keeps waiting.
+		d, serr := s.recordStatus(c.app, id)
+		if serr != nil {
+			return nil, serr
+		}
+		return &RunResult{Outputs: map[string]any{}, Status: d.Status, Steps: []app.StepReport{}, RunID: id, Waiting: d.Waiting}, nil
+	}
+	req := app.AnswerRequest{Run: id, Choice: ans.Choice, Input: ans.Input, Channel: ask.ChannelMCPClient}
+	req.Origin, req.Policy, req.Temporal = "mcp", s.policy(), c.srv.opts.Temporal
+	out, t, err := c.app.AnswerRun(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if ir := inputRequiredFor(c.req, out); ir != nil {
+		return *ir, nil
+	}
+	rep := app.Report(out, t, app.Agent)
+	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t)), nil
 }

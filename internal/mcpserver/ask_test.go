@@ -27,7 +27,7 @@ func approvalExample(t *testing.T) string {
 // connectEliciting connects a second client to f's server whose person
 // answers every elicitation with answer (nil: blocks until the request is
 // cancelled, a person who never answers).
-func connectEliciting(t *testing.T, f *fixture, answer func(*mcp.ElicitParams) *mcp.ElicitResult) (*mcp.ClientSession, chan *mcp.ElicitParams) {
+func connectEliciting(t *testing.T, f *fixture, version string, answer func(*mcp.ElicitParams) *mcp.ElicitResult) (*mcp.ClientSession, chan *mcp.ElicitParams) {
 	t.Helper()
 	asked := make(chan *mcp.ElicitParams, 4)
 	ct, st := mcp.NewInMemoryTransports()
@@ -45,9 +45,12 @@ func connectEliciting(t *testing.T, f *fixture, answer func(*mcp.ElicitParams) *
 			return answer(req.Params), nil
 		},
 	})
-	cs, err := c.Connect(context.Background(), ct, nil)
+	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; version != "" && got != version {
+		t.Fatalf("negotiated %s, want %s", got, version)
 	}
 	t.Cleanup(func() { cs.Close(); ss.Close() })
 	return cs, asked
@@ -64,9 +67,17 @@ func callOn(t *testing.T, cs *mcp.ClientSession, name string, args map[string]an
 	return decodeResult(t, name, res)
 }
 
-// An ask step run through workflow_execute asks the calling client
-// (elicitation/create); the answer routes the run.
+// An ask step run through workflow_execute asks the calling client: a
+// 2025-11-25 client by elicitation/create while the run waits, a
+// 2026-07-28 client by an input-required result whose retry continues the
+// paused run; the answer routes the run.
 func TestAskElicitsTheCallingClient(t *testing.T) {
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(v, func(t *testing.T) { testAskElicits(t, v) })
+	}
+}
+
+func testAskElicits(t *testing.T, version string) {
 	f := newFixture(t, nil)
 	for _, tc := range []struct {
 		name   string
@@ -78,7 +89,7 @@ func TestAskElicitsTheCallingClient(t *testing.T) {
 		{"declined", &mcp.ElicitResult{Action: "decline"}, "cancelled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs, asked := connectEliciting(t, f, func(*mcp.ElicitParams) *mcp.ElicitResult { return tc.answer })
+			cs, asked := connectEliciting(t, f, version, func(*mcp.ElicitParams) *mcp.ElicitResult { return tc.answer })
 			r := callOn(t, cs, "workflow_execute", map[string]any{"workflow": approvalExample(t), "parameters": map[string]any{"what": "x"}})
 			d := r.mustOK(t).data()
 			if out, _ := d["outputs"].(map[string]any); out["result"] != tc.want {
@@ -137,7 +148,7 @@ Nobody answered.
 What happened.
 `
 	}
-	cs, asked := connectEliciting(t, f, nil)
+	cs, asked := connectEliciting(t, f, "2025-11-25", nil)
 	for _, tc := range []struct{ extra, want string }{{"", "late"}, {"- default: deny\n", "no"}} {
 		r := callOn(t, cs, "workflow_execute", map[string]any{"workflow": wf(tc.extra)})
 		d := r.mustOK(t).data()

@@ -306,6 +306,9 @@ func (s *Server) handle(ctx context.Context, t *toolDef, req *mcp.CallToolReques
 	if d, ok := data.(direct); ok && err == nil {
 		return s.renderDirect(a, d)
 	}
+	if ir, ok := data.(inputRequired); ok && err == nil { // ask.go
+		return ir.res
+	}
 	switch {
 	case err != nil:
 		env = errorEnvelope(err)

@@ -124,7 +124,7 @@ func (s *Server) startBackground(t *app.Target, req *app.RunRequest, run func(ct
 	}()
 	select {
 	case id := <-started:
-		return &BackgroundStarted{RunID: id, Status: runs.StateRunning, Background: true,
+		return &BackgroundStarted{Outputs: map[string]any{}, RunID: id, Status: runs.StateRunning, Background: true,
 			Hint: "The run goes on after this answer: read its status, progress and outputs with run_status {\"run_id\": \"" + id + "\"} (or the resource pflow://runs/" + id + "); stop it with run_cancel."}, nil
 	case <-r.done:
 		if r.err != nil {
@@ -137,6 +137,8 @@ func (s *Server) startBackground(t *app.Target, req *app.RunRequest, run func(ct
 
 // BackgroundStarted is workflow_execute's answer for a background run.
 type BackgroundStarted struct {
+	// Outputs is empty: they are read later with run_status.
+	Outputs    map[string]any `json:"outputs"`
 	RunID      string `json:"run_id"`
 	Status     string `json:"status"`
 	Background bool   `json:"background"`

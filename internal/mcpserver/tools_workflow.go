@@ -237,6 +237,9 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 	if answer != "" {
 		return s.answerRun(ctx, c, answer)
 	}
+	if c.req.Params.RequestState != "" && len(c.req.Params.InputResponses) > 0 {
+		return s.answerInputRequired(ctx, c) // ask.go
+	}
 	t, err := s.callWorkflow(c)
 	if err != nil {
 		return nil, err
@@ -261,6 +264,9 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 	out, err := c.app.Run(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if ir := inputRequiredFor(c.req, out); ir != nil {
+		return *ir, nil
 	}
 	rep := app.Report(out, t, app.Agent)
 	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t)), nil
@@ -293,6 +299,9 @@ func (s *Server) answerRun(ctx context.Context, c *call, answer string) (any, er
 	out, t, err := c.app.AnswerRun(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if ir := inputRequiredFor(c.req, out); ir != nil {
+		return *ir, nil
 	}
 	rep := app.Report(out, t, app.Agent)
 	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t)), nil
