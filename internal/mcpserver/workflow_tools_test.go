@@ -172,7 +172,7 @@ func TestWorkflowToolsFollowTheLibrary(t *testing.T) {
 	}
 	f.call("workflow_save", map[string]any{"workflow_file": greeterMD, "name": "greeter", "description": "Greets someone."}).mustOK(t)
 	wait("a save over MCP")
-	if n := names(); len(n) != 15 || !contains2(n, "greeter") {
+	if n := names(); len(n) != 17 || !contains2(n, "greeter") {
 		t.Fatalf("after saving: %v", n)
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greeter", Arguments: map[string]any{"name": "Bo", "greeting": "hi"}})

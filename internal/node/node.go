@@ -141,8 +141,9 @@ type Spec struct {
 	// changed, and the step cache keys on it. It must be cheap.
 	Fingerprint func(req *Request) string
 	// StepActions, when set, lists the actions a step of this type can take
-	// with the step's literal params, besides Interface.Actions (the ask
-	// node: one action per choice). Validation accepts edges on them.
+	// with the step's literal params (the ask node: one action per choice),
+	// instead of Interface.Actions (which lists those of the defaults).
+	// Validation accepts edges on them.
 	StepActions func(params map[string]any) []string
 }
 

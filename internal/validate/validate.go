@@ -125,16 +125,13 @@ func (v *validator) edgeActions() {
 			continue
 		}
 		allowed := []string{"default", "error"}
-		for _, a := range spec.Interface.Actions {
+		actions := spec.Interface.Actions
+		if spec.StepActions != nil { // actions that depend on the step's params (ask: its choices)
+			actions = spec.StepActions(n.Params)
+		}
+		for _, a := range actions {
 			if !slices.Contains(allowed, a) {
 				allowed = append(allowed, a)
-			}
-		}
-		if spec.StepActions != nil {
-			for _, a := range spec.StepActions(n.Params) {
-				if !slices.Contains(allowed, a) {
-					allowed = append(allowed, a)
-				}
 			}
 		}
 		if n.Type == "http" || strings.HasPrefix(n.Type, "mcp-") {
