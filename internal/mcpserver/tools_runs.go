@@ -139,10 +139,10 @@ func (s *Server) startBackground(t *app.Target, req *app.RunRequest, run func(ct
 type BackgroundStarted struct {
 	// Outputs is empty: they are read later with run_status.
 	Outputs    map[string]any `json:"outputs"`
-	RunID      string `json:"run_id"`
-	Status     string `json:"status"`
-	Background bool   `json:"background"`
-	Hint       string `json:"hint"`
+	RunID      string         `json:"run_id"`
+	Status     string         `json:"status"`
+	Background bool           `json:"background"`
+	Hint       string         `json:"hint"`
 }
 
 // RunStatus is run_status's and run_cancel's result.
