@@ -110,7 +110,15 @@ func StepActions(params map[string]any) []string {
 	return append(out, ActionTimeout)
 }
 
-var reserved = map[string]bool{"default": true, "error": true, "timeout": true, "waiting": true}
+// reserved reports whether a choice would route on an action the step has
+// already.
+func reserved(c string) bool {
+	switch c {
+	case "default", "error", "timeout", "waiting":
+		return true
+	}
+	return false
+}
 
 // Choices reads the step's choices (the default when unset).
 func Choices(params map[string]any) ([]string, error) {
@@ -148,7 +156,7 @@ func Choices(params map[string]any) ([]string, error) {
 		if !validName(c) {
 			return nil, &node.ParamError{Param: "choices", Message: fmt.Sprintf("choice %q is not a name: use lowercase letters, digits, '-' and '_', starting with a letter", c)}
 		}
-		if reserved[c] {
+		if reserved(c) {
 			return nil, &node.ParamError{Param: "choices", Message: fmt.Sprintf("choice %q is an action the step has already: pick another name", c)}
 		}
 		a := ActionOf(c)
