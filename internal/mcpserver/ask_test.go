@@ -347,8 +347,7 @@ What happened.
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
-	cs.Close()
+	cs.Close() // waits for the killed process
 
 	answer := exec.Command(bin, "runs", "answer", d["run_id"].(string), "approve")
 	answer.Env = testEnv(home)
