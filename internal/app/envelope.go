@@ -36,6 +36,8 @@ type RunReport struct {
 	Success       bool           `json:"success"`
 	TemporalRunID string         `json:"temporal_run_id,omitempty"`
 	TracePath     string         `json:"trace_path,omitempty"`
+	// Waiting is what a run paused at an ask step asks, and how to answer.
+	Waiting *WaitingReport `json:"waiting,omitempty"`
 	// Warnings are validation warnings (a validation-only run) or the run's
 	// warnings (a degraded run).
 	Warnings []WarningReport `json:"warnings,omitzero"`
@@ -233,7 +235,9 @@ func Report(o *RunOutcome, t *Target, aud Audience) *RunReport {
 	for _, w := range r.Warnings {
 		rep.Warnings = append(rep.Warnings, WarningReport{NodeID: w.NodeID, Type: w.Type, Message: forReader(w.Message, aud)})
 	}
-	if r.Success() {
+	if r.Status == runtime.RunWaiting {
+		rep.Waiting = waitingReport(r, o.RunID, aud)
+	} else if r.Success() {
 		rep.Result = make(map[string]any, len(r.OutputOrder))
 		for _, k := range r.OutputOrder {
 			rep.Result[k] = r.Outputs[k]

@@ -94,6 +94,13 @@ type RunRequest struct {
 	// Temporal, when set, runs the workflow on a Temporal service instead
 	// of in this process (see docs/decisions.md, "Scale-out on Temporal").
 	Temporal *TemporalRequest
+	// Asker is how the run's ask steps reach a person (a terminal, the MCP
+	// client, a stored answer); nil: an ask step pauses the run (status
+	// waiting) until `pflow runs answer`.
+	Asker node.Asker
+	// OnStart, when set, is called once the run starts, with its run id
+	// ("" when it is not recorded): a background run answers with it.
+	OnStart func(runID string)
 }
 
 // RunOutcome is what a run produced. A failure is explained by InputErrors
@@ -270,6 +277,12 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		opts.Journal = record
 		out.RunID = record.ID
 	}
+	if req.Asker != nil {
+		ctx = node.WithAsker(ctx, req.Asker)
+	}
+	if req.OnStart != nil {
+		req.OnStart(out.RunID)
+	}
 	var res *runtime.Result
 	if req.Temporal != nil {
 		if res, err = a.runOnTemporal(ctx, req, given, prior, opts, out); err != nil || res == nil {
@@ -321,7 +334,9 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 				a.RunStandby.Refill(a.RunStore())
 			}
 		}
-		if a.Afterwards != nil && record.Made() {
+		// A waiting run's record is finished before answering: the process
+		// may be gone when its question is answered.
+		if a.Afterwards != nil && record.Made() && res.Status != runtime.RunWaiting {
 			// The end of every step with side effects is written already
 			// (those of steps safe to repeat are, at most, 20 ms late): the
 			// rest of the record follows the answer. A crash meanwhile
@@ -339,7 +354,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	if writeTrace != nil && a.Afterwards != nil {
 		a.later(writeTrace)
 	}
-	if req.Target.Saved && res.Success() {
+	if req.Target.Saved && res.Success() && res.Status != runtime.RunWaiting {
 		// Values known to be secret (from env or settings, even when typed on
 		// the command line) never reach the saved run history.
 		params, _ := red.Value(req.Params).(map[string]any)

@@ -38,7 +38,7 @@ func newMCPServeCmd(f *Factory) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve pflow's workflow tools over MCP (stdio, or streamable HTTP with --http)",
 		Long: `Serve pflow as an MCP server, so an agent without a shell can discover, validate, run and
-save workflows through 14 tools (workflow_discover, workflow_execute, workflow_save, ...) and read
+save workflows through 16 tools (workflow_discover, workflow_execute, workflow_save, ...) and read
 the agent guide at pflow://instructions.
 
 By default the server speaks MCP on stdin/stdout (what Claude Desktop, Claude Code and Cursor
@@ -74,7 +74,7 @@ Also spelled 'pflow serve mcp'.`,
   PFLOW_MCP_TOKEN=secret pflow mcp serve --http 0.0.0.0:8765 --allow-dir ~/workflows
   pflow mcp serve --http 127.0.0.1:8765 --no-auth              # open to every local user
   pflow mcp serve --temporal 127.0.0.1:7233
-  pflow mcp serve --workflow-tools                          # the 14 tools plus one per saved workflow
+  pflow mcp serve --workflow-tools                          # the 16 tools plus one per saved workflow
   pflow mcp serve --workflows changelog,release-notes --no-builder-tools`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -177,7 +177,7 @@ Also spelled 'pflow serve mcp'.`,
 	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "serve HTTP without a token: every local user can use the server (refused unless the address is loopback)")
 	cmd.Flags().BoolVar(&wfTools, "workflow-tools", false, "publish every saved workflow as a tool of its own (input schema from its inputs, output schema from its outputs), kept in step with the library")
 	cmd.Flags().StringSliceVar(&workflows, "workflows", nil, "publish only these saved workflows as tools (comma-separated names; implies --workflow-tools)")
-	cmd.Flags().BoolVar(&noBuilder, "no-builder-tools", false, "leave out the 14 tools that discover, build, run and save workflows (with --workflows: a server of just those workflows)")
+	cmd.Flags().BoolVar(&noBuilder, "no-builder-tools", false, "leave out the 16 tools that discover, build, run and save workflows (with --workflows: a server of just those workflows)")
 	cmd.Flags().DurationVar(&idle, "server-idle", mcpclient.DefaultIdleTimeout, "how long an MCP server a workflow used stays running, unused, for the next run (servers with \"keep_alive\": false are never kept)")
 	addTemporalFlags(cmd.Flags(), &t.HostPort, &t.Namespace, &t.TaskQueue)
 	cmd.Flags().StringArrayVar(&allowDirs, "allow-dir", nil, "directory whose .pflow.md files HTTP clients may name by path, and under which their runs' file steps and nested workflow_refs must stay (repeatable)")

@@ -275,8 +275,9 @@ func execTarget(cmd *cobra.Command, f *Factory, opts *runOptions, t *app.Target,
 	ios := f.IO
 	jsonMode := opts.format == "json"
 	var obs runtime.Observer
+	var pr *progress
 	if ios.liveProgress() && !jsonMode && !opts.print {
-		pr := newProgress(ios.ErrOut, ios.ErrStyle())
+		pr = newProgress(ios.ErrOut, ios.ErrStyle())
 		defer pr.Close()
 		obs = pr
 	}
@@ -285,6 +286,9 @@ func execTarget(cmd *cobra.Command, f *Factory, opts *runOptions, t *app.Target,
 	}
 	req := app.RunRequest{Target: t, Params: params, ValidateOnly: opts.validateOnly, CheckLive: opts.validateOnly, NoTrace: opts.noTrace, Observer: obs,
 		Resume: opts.resume, RerunUnsafe: opts.rerunUnsafe, NoCache: opts.noCache, NoRecord: opts.noRecord, TrustReadOnly: opts.trustReadOnly, Origin: "cli"}
+	if a := terminalAsker(ios, pr); a != nil {
+		req.Asker = a
+	}
 	if opts.temporal != "" {
 		req.Temporal = &app.TemporalRequest{HostPort: opts.temporal, Namespace: opts.namespace, TaskQueue: opts.taskQueue, Detach: opts.detach}
 	}
@@ -292,11 +296,17 @@ func execTarget(cmd *cobra.Command, f *Factory, opts *runOptions, t *app.Target,
 	if err != nil {
 		return fail(err)
 	}
+	return renderOutcome(ios, opts, t, out, req.Temporal)
+}
+
+// renderOutcome prints a run's outcome as text or JSON and returns its exit.
+func renderOutcome(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOutcome, temporal *app.TemporalRequest) error {
+	jsonMode := opts.format == "json"
 	if out.Detached {
 		if jsonMode {
 			return writeJSON(ios.Out, map[string]any{"success": true, "status": "submitted", "temporal_run_id": out.TemporalID})
 		}
-		fmt.Fprintf(ios.Out, "Submitted run %s to Temporal at %s.\nFollow it: temporal workflow show --workflow-id %s --address %s\n", out.TemporalID, req.Temporal, out.TemporalID, opts.temporal)
+		fmt.Fprintf(ios.Out, "Submitted run %s to Temporal at %s.\nFollow it: temporal workflow show --workflow-id %s --address %s\n", out.TemporalID, temporal, out.TemporalID, opts.temporal)
 		return nil
 	}
 	if jsonMode {
@@ -320,6 +330,9 @@ func exitFor(out *app.RunOutcome) error {
 	}
 	if out.Failed() {
 		return silentExit(pferr.ExitFailure)
+	}
+	if out.Result != nil && out.Result.Status == runtime.RunWaiting {
+		return silentExit(pferr.ExitWaiting)
 	}
 	return nil
 }
@@ -454,6 +467,9 @@ func renderText(ios *IOStreams, opts *runOptions, t *app.Target, out *app.RunOut
 		}
 		return exitFor(out)
 	}
+	if r.Status == runtime.RunWaiting {
+		return renderWaiting(ios, opts, t, out)
+	}
 	v, label, ok := app.OutputValue(r, opts.outputKey)
 	if opts.outputKey != "" && !ok {
 		avail := strings.Join(r.OutputOrder, ", ")
@@ -528,7 +544,7 @@ func printSteps(w io.Writer, r *runtime.Result, logs bool) {
 }
 
 func printStep(w io.Writer, s *runtime.Step, indent string, logs bool) {
-	mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runtime.StatusNotExecuted: "○", runtime.StatusSkipped: "–"}[s.Status]
+	mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runtime.StatusNotExecuted: "○", runtime.StatusSkipped: "–", runtime.StatusWaiting: "?"}[s.Status]
 	line := fmt.Sprintf("%s%s %s", indent, mark, s.NodeID)
 	if s.Ran() {
 		line += " (" + fmtDur(s.Duration) + ")"
@@ -675,8 +691,11 @@ func (p *progress) StepFinished(ev runtime.StepEvent, s *runtime.Step) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	mark := p.st.Success("✓")
-	if s.Status == runtime.StatusFailed {
+	switch s.Status {
+	case runtime.StatusFailed:
 		mark = p.st.Failure("✗")
+	case runtime.StatusWaiting:
+		mark = p.st.Warning("… waiting")
 	}
 	if s.Status == runtime.StatusSkipped {
 		p.line = ""

@@ -66,7 +66,7 @@ keep the newest 100 runs, none older than 30 days, by default).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many runs to list, newest first (0: all)")
 	addTemporalFlags(cmd.Flags(), &t.HostPort, &t.Namespace, &t.TaskQueue)
-	cmd.AddCommand(newRunsShowCmd(f), newRunsPruneCmd(f))
+	cmd.AddCommand(newRunsShowCmd(f), newRunsPruneCmd(f), newRunsAnswerCmd(f))
 	return cmd
 }
 
@@ -111,6 +111,12 @@ func renderRuns(w io.Writer, list []runs.Summary) {
 		}
 		if r.Cached > 0 {
 			notes = append(notes, fmt.Sprintf("%d cached", r.Cached))
+		}
+		if r.Question != nil && r.Answer == nil {
+			notes = append(notes, fmt.Sprintf("asks at '%s': %s — pflow runs answer %s <%s>", r.Question.ID, cut(firstLine(r.Question.Message), 60), r.ID, strings.Join(r.Question.Choices, "|")))
+		}
+		if r.Answer != nil {
+			notes = append(notes, fmt.Sprintf("answered %s through %s; continued by %s", r.Answer.Choice, r.Answer.Channel, r.Answer.ContinuedBy))
 		}
 		if len(notes) > 0 {
 			line += "  (" + strings.Join(notes, "; ") + ")"
@@ -170,6 +176,16 @@ func renderRun(w io.Writer, d *app.RunDetail) {
 	if d.Status != nil && d.Status.Error != "" {
 		fmt.Fprintf(w, "  Error at '%s': %s\n", d.Status.FailedStep, indentRest(d.Status.Error, "    "))
 	}
+	if q := d.Summary.Question; q != nil {
+		fmt.Fprintf(w, "  Asks at '%s': %s\n", q.ID, indentRest(q.Message, "    "))
+		fmt.Fprintf(w, "  Choices:  %s\n", strings.Join(q.Choices, ", "))
+		if q.Who != "" {
+			fmt.Fprintf(w, "  Who:      %s\n", q.Who)
+		}
+		if a := d.Summary.Answer; a != nil {
+			fmt.Fprintf(w, "  Answer:   %s (through %s, by %s, at %s); continued by run %s\n", a.Choice, a.Channel, a.AnsweredBy, a.AnsweredAt.Local().Format("2006-01-02 15:04:05"), a.ContinuedBy)
+		}
+	}
 	if d.Status != nil && d.Status.RecordIncomplete != "" {
 		fmt.Fprintf(w, "  Warning: the record is incomplete (%s)\n", d.Status.RecordIncomplete)
 	}
@@ -183,7 +199,7 @@ func renderRun(w io.Writer, d *app.RunDetail) {
 				continue
 			}
 		}
-		mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runs.StateRunning: "…", runtime.StatusSkipped: "–"}[s.Status]
+		mark := map[string]string{runtime.StatusCompleted: "✓", runtime.StatusFailed: "✗", runs.StateRunning: "…", runtime.StatusSkipped: "–", runtime.StatusWaiting: "?"}[s.Status]
 		name := s.Path
 		if s.Item != nil {
 			name = fmt.Sprintf("%s[%d]", s.Path, *s.Item)
@@ -227,6 +243,13 @@ func renderRun(w io.Writer, d *app.RunDetail) {
 	}
 	if d.Skipped > 0 {
 		fmt.Fprintf(w, "  (%d unreadable record line(s) skipped: the end of a run that stopped mid-write)\n", d.Skipped)
+	}
+	switch d.Summary.Status {
+	case runs.StateWaiting:
+		fmt.Fprintf(w, "\nAnswer it (finished steps do not run again): pflow runs answer %s <%s>\n", m.ID, strings.Join(d.Summary.Question.Choices, "|"))
+		return
+	case runs.StateAnswered:
+		return
 	}
 	if d.Summary.Status != runtime.RunSuccess && d.Summary.Status != runtime.RunDegraded && d.Summary.Status != runs.StateRunning {
 		fmt.Fprintf(w, "\nResume it after fixing the workflow: pflow --resume %s\n", m.ID)

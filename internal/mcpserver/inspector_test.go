@@ -8,7 +8,7 @@ import (
 )
 
 // A second real client: the MCP Inspector's CLI (npm peers) drives
-// `pflow mcp serve` over stdio and over streamable HTTP: it lists the 14
+// `pflow mcp serve` over stdio and over streamable HTTP: it lists the 16
 // tools, and runs a workflow and a node.
 func TestE2EInspectorCLI(t *testing.T) {
 	dir, node := peers(t)
@@ -34,7 +34,7 @@ func TestE2EInspectorCLI(t *testing.T) {
 	}
 	stdio := []string{bin, "mcp", "serve"}
 	tools, _ := call(stdio, "--method", "tools/list")["tools"].([]any)
-	if len(tools) != 14 {
+	if len(tools) != 16 {
 		t.Fatalf("stdio: %d tools", len(tools))
 	}
 	wf := "# Hi\nSays hi.\n\n## Steps\n\n### s\nSay.\n- type: shell\n- command: echo hi from the inspector\n\n## Outputs\n\n### out\nThe line.\n- source: ${s.stdout}\n"
@@ -46,7 +46,7 @@ func TestE2EInspectorCLI(t *testing.T) {
 
 	_, url, _ := startHTTP(t, bin, home, "--no-auth") // an open loopback server
 	httpTarget := []string{url, "--transport", "http"}
-	if tools, _ := call(httpTarget, "--method", "tools/list")["tools"].([]any); len(tools) != 14 {
+	if tools, _ := call(httpTarget, "--method", "tools/list")["tools"].([]any); len(tools) != 16 {
 		t.Fatalf("http: %d tools", len(tools))
 	}
 	env = envelope(call(httpTarget, "--method", "tools/call", "--tool-name", "registry_run", "--tool-arg", "node_type=shell", "--tool-arg", `parameters={"command":"echo over http"}`))
@@ -61,7 +61,7 @@ func jsonText(v any) string {
 }
 
 // An agent framework's MCP adapter: LangChain's @langchain/mcp-adapters
-// (npm peers) loads pflow's 14 tools as LangChain tools over stdio and over
+// (npm peers) loads pflow's 16 tools as LangChain tools over stdio and over
 // streamable HTTP and invokes them as an agent would; a failure reaches it
 // as the error envelope (testdata/peers/e2e/langchain.mjs).
 func TestE2ELangChainAdapter(t *testing.T) {

@@ -280,7 +280,7 @@ func TestHTTPBearerTokenAndDNSRebindingProtection(t *testing.T) {
 	}
 	cs := connectHTTP(t, ts.URL+"/mcp", "s3cret-token")
 	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(res.Tools) != 14 {
+	if err != nil || len(res.Tools) != 16 {
 		t.Fatalf("tools over HTTP: %v %v", err, res)
 	}
 }
@@ -357,7 +357,7 @@ func TestHTTPSurvivesMalformedRequests(t *testing.T) {
 		t.Errorf("other path: %d", resp.StatusCode)
 	}
 	cs := connectHTTP(t, ts.URL+"/mcp", "")
-	if res, err := cs.ListTools(context.Background(), nil); err != nil || len(res.Tools) != 14 {
+	if res, err := cs.ListTools(context.Background(), nil); err != nil || len(res.Tools) != 16 {
 		t.Fatalf("server unusable after malformed requests: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ func (s *Server) toolDefs() []*toolDef {
 	all = append(all, s.workflowTools()...)
 	all = append(all, s.registryTools()...)
 	all = append(all, s.miscTools()...)
+	all = append(all, s.runTools()...)
 	return all
 }
 

@@ -200,4 +200,6 @@ type RunResult struct {
 	// OutputsProvidedBy labels each output whose source reads a step an
 	// MCP server answered (the step's own label is in steps).
 	OutputsProvidedBy map[string]*registry.Provenance `json:"outputs_provided_by,omitempty"`
+	// Waiting is what a run paused at an ask step asks (status waiting).
+	Waiting *app.WaitingReport `json:"waiting,omitempty"`
 }

@@ -26,8 +26,8 @@ func TestToolSchemasEveryHostAccepts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 15 {
-		t.Fatalf("%d tools, want the 14 and the typed workflow", len(res.Tools))
+	if len(res.Tools) != 17 {
+		t.Fatalf("%d tools, want the 16 and the typed workflow", len(res.Tools))
 	}
 	for _, tool := range res.Tools {
 		b, _ := json.Marshal(tool.InputSchema)

@@ -1,4 +1,4 @@
-// Package mcpserver is pflow's MCP server (`pflow mcp serve`): 14 tools and two
+// Package mcpserver is pflow's MCP server (`pflow mcp serve`): 16 tools and two
 // instruction resources that let an agent without a shell discover, build,
 // validate, run and save workflows. Every tool is a thin face over a use-case
 // in internal/app; nothing here decides how a workflow is run, saved or
@@ -66,7 +66,7 @@ type Options struct {
 	ServerIdle time.Duration
 	// WorkflowTools publishes every saved workflow as a tool of its own,
 	// kept in step with the library; Workflows, when set, publishes only
-	// those. NoBuilderTools leaves out the 14 tools that discover, build and
+	// those. NoBuilderTools leaves out the 16 tools that discover, build and
 	// save workflows. With Workflows or NoBuilderTools the server is
 	// focused: its resources are only the workflows it publishes and their
 	// runs.
@@ -95,6 +95,8 @@ type Server struct {
 	cancel   context.CancelFunc
 	inflight sync.WaitGroup
 	logMu    sync.Mutex
+
+	bg backgroundRuns // runs of workflow_execute background: true (tools_runs.go)
 }
 
 // New builds the server with every tool and resource registered.
@@ -303,6 +305,9 @@ func (s *Server) handle(ctx context.Context, t *toolDef, req *mcp.CallToolReques
 	data, err := t.run(ctx, &call{req: req, args: args, app: a, srv: s})
 	if d, ok := data.(direct); ok && err == nil {
 		return s.renderDirect(a, d)
+	}
+	if ir, ok := data.(inputRequired); ok && err == nil { // ask.go
+		return ir.res
 	}
 	switch {
 	case err != nil:

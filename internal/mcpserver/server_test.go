@@ -18,10 +18,10 @@ import (
 var allTools = []string{
 	"workflow_discover", "registry_discover", "registry_run", "workflow_execute", "workflow_validate", "workflow_save",
 	"registry_describe", "registry_search", "workflow_list", "workflow_describe", "settings_set", "settings_get",
-	"registry_list", "trace_read",
+	"registry_list", "trace_read", "run_status", "run_cancel",
 }
 
-func TestListToolsExposesThe14ToolsWithSchemas(t *testing.T) {
+func TestListToolsExposesThe16ToolsWithSchemas(t *testing.T) {
 	f := newFixture(t, nil)
 	res, err := f.cs.ListTools(context.Background(), nil)
 	if err != nil {

@@ -94,7 +94,7 @@ func TestStdioSurvivesMalformedInput(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
 	m := next()
 	res, _ := m["result"].(map[string]any)
-	if tools, _ := res["tools"].([]any); len(tools) != 14 {
+	if tools, _ := res["tools"].([]any); len(tools) != 16 {
 		t.Fatalf("tools/list after bad input: %v", m)
 	}
 }

@@ -108,10 +108,14 @@ func (s *Server) workflowTools() []*toolDef {
 				"parameters":   withDefault(openObject("Input values keyed by the workflow's declared input names, e.g. {\"since\": \"v1.2\"}. Values keep their JSON types. With resume, the run's earlier inputs are used unless given here; secret inputs must be given again."), map[string]any{}),
 				"resume":       str("A run_id from an earlier workflow_execute result (usually a failure's checkpoint.run_id) to continue: pass the fixed workflow in `workflow`; steps that completed and are unchanged are re-used, not run again."),
 				"rerun_unsafe": boolean("With resume: also run again steps that may have side effects and were still running when that run stopped (they may have partly run). Only after checking what they did.", false),
+				"answer":       str("With resume: the answer to the question of a run that waits at an ask step (status waiting): one of its choices (e.g. approve or deny), as the user gave it. The run continues from there; workflow may be left out."),
+				"answer_input": openObject("With answer: the typed input the question's schema asks for, by property name."),
+				"background":   boolean("Answer at once with the run_id and let the run go on: read its status, progress and outputs with run_status, stop it with run_cancel. For long runs.", false),
 			}),
 			data: props("The run's outputs and what ran.", map[string]*jsonschema.Schema{
 				"outputs":             openObject("The workflow's declared outputs, by name."),
-				"status":              str("success | degraded"),
+				"status":              str("success | degraded | waiting (an ask step waits for a person: see waiting)"),
+				"waiting":             openObject("A run paused at an ask step: the question (message, choices, schema) and the workflow_execute call that answers it once the user decided."),
 				"duration_ms":         number(""),
 				"nodes_executed":      integer(""),
 				"steps":               arrayOf(openObject("node_id, node_type, status, duration_ms, error..., provided_by (an MCP step: its output and error are the server's text)"), "Every step, in order."),
@@ -225,6 +229,17 @@ func (s *Server) workflowDiscover(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
+	answer := c.str("answer")
+	if answer == "" && c.object("answer_input") != nil {
+		return nil, pferr.New(pferr.Validation, "answer_input only applies with answer").
+			WithHint("Pass resume: <run_id>, answer: <choice> and answer_input together.")
+	}
+	if answer != "" {
+		return s.answerRun(ctx, c, answer)
+	}
+	if c.req.Params.RequestState != "" && len(c.req.Params.InputResponses) > 0 {
+		return s.answerInputRequired(ctx, c) // ask.go
+	}
 	t, err := s.callWorkflow(c)
 	if err != nil {
 		return nil, err
@@ -235,12 +250,58 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 		return nil, pferr.New(pferr.Validation, "rerun_unsafe only applies with resume").
 			WithHint("Pass resume: <run_id> (from an earlier result's checkpoint.run_id) together with rerun_unsafe: true.")
 	}
+	if c.boolean("background") {
+		a := s.opts.App.Scoped()
+		return s.startBackground(t, &req, func(ctx context.Context) (*app.RunOutcome, *app.Target, error) {
+			out, err := a.Run(ctx, req)
+			return out, t, err
+		})
+	}
 	if tok := c.req.Params.GetProgressToken(); tok != nil {
 		req.Observer = newProgress(ctx, c.req.Session, tok, len(t.Workflow.Nodes))
 	}
+	req.Asker = clientAskerFor(c.req)
 	out, err := c.app.Run(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if ir := inputRequiredFor(c.req, out); ir != nil {
+		return *ir, nil
+	}
+	rep := app.Report(out, t, app.Agent)
+	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t)), nil
+}
+
+// answerRun answers the question of the waiting run named by resume and
+// continues it (app.AnswerRun): the agent relays the user's answer.
+func (s *Server) answerRun(ctx context.Context, c *call, answer string) (any, error) {
+	id := c.str("resume")
+	if id == "" {
+		return nil, pferr.New(pferr.Validation, "answer only applies with resume").
+			WithHint("Pass resume: <run_id> of the waiting run (its workflow_execute result or run_status says status waiting) with answer.")
+	}
+	req := app.AnswerRequest{Run: id, Choice: answer, Input: c.object("answer_input"), Channel: "mcp-client"}
+	req.Origin, req.Policy, req.Temporal = "mcp", s.policy(), c.srv.opts.Temporal
+	if w, ir := c.args["workflow"], c.args["workflow_ir"]; w != nil || ir != nil {
+		t, err := s.callWorkflow(c)
+		if err != nil {
+			return nil, err
+		}
+		req.Target = t
+	}
+	if c.boolean("background") {
+		a := s.opts.App.Scoped()
+		return s.startBackground(req.Target, &req.RunRequest, func(ctx context.Context) (*app.RunOutcome, *app.Target, error) {
+			return a.AnswerRun(ctx, req)
+		})
+	}
+	req.Asker = clientAskerFor(c.req)
+	out, t, err := c.app.AnswerRun(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if ir := inputRequiredFor(c.req, out); ir != nil {
+		return *ir, nil
 	}
 	rep := app.Report(out, t, app.Agent)
 	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t)), nil
@@ -280,7 +341,7 @@ func executeEnvelope(out *app.RunOutcome, t *app.Target, rep *app.RunReport, out
 		Outputs: rep.Outputs(), Status: rep.Status, DurationMS: rep.DurationMS,
 		NodesExecuted: rep.NodesExecuted, Steps: rep.Steps(), Workflow: rep.Workflow, Metrics: rep.Metrics,
 		Warnings: rep.Warnings, RunID: rep.RunID, TemporalRunID: rep.TemporalRunID, ResumedFrom: rep.ResumedFrom,
-		OutputsProvidedBy: outLabels,
+		OutputsProvidedBy: outLabels, Waiting: rep.Waiting,
 	}
 	e := envelope{"success": true, "data": data}
 	if rep.TracePath != "" {

@@ -21,7 +21,7 @@ import (
 
 // direct is a success whose structuredContent is the value itself (a
 // workflow tool's outputs, matching its output schema), not the
-// {"success", "data"} envelope of the 14 tools.
+// {"success", "data"} envelope of the 16 tools.
 type direct struct {
 	value map[string]any
 	meta  map[string]any

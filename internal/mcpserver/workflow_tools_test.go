@@ -129,8 +129,8 @@ func TestE2EWorkflowToolsFromTheDocsConfig(t *testing.T) {
 	}
 }
 
-// In process: --workflow-tools lists every saved workflow next to the 14,
-// follows deletions, and the 14 stay unless left out.
+// In process: --workflow-tools lists every saved workflow next to the 16,
+// follows deletions, and the 16 stay unless left out.
 func TestWorkflowToolsFollowTheLibrary(t *testing.T) {
 	f := newFixture(t, nil, func(o *Options) { o.WorkflowTools = true })
 	changed := make(chan struct{}, 10)
@@ -159,7 +159,7 @@ func TestWorkflowToolsFollowTheLibrary(t *testing.T) {
 		}
 		return out
 	}
-	if n := names(); len(n) != 14 {
+	if n := names(); len(n) != 16 {
 		t.Fatalf("an empty library: %v", n)
 	}
 	wait := func(what string) {
@@ -172,7 +172,7 @@ func TestWorkflowToolsFollowTheLibrary(t *testing.T) {
 	}
 	f.call("workflow_save", map[string]any{"workflow_file": greeterMD, "name": "greeter", "description": "Greets someone."}).mustOK(t)
 	wait("a save over MCP")
-	if n := names(); len(n) != 15 || !contains2(n, "greeter") {
+	if n := names(); len(n) != 17 || !contains2(n, "greeter") {
 		t.Fatalf("after saving: %v", n)
 	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "greeter", Arguments: map[string]any{"name": "Bo", "greeting": "hi"}})

@@ -130,10 +130,6 @@ type Spec struct {
 	// a direct call prints (shell's stdout, llm's response). Empty: the node
 	// has no main output.
 	MainOutput string
-	// ActionsOf, when set, gives the actions a step of this type may take
-	// given its literal params (a switch's case names), beyond
-	// Interface.Actions; validation checks a step's edges against them.
-	ActionsOf func(params map[string]any) []string
 	// Inline nodes only compute over their params and the shared store (no
 	// I/O, no clock): a durable engine runs them in its workflow code
 	// instead of as an activity.
@@ -152,6 +148,11 @@ type Spec struct {
 	// about to run. A resume runs a completed step again when its fingerprint
 	// changed, and the step cache keys on it. It must be cheap.
 	Fingerprint func(req *Request) string
+	// StepActions, when set, lists the actions a step of this type can take
+	// with the step's literal params (the ask node: one action per choice; a switch: its cases and default),
+	// instead of Interface.Actions (which lists those of the defaults).
+	// Validation accepts edges on them.
+	StepActions func(params map[string]any) []string
 }
 
 // Effects describes what running a node does to the world besides returning

@@ -22,9 +22,12 @@ const (
 
 // Exit codes.
 const (
-	ExitOK          = 0
-	ExitFailure     = 1
-	ExitUsage       = 2
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+	// ExitWaiting: the run paused at an ask step, waiting for a person's
+	// answer (pflow runs answer continues it); nothing failed.
+	ExitWaiting     = 3
 	ExitInterrupted = 130
 )
 

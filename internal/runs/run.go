@@ -1183,6 +1183,11 @@ func (r *Run) Close(res *runtime.Result, tracePath string) error {
 			st.FailedStep, st.Category = fl.NodeID, fl.Category
 			st.Error = r.opts.Redactor.String(fl.Message)
 		}
+		if wt := res.Waiting; wt != nil && res.Status == runtime.RunWaiting {
+			q := wt.Question
+			q.Message = r.opts.Redactor.String(q.Message)
+			st.WaitingStep, st.Question = wt.NodeID, &q
+		}
 	} else {
 		st.Status = runtime.RunFailed
 	}

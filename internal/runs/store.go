@@ -48,6 +48,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/stephash"
@@ -141,6 +142,10 @@ type Status struct {
 	// RecordIncomplete says why some events could not be written.
 	RecordIncomplete string `json:"record_incomplete,omitempty"`
 	TracePath        string `json:"trace_path,omitempty"`
+	// WaitingStep and Question are set when the run paused at an ask step
+	// (Status "waiting"): the step and what it asks (see answer.go).
+	WaitingStep string         `json:"waiting_step,omitempty"`
+	Question    *node.Question `json:"question,omitempty"`
 }
 
 // Run states shown for runs without a status.json.
@@ -358,6 +363,10 @@ type Summary struct {
 	Ran         int       `json:"ran"`
 	Resumed     int       `json:"resumed"`
 	Cached      int       `json:"cached"`
+	// Question is what a waiting run asks; Answer how it was answered
+	// (Status is then "answered").
+	Question *node.Question `json:"question,omitempty"`
+	Answer   *Answer        `json:"answer,omitempty"`
 }
 
 // List returns up to limit runs (0: all), newest first.
@@ -391,6 +400,12 @@ func (s *Store) summary(m *Meta) Summary {
 	if st := s.Status(m.ID); st != nil {
 		sum.Status, sum.DurationMS, sum.FailedStep, sum.Error = st.Status, st.DurationMS, st.FailedStep, st.Error
 		sum.Ran, sum.Resumed, sum.Cached = st.Ran, st.Resumed, st.Cached
+		if st.Status == StateWaiting {
+			sum.Question = st.Question
+			if a := s.Answer(m.ID); a != nil {
+				sum.Status, sum.Answer = StateAnswered, a
+			}
+		}
 		return sum
 	}
 	sum.Status = s.State(m.ID)

@@ -264,6 +264,11 @@ func (e *executor) runWave(ctx context.Context, f *frame, wave []*workflow.Node,
 			stop = true
 			continue
 		}
+		if isWaiting(o.fail) { // an ask step that reaches nobody now (ask.go)
+			e.pause(f, n, o.fail)
+			stop = true
+			continue
+		}
 		action := o.step.Action
 		failed := isErrorAction(action)
 		if failed && o.step.Class != "" {

@@ -267,6 +267,9 @@ func (e *executor) finishRecord(rec *StepRecord, s *Step, fail *Failure) {
 	} else if rec.Action == "" {
 		rec.Action = "default"
 	}
+	if isWaiting(fail) {
+		rec.Status, rec.Action, rec.Error = StatusWaiting, ActionWaiting, ""
+	}
 	if rec.Outputs == nil {
 		rec.Outputs = s.Outputs
 	}

@@ -135,6 +135,9 @@ func (e *executor) execNested(ctx context.Context, f *frame, n *workflow.Node, r
 		f.res.Warnings = append(f.res.Warnings, w)
 	}
 	e.mu.Unlock()
+	if fl := childWaiting(n, cres); fl != nil { // ask.go
+		return map[string]any{}, fl
+	}
 	if !cres.Success() {
 		fl := cres.Failure
 		msg := "nested workflow failed"

@@ -218,6 +218,8 @@ type Result struct {
 	Warnings    []Warning
 	// LLMCalls are the llm_usage records of every LLM call, with node_id.
 	LLMCalls []map[string]any
+	// Waiting is set when the run paused at an ask step (Status RunWaiting).
+	Waiting  *Waiting
 	Started  time.Time
 	Duration time.Duration
 }
@@ -387,6 +389,10 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 			e.interrupt(f, cur)
 			break
 		}
+		if isWaiting(fail) { // an ask step that reaches nobody now (ask.go)
+			e.pause(f, cur, fail)
+			break
+		}
 		action := step.Action
 		failed := isErrorAction(action)
 		if failed && step.Class != "" {
@@ -420,10 +426,11 @@ func (e *executor) walk(ctx context.Context, f *frame) {
 
 // listUnrun lists the steps that never ran, so a reader sees the whole
 // plan: skipped when the run finished (it did not take their branch; the
-// record shows them too), not executed when it stopped before them.
+// record shows them too), not executed when it stopped (or paused) before
+// them.
 func (e *executor) listUnrun(f *frame, executed map[string]bool) {
 	status := StatusSkipped
-	if f.res.Status == RunFailed {
+	if f.res.Status == RunFailed || f.res.Status == RunWaiting {
 		status = StatusNotExecuted
 	}
 	now := time.Now()
@@ -488,6 +495,7 @@ func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*St
 			step.Action = "default"
 		}
 	}
+	markWaiting(step, fail) // ask.go
 	if e.opts.Journal != nil {
 		if rec == nil { // a batch, a nested workflow, or a step that failed before its node could run
 			kind := KindNode
@@ -627,6 +635,9 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		if !e.opts.Scheduler.Sleep(ctx, pause) {
 			break
 		}
+	}
+	if fl := waitingFailure(n, err); fl != nil { // ask.go
+		return map[string]any{}, rec, fl
 	}
 	if err != nil {
 		msg := err.Error()

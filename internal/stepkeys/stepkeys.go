@@ -82,7 +82,7 @@ var table = []Key{
 	{Name: Type, What: "node type", Kind: Structure, Takes: "a node type", Meaning: "the node type (`pflow registry list`)"},
 	{Name: Batch, What: "batch", Kind: Structure, Takes: "`{items, as, parallel, max_concurrent, error_handling, max_retries, retry_wait}`", Meaning: "run the step once per item (below)"},
 	{Name: Next, What: "next step", Kind: Structure, Takes: "a step id", Meaning: "the step that runs after this one (default: the next step in the file)"},
-	{Name: On, What: "edges", Kind: Structure, Takes: "`{<action>: <step>}`", Meaning: "one edge per action: `default`, `error`, and for `http` and MCP steps the error classes below"},
+	{Name: On, What: "edges", Kind: Structure, Takes: "`{<action>: <step>}`", Meaning: "one edge per action: `default`, `error`, for `http` and MCP steps the error classes below, for `ask` steps their answers"},
 	{Name: OnError, What: "error edge", Kind: Structure, Takes: "a step id", Meaning: "where to go when this step fails (sugar for `on: {error: <step>}`)"},
 	{Name: InputMappings, What: "input mappings", Kind: Structure, Takes: "`{<param>: <path>}`", Meaning: "fill a param from a shared-store path when the step does not set it"},
 	{Name: OutputMappings, What: "output mappings", Kind: Structure, Takes: "`{<output>: <name>}`", Meaning: "also publish an output at the workflow level as `${name}`"},

@@ -127,8 +127,8 @@ func (v *validator) edgeActions() {
 		}
 		allowed := []string{"default", "error"}
 		actions := spec.Interface.Actions
-		if spec.ActionsOf != nil {
-			actions = append(slices.Clone(actions), spec.ActionsOf(n.Params)...)
+		if spec.StepActions != nil { // actions that depend on the step's params (ask: its choices)
+			actions = spec.StepActions(n.Params)
 		}
 		for _, a := range actions {
 			if !slices.Contains(allowed, a) {

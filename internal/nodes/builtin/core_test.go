@@ -23,6 +23,7 @@ func TestCoreSpecs(t *testing.T) {
 		"delete-file": {3, 100 * time.Millisecond, false},
 		"echo":        {1, 0, true},
 		"workflow":    {1, 0, false},
+		"ask":         {1, 0, false},
 	}
 	seen := map[string]bool{}
 	for _, s := range coreSpecs(Config{}) {

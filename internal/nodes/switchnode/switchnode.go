@@ -29,7 +29,7 @@ func Spec() *node.Spec {
 		Node:      node.Func(run),
 		Effects:   node.Effects{ReadOnly: true, Idempotent: true, Pure: true},
 		Inline:    true,
-		ActionsOf: actionsOf,
+		StepActions: actionsOf,
 	}
 }
 
@@ -46,13 +46,13 @@ var iface = node.Interface{
 }
 
 func actionsOf(params map[string]any) []string {
-	var out []string
+	out := []string{DefaultAction}
 	if cases, err := cond.ParseCases(params["cases"]); err == nil {
 		for _, c := range cases {
 			out = append(out, c.Action)
 		}
 	}
-	if d, ok := params["default"].(string); ok && d != "" {
+	if d, ok := params["default"].(string); ok && d != "" && d != DefaultAction {
 		out = append(out, d)
 	}
 	return out

@@ -3,7 +3,7 @@
 //   node client.mjs stdio <pflow-binary>      (PFLOW_HOME from the environment)
 //   node client.mjs http <url> [token]
 //
-// Lists the 14 tools, saves a workflow, discovers it, executes it with
+// Lists the 16 tools, saves a workflow, discovers it, executes it with
 // parameters, reads its trace, and checks the structured errors for a
 // missing input and for "../etc/passwd" as a name. Prints one JSON line per
 // step and exits non-zero on the first failed expectation.
@@ -143,6 +143,7 @@ async function main() {
     ["registry_run", { node_type: "shell", parameters: { command: "echo '{\"a\": [1]}'" } }, (d) => d.paths.some((p) => p.path === "stdout.a[0]")],
     ["settings_set", { key: "E2E_API_KEY", value: "e2e-secret-value" }, (d) => d.value === "e2e***"],
     ["settings_get", { key: "E2E_API_KEY" }, (d) => d.found === true && d.value === "e2e***"],
+    ["run_status", { run_id: "last" }, (d) => typeof d.status === "string" && d.run_id !== ""],
   ];
   for (const [name, args, ok] of others) {
     const res = await client.callTool({ name, arguments: args });

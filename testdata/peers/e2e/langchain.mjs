@@ -20,7 +20,7 @@ const client = new MultiServerMCPClient({ mcpServers: servers, throwOnLoadError:
 try {
   const tools = await client.getTools();
   const names = tools.map((t) => t.name).sort();
-  check(names.length === 14 && names.includes("workflow_execute"), "tools", names);
+  check(names.length === 16 && names.includes("workflow_execute"), "tools", names);
   step("tools", { count: names.length });
 
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
