@@ -106,6 +106,7 @@ func validate(ctx context.Context, w *workflow.Workflow, opts Options) *validato
 	v.unusedInputs()
 	v.unknownParams()
 	v.edgeActions()
+	v.outputsOnEveryPath()
 	return v
 }
 
