@@ -136,12 +136,12 @@ func (v *validator) outputsOnEveryPath() {
 		if len(steps) == 0 {
 			continue
 		}
-		reads := fmt.Sprintf("step '%s', which does not run", steps[0])
+		msg := fmt.Sprintf("Output '%s' reads step '%s', which does not run on every path: a run that takes %s ends without it, and then '%s' is absent from the result",
+			o.Name, steps[0], pathList(paths), o.Name)
 		if len(steps) > 1 {
-			reads = fmt.Sprintf("steps %s, which do not run", quoteList(steps))
+			msg = fmt.Sprintf("Output '%s' reads steps %s, which do not run on every path: a run that takes %s ends without them, and then '%s' is absent from the result",
+				o.Name, quoteList(steps), pathList(paths), o.Name)
 		}
-		msg := fmt.Sprintf("Output '%s' reads %s on every path: a run that takes %s ends without it, and then '%s' is absent from the result",
-			o.Name, reads, pathList(paths), o.Name)
 		var alt []string
 		for _, id := range onEvery {
 			alt = append(alt, "'"+id+"'")

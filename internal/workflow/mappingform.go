@@ -4,21 +4,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 )
 
-var (
-	// pairRe is one "name=value" (or name: value, name -> value) of a
+// The patterns of MappingForm, compiled when a message needs them (an
+// error path: no start-up cost).
+const (
+	// pairPattern is one "name=value" (or name: value, name -> value) of a
 	// string written where a mapping belongs.
-	pairRe = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^[\s,;]*([A-Za-z_][\w.-]*)\s*(?:=>|->|=|:)\s*("[^"]*"|'[^']*'|[^\s,;]+)[\s,;]*`)
-	})
-	// onePairRe is a single "Name: value with spaces".
-	onePairRe = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^\s*([A-Za-z_][\w.-]*)\s*:\s*(\S.*?)\s*$`)
-	})
-	// plainRe is a value YAML reads as the text it is.
-	plainRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\w./@+-]+$`) })
+	pairPattern = `^[\s,;]*([A-Za-z_][\w.-]*)\s*(?:=>|->|=|:)\s*("[^"]*"|'[^']*'|[^\s,;]+)[\s,;]*`
+	// onePairPattern is a single "Name: value with spaces".
+	onePairPattern = `^\s*([A-Za-z_][\w.-]*)\s*:\s*(\S.*?)\s*$`
+	// plainPattern is a value YAML reads as the text it is.
+	plainPattern = `^[\w./@+-]+$`
 )
 
 // MappingForm reads a string written where a mapping belongs ("a=19 b=23",
@@ -27,10 +24,11 @@ var (
 // "{a: 19, b: 23}", for a message to show the line that works. ok is false
 // when the string is not such a list of pairs.
 func MappingForm(s string) (form string, ok bool) {
+	pairRe := regexp.MustCompile(pairPattern)
 	var pairs [][2]string
 	rest := strings.TrimSpace(s)
 	for rest != "" {
-		m := pairRe().FindStringSubmatch(rest)
+		m := pairRe.FindStringSubmatch(rest)
 		if m == nil {
 			pairs = nil
 			break
@@ -39,7 +37,7 @@ func MappingForm(s string) (form string, ok bool) {
 		rest = rest[len(m[0]):]
 	}
 	if len(pairs) == 0 {
-		m := onePairRe().FindStringSubmatch(s)
+		m := regexp.MustCompile(onePairPattern).FindStringSubmatch(s)
 		if m == nil {
 			return "", false
 		}
@@ -67,7 +65,7 @@ func unquote(v string) string {
 // flowScalar writes v for a YAML flow mapping: as it is when YAML reads it
 // back the same, quoted otherwise.
 func flowScalar(v string) string {
-	if plainRe().MatchString(v) || strings.HasPrefix(v, "${") && strings.HasSuffix(v, "}") && !strings.ContainsAny(v, " ,") {
+	if regexp.MustCompile(plainPattern).MatchString(v) || strings.HasPrefix(v, "${") && strings.HasSuffix(v, "}") && !strings.ContainsAny(v, " ,") {
 		return v
 	}
 	return strconv.Quote(v)
