@@ -679,3 +679,26 @@ func TestMCPServeRunsOnTemporal(t *testing.T) {
 		t.Errorf("the completed step ran %d times, want once", n)
 	}
 }
+
+// TestRoutedFailureOnTemporal: a step whose failure the workflow routes to
+// on_error fails with the same message on Temporal as locally, one that
+// suggests no ignore_errors (the worker's node learns the step is routed).
+func TestRoutedFailureOnTemporal(t *testing.T) {
+	c := newCluster(t)
+	c.worker(t)
+	wf := filepath.Join(c.dir, "routed.pflow.md")
+	writeFile(t, wf, "# Routed\n\n## Steps\n\n### boom\nFails.\n- type: shell\n- command: echo broken >&2; exit 3\n- on_error: report\n\n"+
+		"### report\nReports the failure.\n- type: shell\n- stdin: ${boom.error}\n- command: cat\n\n"+
+		"## Outputs\n\n### said\nThe failure.\n- source: ${report.stdout}\n")
+	local := envelope(t, c.pflow(t, "--output-format", "json", wf))
+	remote := envelope(t, c.pflow(t, "--temporal", c.srv.HostPort, "--output-format", "json", wf))
+	lj, _ := json.MarshalIndent(local, "", "  ")
+	rj, _ := json.MarshalIndent(remote, "", "  ")
+	if string(lj) != string(rj) {
+		t.Errorf("on Temporal:\n%s\nlocally:\n%s", rj, lj)
+	}
+	said := fmt.Sprint(remote["result"])
+	if !strings.Contains(said, "exit code 3") || strings.Contains(said, "ignore_errors") {
+		t.Errorf("a routed failure on Temporal says %q: want the exit code and no ignore_errors advice", said)
+	}
+}

@@ -105,7 +105,7 @@ func (wk *Worker) RunNode(ctx context.Context, in wire.NodeInput) (*wire.NodeOut
 	defer tracker.Close()
 	req := &node.Request{NodeID: in.NodeID, Type: in.Type, Params: params, Extra: spec.Extra, TemplateEnv: in.TemplateEnv,
 		WorkflowDir: in.WorkflowDir, WorkflowFile: in.WorkflowFile, SourceLines: in.SourceLines, Attempt: in.Attempt,
-		Env: wk.lookupEnv, Log: wk.log, Scope: wk.scope, Redact: wk.redact, Network: in.Network}
+		Env: wk.lookupEnv, Log: wk.log, Scope: wk.scope, Redact: wk.redact, Network: in.Network, Routed: in.Routed}
 	res, err := safeRun(ctx, spec.Node, req)
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // cancelled: Temporal records the cancellation

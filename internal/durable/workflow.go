@@ -228,7 +228,7 @@ func (activityNode) Run(ctx context.Context, req *node.Request) (*node.Result, e
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 	})
 	in := wire.NodeInput{NodeID: req.NodeID, Type: req.Type, Params: wire.Value{V: req.Params}, TemplateEnv: req.TemplateEnv,
-		WorkflowDir: req.WorkflowDir, WorkflowFile: req.WorkflowFile, SourceLines: req.SourceLines, Attempt: req.Attempt, Network: req.Network}
+		WorkflowDir: req.WorkflowDir, WorkflowFile: req.WorkflowFile, SourceLines: req.SourceLines, Attempt: req.Attempt, Network: req.Network, Routed: req.Routed}
 	var out wire.NodeOutput
 	if err := workflow.ExecuteActivity(actx, wire.ActivityNode, in).Get(actx, &out); err != nil {
 		if temporal.IsCanceledError(err) {

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -20,6 +23,70 @@ type ParamError struct {
 }
 
 func (e *ParamError) Error() string { return fmt.Sprintf("parameter '%s': %s", e.Param, e.Message) }
+
+// ParamFailure is the step's outcome when err says a param cannot be used
+// (a *ParamError: a value of the wrong type, an invalid value): a failed
+// result marked Permanent, because no retry changes the params. The step
+// fails at once, never retried (not even with retries set), and an
+// on_error edge may still handle it. ok is false for any other error.
+func ParamFailure(err error) (res *Result, ok bool) {
+	var pe *ParamError
+	if !errors.As(err, &pe) {
+		return nil, false
+	}
+	res = Fail(pe.Error(), nil)
+	res.Permanent = true
+	return res, true
+}
+
+// FailParamsOnce is n with every *ParamError it returns turned into a
+// permanent failure (ParamFailure): for nodes whose Go errors are retried
+// (Spec.Attempts > 1), so that a param of the wrong type fails the step
+// once instead of once per attempt.
+func FailParamsOnce(n Node) Node {
+	return Func(func(ctx context.Context, req *Request) (*Result, error) {
+		res, err := n.Run(ctx, req)
+		if err != nil {
+			if pr, ok := ParamFailure(err); ok {
+				return pr, nil
+			}
+		}
+		return res, err
+	})
+}
+
+// Literal returns the params whose value holds no template anywhere: the
+// values a static check (Spec.Check) reads as the run will. A templated
+// value is known only when the step runs.
+func Literal(params map[string]any) map[string]any {
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		if !holdsTemplate(v) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func holdsTemplate(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return template.HasTemplate(x)
+	case map[string]any:
+		for _, e := range x {
+			if holdsTemplate(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if holdsTemplate(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // String returns params[k] as a string. Missing or nil gives def.
 // Non-string scalars are stringified; containers become JSON.
@@ -139,7 +206,7 @@ func Map(params map[string]any, k string) (map[string]any, error) {
 			}
 		}
 	}
-	return nil, &ParamError{k, fmt.Sprintf("expects a mapping (key: value pairs), got %s", value.TypeName(v))}
+	return nil, &ParamError{k, fmt.Sprintf("expects a mapping of names to values, got %s; write it as '- %s: {name: value}' or as an indented block of 'name: value' lines under '- %s:'", value.TypeName(v), k, k)}
 }
 
 // ResolvePath expands ~ and makes p absolute and clean, relative to base when

@@ -300,15 +300,7 @@ func (e *executor) run(ctx context.Context, w *workflow.Workflow, inputs map[str
 	for k, v := range inputs {
 		res.Shared[k] = v
 	}
-	f := &frame{w: w, shared: res.Shared, res: res, depth: depth, stack: stack, dir: dir, prefix: prefix, forced: forced}
-	for _, ed := range w.Edges {
-		if ed.ActionOrDefault() != "default" {
-			if f.routed == nil {
-				f.routed = map[string]bool{}
-			}
-			f.routed[ed.From] = true
-		}
-	}
+	f := &frame{w: w, shared: res.Shared, res: res, depth: depth, stack: stack, dir: dir, prefix: prefix, forced: forced, routed: w.RoutedSteps()}
 	if e.opts.Journal != nil {
 		f.occ = make(map[string]int, len(w.Nodes))
 		if e.reuses {

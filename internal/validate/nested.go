@@ -145,7 +145,22 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 	if mode != "" && mode != "mapped" {
 		return
 	}
-	pm, _ := node.Map(n.Params, "param_mapping")
+	pm, err := node.Map(n.Params, "param_mapping")
+	if raw := n.Params["param_mapping"]; err != nil && !isTemplateText(raw) {
+		// One message with the mapping: the child's inputs written in the
+		// text are not missing.
+		fix := "Write it as a mapping of the child's inputs to values:\n- param_mapping:\n    <input>: ${...}"
+		if str, ok := raw.(string); ok {
+			if form, ok := workflow.MappingForm(str); ok {
+				fix = fmt.Sprintf("Write it as a mapping: '- param_mapping: %s'.", form)
+			}
+		}
+		v.add(layerParams, Diagnostic{
+			Message: fmt.Sprintf("Node '%s' (workflow): 'param_mapping' must map the child workflow's inputs to values, got %s", n.ID, describeLiteral(raw)),
+			NodeID:  n.ID, Param: "param_mapping", Line: n.Line, Hint: fix,
+		})
+		return
+	}
 	for _, in := range child.Inputs {
 		if in == nil {
 			continue
@@ -263,4 +278,11 @@ func (v *validator) mcpOpen(id string) bool {
 func (v *validator) typeLabel(id string) string {
 	n := v.byID[id]
 	return n.Type
+}
+
+// isTemplateText reports whether v is text holding a template (a value
+// known only when the step runs).
+func isTemplateText(v any) bool {
+	s, ok := v.(string)
+	return ok && template.HasTemplate(s)
 }

@@ -46,16 +46,21 @@ func (v *validator) unknownParams() {
 		// block: '- args: {type: jpeg}'.
 		isMCP := strings.HasPrefix(n.Type, "mcp-")
 		var args map[string]any
+		// badArgs: args is not the mapping of the tool's arguments. Its one
+		// message shows the mapping; the arguments written inside it are
+		// neither missing nor is args an unknown param.
+		badArgs := false
 		if raw, ok := n.Params[ArgsParam]; ok && isMCP {
 			// A map is always the block (a tool argument named args goes
 			// inside it: '- args: {args: ...}'); anything else is the
 			// tool's own argument args, when it has one.
 			m, isMap := raw.(map[string]any)
 			if !isMap && (spec == nil || !declares(spec, ArgsParam)) {
+				badArgs = true
 				v.add(layerParams, Diagnostic{
-					Message: fmt.Sprintf("Node '%s' (%s): 'args' must map the tool's argument names to values, got %s", n.ID, n.Type, value.TypeName(raw)),
+					Message: fmt.Sprintf("Node '%s' (%s): 'args' must map the tool's argument names to values, got %s", n.ID, n.Type, describeLiteral(raw)),
 					NodeID:  n.ID, Param: ArgsParam, Line: n.Line,
-					Hint: "Write the tool's arguments under args, e.g. '- args: {type: jpeg, timeout: 5000}' or a ```yaml args block.",
+					Hint: argsHint(raw, spec),
 				})
 			}
 			args = m
@@ -88,7 +93,7 @@ func (v *validator) unknownParams() {
 				if !f.Required || f.Default != nil || mapped[f.Key] {
 					continue
 				}
-				if _, ok := given(f.Key); ok {
+				if _, ok := given(f.Key); ok || badArgs {
 					continue
 				}
 				hint := fmt.Sprintf("Add '- %s: ...' to step '%s'.", f.Key, n.ID)
@@ -167,7 +172,7 @@ func (v *validator) unknownParams() {
 			if slices.Contains(known, p) || stepkeys.Consumed(p, false, isMCP) {
 				continue
 			}
-			if isMCP && p == ArgsParam && args != nil {
+			if isMCP && p == ArgsParam && (args != nil || badArgs) {
 				continue
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
@@ -219,7 +224,37 @@ func literalMismatch(f node.Field, val any) (string, string) {
 			names = append(names, w)
 		}
 	}
-	return fmt.Sprintf("expects %s (%s), got %s", strings.Join(names, " or "), f.Type, describeLiteral(val)), exampleLine(f)
+	fix := exampleLine(f)
+	if str, ok := val.(string); ok && slices.Contains(types, "dict") {
+		if form, ok := workflow.MappingForm(str); ok {
+			fix = fmt.Sprintf("- %s: %s", f.Key, form)
+		}
+	}
+	return fmt.Sprintf("expects %s (%s), got %s", strings.Join(names, " or "), f.Type, describeLiteral(val)), fix
+}
+
+// argsHint is the fix of an MCP step whose args is not a mapping: the
+// mapping its text lists ('a=19 b=23' is '- args: {a: 19, b: 23}'), or
+// one of the tool's required arguments.
+func argsHint(raw any, spec *node.Spec) string {
+	const how = " (or a ```yaml args block, one 'name: value' line per argument)"
+	if s, ok := raw.(string); ok {
+		if form, ok := workflow.MappingForm(s); ok {
+			return fmt.Sprintf("Write the tool's arguments as a mapping: '- %s: %s'%s.", ArgsParam, form, how)
+		}
+	}
+	var names []string
+	if spec != nil {
+		for _, f := range spec.Interface.Params {
+			if f.Required && f.Default == nil {
+				names = append(names, f.Key+": ...")
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "Write the tool's arguments as a mapping, e.g. '- args: {type: jpeg, timeout: 5000}'" + how + "."
+	}
+	return fmt.Sprintf("Write the tool's arguments as a mapping: '- %s: {%s}'%s.", ArgsParam, strings.Join(names, ", "), how)
 }
 
 // literalFits reports whether val fits type t, and whether t is a type this

@@ -196,6 +196,9 @@ func (v *validator) undefinedHead(st *site, r template.Ref) {
 		v.add(layerDataFlow, Diagnostic{Message: msg, NodeID: st.nodeID, Param: st.param, Line: st.line, Hint: hint})
 		return
 	}
+	if bad, ok := v.badBatch[st.nodeID]; ok && (head == "item" || strings.Contains(bad, head)) {
+		return // the item of a batch written as text: the batch's message says how to write it
+	}
 	msg := fmt.Sprintf("Node '%s' references undefined input '%s' in parameter '%s'", st.nodeID, r.Raw, st.param)
 	cands := append(append([]string{}, inputNames...), mappedKeys...)
 	if s := suggest.Closest(head, cands, 1, 0.6); len(s) > 0 {

@@ -107,6 +107,7 @@ func validate(ctx context.Context, w *workflow.Workflow, opts Options) *validato
 	v.unknownParams()
 	v.edgeActions()
 	v.conditions()
+	v.outputsOnEveryPath()
 	return v
 }
 
@@ -196,6 +197,10 @@ type validator struct {
 	outputs     map[string]knownFields // outputsOf, remembered
 
 	usedInputs map[string]bool
+	// badBatch holds the steps whose batch is text, not a mapping (step id
+	// → the structure message quoting it): the batch's one message says
+	// so; its item variable is then no undefined input.
+	badBatch map[string]string
 	// refTypes holds the inferred type of each template of a top-level
 	// string param (refTypeKey(node, param, raw) → type), set by scanSites.
 	refTypes map[string]string
@@ -218,7 +223,7 @@ func newValidator(w *workflow.Workflow, opts Options) *validator {
 		byID: map[string]*workflow.Node{}, index: map[string]int{}, inputs: map[string]*workflow.Input{},
 		specs: map[string]*node.Spec{}, unknown: map[string]bool{},
 		mapped: map[string]mappedKey{}, nestedOut: map[string][]node.Field{}, nestedKnown: map[string]bool{},
-		usedInputs: map[string]bool{}, seen: map[string]bool{}, refTypes: map[string]string{},
+		usedInputs: map[string]bool{}, seen: map[string]bool{}, refTypes: map[string]string{}, badBatch: map[string]string{},
 	}
 	for _, n := range w.Nodes {
 		if n == nil || n.ID == "" {
@@ -353,6 +358,9 @@ func (v *validator) structure() {
 		if m := nodePathRe().FindStringSubmatch(e.Path); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(v.w.Nodes) && v.w.Nodes[i] != nil {
 				d.NodeID, d.Line = v.w.Nodes[i].ID, v.w.Nodes[i].Line
+				if e.Path == m[0]+".batch" && v.w.Nodes[i].Batch == nil {
+					v.badBatch[d.NodeID] = e.Message
+				}
 			}
 		} else if m := edgePathRe().FindStringSubmatch(e.Path); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(v.w.Edges) {
@@ -728,6 +736,8 @@ func (v *validator) structureMessage(e workflow.StructureError) string {
 		}
 	} else if m := requiredRe().FindStringSubmatch(what); m != nil {
 		what = fmt.Sprintf("the required key '%s' is missing", m[1])
+	} else if m := notTypeRe().FindStringSubmatch(what); m != nil && m[2] == "object" {
+		what = fmt.Sprintf("expects a mapping (an object of 'key: value' pairs), got %s", m[1])
 	} else if m := notTypeRe().FindStringSubmatch(what); m != nil {
 		what = fmt.Sprintf("expects type '%s', got %s", m[2], m[1])
 	} else if m := notMatchRe().FindStringSubmatch(what); m != nil {

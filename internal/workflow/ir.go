@@ -156,6 +156,26 @@ func (e Edge) ActionOrDefault() string {
 	return e.Action
 }
 
+// RoutedSteps are the steps whose failures the workflow handles itself:
+// those with an edge on an action other than the default one (on_error, an
+// error class such as rate_limited, any other action of 'on'). A step's
+// node learns it as node.Request.Routed, so that a failure message
+// suggests no way to make the step succeed (ignore_errors) where the
+// workflow already routes the failure. Both engines, the local runtime and
+// the Temporal worker, take the fact from here. nil when no step is routed.
+func (w *Workflow) RoutedSteps() map[string]bool {
+	var routed map[string]bool
+	for _, ed := range w.Edges {
+		if ed.ActionOrDefault() != "default" {
+			if routed == nil {
+				routed = map[string]bool{}
+			}
+			routed[ed.From] = true
+		}
+	}
+	return routed
+}
+
 // Batch configures running a node once per item.
 type Batch struct {
 	// Items is a template string like "${list.stdout}" or an inline []any.

@@ -958,7 +958,11 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 	if v, ok := params["on"]; ok {
 		m, isMap := v.(map[string]any)
 		if !isMap || len(m) == 0 {
-			return p.errf(keyLine["on"], "Write '- on: {error: <step-id>}' mapping each action to the step it leads to.", "'on' for step '%s' must map actions to step IDs, got %s.", e.id, pyRepr(v))
+			fix := "Write '- on: {error: <step-id>}' mapping each action to the step it leads to."
+			if form, ok := stringMapping(v); ok {
+				fix = fmt.Sprintf("Write it as a mapping: '- on: %s' (each action to the step it leads to).", form)
+			}
+			return p.errf(keyLine["on"], fix, "'on' for step '%s' must map actions to step IDs, got %s.", e.id, pyRepr(v))
 		}
 		for _, action := range value.SortedKeys(m) {
 			s, isStr := m[action].(string)
@@ -994,7 +998,11 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 		}
 		m, isMap := v.(map[string]any)
 		if !isMap {
-			return p.errf(keyLine[key], fmt.Sprintf("Write '- %s: {name: shared_key}'.", key), "'%s' for step '%s' must map names to shared-store keys, got %s.", key, e.id, pyRepr(v))
+			fix := fmt.Sprintf("Write '- %s: {name: shared_key}'.", key)
+			if form, ok := stringMapping(v); ok {
+				fix = fmt.Sprintf("Write it as a mapping: '- %s: %s'.", key, form)
+			}
+			return p.errf(keyLine[key], fix, "'%s' for step '%s' must map names to shared-store keys, got %s.", key, e.id, pyRepr(v))
 		}
 		sm := map[string]string{}
 		for k, x := range m {

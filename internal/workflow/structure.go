@@ -668,6 +668,16 @@ func (d *decoder) output(path, name string, m map[string]any) *Output {
 }
 
 func (d *decoder) batch(path string, v any) *Batch {
+	if s, isStr := v.(string); isStr {
+		// One message with the form that works: the batch's keys in a
+		// block, not a type to change.
+		fix := "Write the batch as a block of keys, a ```yaml batch block under the step:\n```yaml batch\nitems: ${<step>.<list output>}\nas: item\n```"
+		if form, ok := MappingForm(s); ok {
+			fix = fmt.Sprintf("Write the batch as a mapping: '- batch: %s', or as a ```yaml batch block with one 'key: value' line each.", form)
+		}
+		d.add(path, fmt.Sprintf("%s is not of type 'object'", pyRepr(v)), fix)
+		return nil
+	}
 	m, ok := d.object(path, v)
 	if !ok {
 		return nil

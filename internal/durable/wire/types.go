@@ -169,6 +169,10 @@ type NodeInput struct {
 	SourceLines  map[string]int    `json:"source_lines,omitempty"`
 	Attempt      int               `json:"attempt"`
 	Network      *node.NetPolicy   `json:"network,omitempty"`
+	// Routed is node.Request.Routed: the workflow routes the step's
+	// failures (workflow.RoutedSteps, decided by the engine that walks the
+	// graph and carried to the worker that runs the step).
+	Routed bool `json:"routed,omitempty"`
 }
 
 // NodeOutput is a node execution's outcome. Err is set when the node could

@@ -5,8 +5,9 @@
 // file's directory (the process's working directory when there is none).
 // Failures the workflow should see (missing file, destination exists,
 // permission denied) are error results with a message saying what to do;
-// bad params and unexpected I/O errors are Go errors, retried by the runtime
-// (3 attempts, 0.1 s apart).
+// params the node cannot use fail the step once, never retried (no retry
+// changes them); unexpected I/O errors are Go errors, retried by the
+// runtime (3 attempts, 0.1 s apart).
 package file
 
 import (
@@ -43,7 +44,7 @@ func Specs() []*node.Spec {
 }
 
 func spec(typ string, i node.Interface, run node.Func) *node.Spec {
-	return &node.Spec{Type: typ, Group: group, Interface: i, Attempts: attempts, RetryWait: retryWait, Node: run}
+	return &node.Spec{Type: typ, Group: group, Interface: i, Attempts: attempts, RetryWait: retryWait, Node: node.FailParamsOnce(run)}
 }
 
 var errorOutput = node.Field{Key: "error", Type: "str", Description: "Why the step failed and how to fix it; only set on failure."}
@@ -301,6 +302,7 @@ func encode(s string, enc encoding) ([]byte, error) {
 // written.
 func WriteSpec() *node.Spec {
 	s := writeSpec()
+	s.Check = checkWrite
 	s.StdinParam = "content"
 	s.MainOutput = "file_path"
 	return s
@@ -329,6 +331,55 @@ func writeSpec() *node.Spec {
 	}, runWrite)
 }
 
+// checkWrite is write-file's static check: literal content the run could
+// not write in the step's encoding (or, with content_is_binary, that is
+// not base64), refused by the same code.
+func checkWrite(_ context.Context, params map[string]any) []node.Problem {
+	p := node.Literal(params)
+	raw, ok := p["content"]
+	if !ok || raw == nil {
+		return nil
+	}
+	if _, ok := params["content_is_binary"]; ok && p["content_is_binary"] == nil {
+		return nil // templated: known when the step runs
+	}
+	if _, ok := params["encoding"]; ok && p["encoding"] == nil {
+		return nil
+	}
+	isBinary, err := node.Bool(p, "content_is_binary", false)
+	if err != nil {
+		return nil // validation's type check
+	}
+	enc, err := encodingOf(p)
+	if err != nil {
+		return nil // validation's enum check
+	}
+	if _, err := contentBytes(value.Stringify(raw), isBinary, enc); err != nil {
+		hint := "Write content in the step's encoding, or set '- encoding: utf-8'."
+		if isBinary {
+			hint = "Give content as base64 (e.g. ${read.content} of a binary file), or remove '- content_is_binary: true' to write the text as it is."
+		}
+		return []node.Problem{{Param: "content", Message: err.Error(), Hint: hint}}
+	}
+	return nil
+}
+
+// contentBytes are the bytes write-file writes for content.
+func contentBytes(content string, isBinary bool, enc encoding) ([]byte, error) {
+	if isBinary {
+		data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(content))
+		if err != nil {
+			return nil, &node.ParamError{Param: "content", Message: fmt.Sprintf("content_is_binary is true but content is not valid base64 (%v)", err)}
+		}
+		return data, nil
+	}
+	data, err := encode(content, enc)
+	if err != nil {
+		return nil, &node.ParamError{Param: "content", Message: err.Error()}
+	}
+	return data, nil
+}
+
 func runWrite(ctx context.Context, req *node.Request) (*node.Result, error) {
 	p, err := pathParam(req, "file_path")
 	if err != nil {
@@ -351,14 +402,9 @@ func runWrite(ctx context.Context, req *node.Request) (*node.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	if isBinary {
-		data, err = base64.StdEncoding.DecodeString(strings.TrimSpace(content))
-		if err != nil {
-			return nil, &node.ParamError{Param: "content", Message: fmt.Sprintf("content_is_binary is true but content is not valid base64 (%v)", err)}
-		}
-	} else if data, err = encode(content, enc); err != nil {
-		return nil, &node.ParamError{Param: "content", Message: err.Error()}
+	data, err := contentBytes(content, isBinary, enc)
+	if err != nil {
+		return nil, err
 	}
 
 	out := map[string]any{"written": false, "file_path": p, "bytes": int64(0)}
@@ -634,7 +680,7 @@ func runMove(ctx context.Context, req *node.Request) (*node.Result, error) {
 
 // DeleteSpec returns the delete-file node type.
 func DeleteSpec() *node.Spec {
-	return spec("delete-file", node.Interface{
+	s := spec("delete-file", node.Interface{
 		Description: "Delete a single file. The step must say '- confirm: true'; a file that does not exist counts as deleted " +
 			"(the step succeeds with deleted false). Directories are refused; a symlink is removed, not its target.",
 		Params: []node.Field{
@@ -649,6 +695,26 @@ func DeleteSpec() *node.Spec {
 		},
 		Actions: []string{"default", "error"},
 	}, runDelete)
+	s.Check = checkDelete
+	return s
+}
+
+func unconfirmed(p string) error {
+	return &node.ParamError{Param: "confirm", Message: fmt.Sprintf("must be true to delete '%s'. Add '- confirm: true' to the step to make the deletion explicit", p)}
+}
+
+// checkDelete is delete-file's static check: a literal confirm that is not
+// true, which the run refuses.
+func checkDelete(_ context.Context, params map[string]any) []node.Problem {
+	p := node.Literal(params)
+	if _, ok := p["confirm"]; !ok {
+		return nil // missing (validation says so) or templated
+	}
+	if confirm, err := node.Bool(p, "confirm", false); err == nil && !confirm {
+		return []node.Problem{{Param: "confirm", Message: unconfirmed(node.String(params, "file_path", "")).Error(),
+			Hint: "Set '- confirm: true' on the step (a delete-file step runs only when it says so), or remove the step."}}
+	}
+	return nil
 }
 
 func runDelete(ctx context.Context, req *node.Request) (*node.Result, error) {
@@ -661,7 +727,7 @@ func runDelete(ctx context.Context, req *node.Request) (*node.Result, error) {
 		return nil, err
 	}
 	if !confirm {
-		return nil, &node.ParamError{Param: "confirm", Message: fmt.Sprintf("must be true to delete '%s'. Add '- confirm: true' to the step to make the deletion explicit", p)}
+		return nil, unconfirmed(p)
 	}
 	out := map[string]any{"deleted": false, "file_path": p}
 	st, err := os.Lstat(p)

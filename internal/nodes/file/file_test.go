@@ -64,7 +64,7 @@ type tc struct {
 	typ    string
 	setup  func(t *testing.T, dir string)
 	params map[string]any
-	action string         // "" default, "error", or "goerr" for a Go error
+	action string         // "" default, "error", "refused" for params the node cannot use (a permanent error result), or "goerr" for a Go error
 	want   map[string]any // outputs; "$DIR" in strings is replaced by the workflow dir
 	errHas []string
 	check  func(t *testing.T, dir string)
@@ -84,6 +84,12 @@ func runTable(t *testing.T, tests []tc) {
 					t.Fatalf("want a Go error, got %+v", res)
 				}
 				msg = err.Error()
+			} else if tt.action == "refused" {
+				// No retry changes the params: the step fails once.
+				if err != nil || res.Action != "error" || !res.Permanent {
+					t.Fatalf("want a permanent failure, got %+v, %v", res, err)
+				}
+				msg, _ = res.Outputs["error"].(string)
 			} else {
 				if err != nil {
 					t.Fatalf("Go error: %v", err)
@@ -175,7 +181,7 @@ func TestReadFile(t *testing.T) {
 			name:   "missing param",
 			typ:    "read-file",
 			params: map[string]any{},
-			action: "goerr",
+			action: "refused",
 			errHas: []string{"'file_path'", "required"},
 		},
 		{
@@ -183,7 +189,7 @@ func TestReadFile(t *testing.T) {
 			typ:    "read-file",
 			setup:  func(t *testing.T, dir string) { write(t, filepath.Join(dir, "a.txt"), "x") },
 			params: map[string]any{"file_path": "a.txt", "encoding": "ebcdic"},
-			action: "goerr",
+			action: "refused",
 			errHas: []string{"'encoding'", "utf-8"},
 		},
 	})
@@ -288,21 +294,21 @@ func TestWriteFile(t *testing.T) {
 			name:   "ascii cannot encode",
 			typ:    "write-file",
 			params: map[string]any{"file_path": "a.txt", "content": "café", "encoding": "ascii"},
-			action: "goerr",
+			action: "refused",
 			errHas: []string{"cannot be written as ascii"},
 		},
 		{
 			name:   "invalid base64",
 			typ:    "write-file",
 			params: map[string]any{"file_path": "a.bin", "content": "not base64!", "content_is_binary": true},
-			action: "goerr",
+			action: "refused",
 			errHas: []string{"not valid base64"},
 		},
 		{
 			name:   "missing content",
 			typ:    "write-file",
 			params: map[string]any{"file_path": "a.txt"},
-			action: "goerr",
+			action: "refused",
 			errHas: []string{"'content'", "required"},
 		},
 		{
@@ -508,7 +514,7 @@ func TestMoveFile(t *testing.T) {
 			typ:    "move-file",
 			setup:  src,
 			params: map[string]any{"source_path": "src.txt"},
-			action: "goerr",
+			action: "refused",
 			errHas: []string{"'dest_path'"},
 		},
 	})
@@ -539,7 +545,7 @@ func TestDeleteFile(t *testing.T) {
 			typ:    "delete-file",
 			setup:  func(t *testing.T, dir string) { write(t, filepath.Join(dir, "a.txt"), "x") },
 			params: map[string]any{"file_path": "a.txt"},
-			action: "goerr",
+			action: "refused",
 			errHas: []string{"'confirm'", "'- confirm: true'"},
 			check: func(t *testing.T, dir string) {
 				readBack(t, filepath.Join(dir, "a.txt"))
@@ -550,7 +556,7 @@ func TestDeleteFile(t *testing.T) {
 			typ:    "delete-file",
 			setup:  func(t *testing.T, dir string) { write(t, filepath.Join(dir, "a.txt"), "x") },
 			params: map[string]any{"file_path": "a.txt", "confirm": false},
-			action: "goerr",
+			action: "refused",
 			errHas: []string{"must be true"},
 		},
 		{
@@ -633,6 +639,44 @@ func TestFileSpecs(t *testing.T) {
 			if f.Type == "" || f.Description == "" {
 				t.Errorf("%s.%s not fully declared", s.Type, f.Key)
 			}
+		}
+	}
+}
+
+// TestFileChecksRefuseLiteralValues: write-file and delete-file refuse,
+// before the run, the literal values the run would refuse (by the same
+// code), and leave templated values alone.
+func TestFileChecksRefuseLiteralValues(t *testing.T) {
+	bad := []struct {
+		typ         string
+		params      map[string]any
+		param, want string
+	}{
+		{"delete-file", map[string]any{"file_path": "a.txt", "confirm": false}, "confirm", "must be true to delete 'a.txt'"},
+		{"delete-file", map[string]any{"file_path": "a.txt", "confirm": "no"}, "confirm", "must be true"},
+		{"write-file", map[string]any{"file_path": "a", "content": "zz!", "content_is_binary": true}, "content", "not valid base64"},
+		{"write-file", map[string]any{"file_path": "a", "content": "café", "encoding": "ascii"}, "content", "cannot be written as ascii"},
+	}
+	for _, c := range bad {
+		probs := specFor(t, c.typ).Check(context.Background(), c.params)
+		if len(probs) != 1 || probs[0].Param != c.param || !strings.Contains(probs[0].Message, c.want) || probs[0].Hint == "" {
+			t.Errorf("%s Check(%v) = %+v, want one problem in %s saying %q, with a fix", c.typ, c.params, probs, c.param, c.want)
+		}
+	}
+	fine := []struct {
+		typ    string
+		params map[string]any
+	}{
+		{"delete-file", map[string]any{"file_path": "a.txt", "confirm": true}},
+		{"delete-file", map[string]any{"file_path": "a.txt", "confirm": "${sure}"}},
+		{"write-file", map[string]any{"file_path": "a", "content": "${data}", "content_is_binary": true}},
+		{"write-file", map[string]any{"file_path": "a", "content": "zz!", "content_is_binary": "${bin}"}},
+		{"write-file", map[string]any{"file_path": "a", "content": "aGk=", "content_is_binary": true}},
+		{"write-file", map[string]any{"file_path": "a", "content": "café"}},
+	}
+	for _, c := range fine {
+		if probs := specFor(t, c.typ).Check(context.Background(), c.params); len(probs) != 0 {
+			t.Errorf("%s Check(%v) = %+v, want none", c.typ, c.params, probs)
 		}
 	}
 }

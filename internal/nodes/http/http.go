@@ -23,6 +23,7 @@ import (
 	nethttp "net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,7 @@ func Spec() *node.Spec {
 		Attempts:   3,
 		RetryWait:  time.Second,
 		Node:       httpNode{client: defaultClient()},
+		Check:      check,
 		StdinParam: "body",
 		MainOutput: "response",
 	}
@@ -145,6 +147,9 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 			res.Permanent = true
 			return res, nil
 		}
+		if res, ok := node.ParamFailure(err); ok {
+			return res, nil // a param of the wrong type or an invalid value: the same
+		}
 		return nil, err
 	}
 	shown := displayURL(r.url)
@@ -159,7 +164,8 @@ func (n httpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	}
 	hreq, err := nethttp.NewRequestWithContext(rctx, r.method, r.url.String(), body)
 	if err != nil {
-		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("cannot build a request for %s: %v", shown, unwrapURLError(err))}
+		res, _ := node.ParamFailure(&node.ParamError{Param: "url", Message: fmt.Sprintf("cannot build a request for %s: %v", shown, unwrapURLError(err))})
+		return res, nil
 	}
 	hreq.Header = r.headers
 	if r.contentType != "" && hreq.Header.Get("Content-Type") == "" {
@@ -334,16 +340,9 @@ func parse(p map[string]any, shared map[string]any) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw = strings.TrimSpace(raw)
-	u, err := url.Parse(raw)
+	u, err := parseURL(raw)
 	if err != nil {
-		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q is not a valid URL: %v", raw, unwrapURLError(err))}
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q must start with http:// or https://", displayURL(u))}
-	}
-	if u.Host == "" {
-		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q has no host", raw)}
+		return nil, err
 	}
 	r := &request{url: u, headers: nethttp.Header{}}
 
@@ -434,7 +433,7 @@ func parse(p map[string]any, shared map[string]any) (*request, error) {
 	}
 
 	if token != "" && apiKey != "" {
-		return nil, &node.ParamError{Param: "auth_token", Message: "Cannot specify both auth_token and api_key - they are mutually exclusive. Keep the one the API documents"}
+		return nil, errBothAuth
 	}
 	r.credentialHeaders = map[string]bool{}
 	if token != "" {
@@ -446,8 +445,8 @@ func parse(p map[string]any, shared map[string]any) (*request, error) {
 	}
 	if apiKey != "" {
 		h := node.String(p, "api_key_header", "X-API-Key")
-		if !validHeaderName(h) {
-			return nil, &node.ParamError{Param: "api_key_header", Message: fmt.Sprintf("%q is not a valid HTTP header name", h)}
+		if err := checkKeyHeader(h); err != nil {
+			return nil, err
 		}
 		if err := checkHeaderValue("api_key", apiKey, true); err != nil {
 			return nil, err
@@ -456,14 +455,110 @@ func parse(p map[string]any, shared map[string]any) (*request, error) {
 		r.credentialHeaders[nethttp.CanonicalHeaderKey(h)] = true
 	}
 
-	r.timeout, err = node.Duration(p, "timeout", DefaultTimeout)
-	if err != nil {
+	if r.timeout, err = timeoutOf(p); err != nil {
 		return nil, err
 	}
-	if r.timeout <= 0 {
-		return nil, &node.ParamError{Param: "timeout", Message: "must be greater than 0 seconds"}
-	}
 	return r, nil
+}
+
+// parseURL reads the url param's value: an absolute http(s) URL with a host.
+func parseURL(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q is not a valid URL: %v", raw, unwrapURLError(err))}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q must start with http:// or https://", displayURL(u))}
+	}
+	if u.Host == "" {
+		return nil, &node.ParamError{Param: "url", Message: fmt.Sprintf("%q has no host", raw)}
+	}
+	return u, nil
+}
+
+// errBothAuth refuses auth_token and api_key set together.
+var errBothAuth error = &node.ParamError{Param: "auth_token", Message: "Cannot specify both auth_token and api_key - they are mutually exclusive. Keep the one the API documents"}
+
+// checkKeyHeader refuses an api_key_header that is no header name.
+func checkKeyHeader(h string) error {
+	if !validHeaderName(h) {
+		return &node.ParamError{Param: "api_key_header", Message: fmt.Sprintf("%q is not a valid HTTP header name (letters, digits and - only), e.g. X-API-Key", h)}
+	}
+	return nil
+}
+
+// timeoutOf reads the timeout param: seconds or a duration, above 0.
+func timeoutOf(p map[string]any) (time.Duration, error) {
+	d, err := node.Duration(p, "timeout", DefaultTimeout)
+	if err == nil && d > 0 {
+		return d, nil
+	}
+	if err != nil && !isTime(p["timeout"]) {
+		return 0, err // not seconds or a duration at all
+	}
+	return 0, &node.ParamError{Param: "timeout", Message: fmt.Sprintf("must be greater than 0 seconds, got %s; write e.g. '- timeout: 30' (the default)", value.Stringify(p["timeout"]))}
+}
+
+// isTime reports whether v is a number or a duration text, of any sign.
+func isTime(v any) bool {
+	switch x := v.(type) {
+	case int64, float64:
+		return true
+	case string:
+		_, derr := time.ParseDuration(strings.TrimSpace(x))
+		_, ferr := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return derr == nil || ferr == nil
+	}
+	return false
+}
+
+// check is the http node's static check: a literal param value the run
+// would refuse before sending is refused before the run, by the same code
+// (the type of a value is validation's own check).
+func check(_ context.Context, params map[string]any) []node.Problem {
+	p := node.Literal(params)
+	var out []node.Problem
+	add := func(err error, hint string) {
+		param, msg := "", err.Error()
+		var pe *node.ParamError
+		if errors.As(err, &pe) {
+			param = pe.Param
+		}
+		out = append(out, node.Problem{Param: param, Message: msg, Hint: hint})
+	}
+	if raw, ok := p["url"].(string); ok {
+		if _, err := parseURL(raw); err != nil {
+			add(err, "Write the whole URL, e.g. '- url: https://api.example.com/items'.")
+		}
+	}
+	if hdrs, ok := p["headers"].(map[string]any); ok {
+		for _, k := range value.SortedKeys(hdrs) {
+			if hdrs[k] == nil {
+				continue
+			}
+			if !validHeaderName(k) {
+				add(&node.ParamError{Param: "headers", Message: fmt.Sprintf("header name %q is not a valid HTTP header name (letters, digits and - only)", k)},
+					"Write one header per line under '- headers:', as 'Name: value', e.g. 'Accept: application/json'.")
+			} else if err := checkHeaderValue(fmt.Sprintf("Header '%s'", k), value.Stringify(hdrs[k]), isCredentialHeader(k)); err != nil {
+				out = append(out, node.Problem{Param: "headers", Message: err.Error(), Hint: "Write the header's value on one line."})
+			}
+		}
+	}
+	if node.String(p, "auth_token", "") != "" && node.String(p, "api_key", "") != "" {
+		add(errBothAuth, "Remove '- auth_token:' or '- api_key:' from the step.")
+	}
+	if h, ok := p["api_key_header"].(string); ok {
+		if err := checkKeyHeader(h); err != nil {
+			add(err, "Write the header name the API documents, e.g. '- api_key_header: X-API-Key'.")
+		}
+	}
+	if t, ok := p["timeout"]; ok && isTime(t) { // a wrong type is validation's own check
+		if _, err := timeoutOf(p); err != nil {
+			add(err, "Write the seconds the request may take, e.g. '- timeout: 30'.")
+		}
+	}
+	return out
 }
 
 // refusedError is a request pflow will not send whatever the attempt (a

@@ -387,6 +387,10 @@ func TestHTTPCancel(t *testing.T) {
 	}
 }
 
+// TestHTTPParamErrors: params the node cannot use fail the step before
+// anything is sent, as a failed result marked Permanent: no retry changes
+// them, so the runtime tries once (not http's 3 attempts), even when the
+// step sets retries.
 func TestHTTPParamErrors(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -400,14 +404,60 @@ func TestHTTPParamErrors(t *testing.T) {
 		{"token and key", map[string]any{"url": "http://127.0.0.1/", "auth_token": "a", "api_key": "b"}, "Cannot specify both auth_token and api_key - they are mutually exclusive"},
 		{"headers not a dict", map[string]any{"url": "http://127.0.0.1/", "headers": "X: y"}, "'headers'"},
 		{"bad timeout", map[string]any{"url": "http://127.0.0.1/", "timeout": int64(0)}, "greater than 0"},
+		{"headers a list", map[string]any{"url": "http://127.0.0.1/", "headers": []any{"a", "b"}}, "write it as '- headers: {name: value}'"},
+		{"timeout a word", map[string]any{"url": "http://127.0.0.1/", "timeout": "soon"}, `expects seconds (e.g. 30) or a duration (e.g. 1m30s), got "soon"`},
+		{"params a string", map[string]any{"url": "http://127.0.0.1/", "params": "a=b"}, "'params'"},
+		{"bad api_key_header", map[string]any{"url": "http://127.0.0.1/", "api_key": "k", "api_key_header": "X Key"}, "not a valid HTTP header name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := run(t, context.Background(), tt.params)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("err = %v, want %q", err, tt.want)
+			res, err := run(t, context.Background(), tt.params)
+			if err != nil {
+				t.Fatalf("err = %v, want a failed result (a Go error is retried)", err)
+			}
+			if res == nil || res.Action != "error" || !res.Permanent {
+				t.Fatalf("result = %+v, want a permanent failure", res)
+			}
+			if msg, _ := res.Outputs["error"].(string); !strings.Contains(msg, tt.want) {
+				t.Fatalf("error = %q, want %q", msg, tt.want)
 			}
 		})
+	}
+}
+
+// TestHTTPCheckRefusesLiteralValues: the static check refuses the literal
+// values the run would refuse before sending, by the same code, and leaves
+// templated values and wrong types (validation's type check) alone.
+func TestHTTPCheckRefusesLiteralValues(t *testing.T) {
+	bad := []struct {
+		params      map[string]any
+		param, want string
+	}{
+		{map[string]any{"url": "ftp://x/y"}, "url", "must start with http:// or https://"},
+		{map[string]any{"url": "https://"}, "url", "has no host"},
+		{map[string]any{"url": "https://x", "timeout": int64(-5)}, "timeout", "must be greater than 0 seconds, got -5"},
+		{map[string]any{"url": "https://x", "timeout": "0s"}, "timeout", "must be greater than 0 seconds"},
+		{map[string]any{"url": "https://x", "auth_token": "a", "api_key": "b"}, "auth_token", "mutually exclusive"},
+		{map[string]any{"url": "https://x", "api_key": "b", "api_key_header": "X Key"}, "api_key_header", "not a valid HTTP header name"},
+		{map[string]any{"url": "https://x", "headers": map[string]any{"Bad Name": "v"}}, "headers", `header name "Bad Name"`},
+		{map[string]any{"url": "https://x", "headers": map[string]any{"X-A": "a\nb"}}, "headers", "line break"},
+	}
+	for _, c := range bad {
+		probs := Spec().Check(context.Background(), c.params)
+		if len(probs) != 1 || probs[0].Param != c.param || !strings.Contains(probs[0].Message, c.want) || probs[0].Hint == "" {
+			t.Errorf("Check(%v) = %+v, want one problem in %s saying %q, with a fix", c.params, probs, c.param, c.want)
+		}
+	}
+	fine := []map[string]any{
+		{"url": "${base}/x", "timeout": "${t}"},
+		{"url": "https://x/${id}", "auth_token": "${token}", "api_key": "b"},
+		{"url": "https://x", "timeout": "soon", "headers": "X: y"}, // wrong types: validation's own check
+		{"url": "https://x", "timeout": "1m30s", "headers": map[string]any{"Accept": "application/json"}},
+	}
+	for _, p := range fine {
+		if probs := Spec().Check(context.Background(), p); len(probs) != 0 {
+			t.Errorf("Check(%v) = %+v, want none", p, probs)
+		}
 	}
 }
 

@@ -193,6 +193,7 @@ func Spec(defaultModel string) *node.Spec {
 		Attempts:   3,
 		RetryWait:  time.Second,
 		Node:       n,
+		Check:      check,
 		StdinParam: "prompt",
 		MainOutput: "response",
 	}
@@ -206,10 +207,17 @@ func (n *llmNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	fail := func(msg string) (*node.Result, error) {
 		return node.Fail(msg, map[string]any{"response": "", "llm_usage": map[string]any{}}), nil
 	}
+	// refuse fails a step whose params no retry changes (a wrong type, an
+	// invalid value, no prompt): once, even when the step sets retries.
+	refuse := func(msg string) (*node.Result, error) {
+		res, _ := fail(msg)
+		res.Permanent = true
+		return res, nil
+	}
 	p := req.Params
 	prompt := node.String(p, "prompt", "")
 	if strings.TrimSpace(prompt) == "" {
-		return fail(MissingPrompt)
+		return refuse(MissingPrompt)
 	}
 	model := strings.TrimSpace(node.String(p, "model", ""))
 	if model == "" {
@@ -228,43 +236,34 @@ func (n *llmNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		return fail(err.Error())
 	}
 	c := &call{t: t, prompt: prompt, system: node.String(p, "system", "")}
-	if v, ok := p["temperature"]; ok && v != nil {
-		f, err := node.Float(p, "temperature", 1)
-		if err != nil {
-			return fail(err.Error())
-		}
-		if f < 0 || f > 2 {
-			return fail(fmt.Sprintf("parameter 'temperature': must be between 0 and 2, got %s", value.FormatFloat(f)))
-		}
-		if t.provider.wire == wireAnthropic && f > 1 {
-			fmt.Fprintf(logOf(req), "warning: step '%s': Anthropic accepts temperature up to 1; using 1 instead of %s\n", req.NodeID, value.FormatFloat(f))
-			f = 1
-		}
-		c.temperature = &f
+	if c.temperature, err = temperatureOf(p); err != nil {
+		return refuse(err.Error())
 	}
-	if c.maxTokens, err = node.Int(p, "max_tokens", 0); err != nil {
-		return fail(err.Error())
+	if f := c.temperature; f != nil && t.provider.wire == wireAnthropic && *f > 1 {
+		fmt.Fprintf(logOf(req), "warning: step '%s': Anthropic accepts temperature up to 1; using 1 instead of %s\n", req.NodeID, value.FormatFloat(*f))
+		one := 1.0
+		c.temperature = &one
 	}
-	if c.maxTokens < 0 {
-		return fail("parameter 'max_tokens': must be a positive number")
+	if c.maxTokens, err = maxTokensOf(p); err != nil {
+		return refuse(err.Error())
 	}
 	if c.images, err = loadImages(p["images"], req.WorkflowDir); err != nil {
-		return fail(err.Error())
-	}
-	schema, err := node.Map(p, "output_schema")
-	if err != nil {
-		return fail(err.Error())
-	}
-	var validator *jsonschema.Resolved
-	if schema != nil {
-		if validator, err = compileSchema(schema); err != nil {
-			return fail("parameter 'output_schema': not a valid JSON Schema: " + err.Error())
+		var pe *node.ParamError
+		if errors.As(err, &pe) {
+			return refuse(err.Error())
 		}
+		return fail(err.Error()) // a missing file may yet appear: retried when the step sets retries
+	}
+	schema, validator, err := schemaOf(p)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	if schema != nil {
 		c.schema, c.wrapped = objectSchema(schema)
 	}
 	timeout, err := node.Duration(p, "timeout", DefaultTimeout)
 	if err != nil {
-		return fail(err.Error())
+		return refuse(err.Error())
 	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -339,10 +338,49 @@ var imageMimes = map[string]string{
 	".gif": "image/gif", ".webp": "image/webp",
 }
 
-// loadImages reads the images param: a list or a single value of URLs
-// (http, https, data:) and file paths (~ expanded; relative paths are tried
-// against the working directory, then the workflow's directory).
-func loadImages(v any, workflowDir string) ([]image, error) {
+// temperatureOf reads the temperature param, 0 to 2 (nil when unset).
+func temperatureOf(p map[string]any) (*float64, error) {
+	if v, ok := p["temperature"]; !ok || v == nil {
+		return nil, nil
+	}
+	f, err := node.Float(p, "temperature", 1)
+	if err != nil {
+		return nil, err
+	}
+	if f < 0 || f > 2 {
+		return nil, &node.ParamError{Param: "temperature", Message: fmt.Sprintf("must be between 0 and 2, got %s; write e.g. '- temperature: 0.7' (lower is more predictable)", value.FormatFloat(f))}
+	}
+	return &f, nil
+}
+
+// maxTokensOf reads the max_tokens param, 0 when unset.
+func maxTokensOf(p map[string]any) (int, error) {
+	n, err := node.Int(p, "max_tokens", 0)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, &node.ParamError{Param: "max_tokens", Message: fmt.Sprintf("must be a positive number, got %d; write e.g. '- max_tokens: 1000', or leave it out for the model's default", n)}
+	}
+	return n, nil
+}
+
+// schemaOf reads the output_schema param and compiles it (nil when unset).
+func schemaOf(p map[string]any) (map[string]any, *jsonschema.Resolved, error) {
+	schema, err := node.Map(p, "output_schema")
+	if err != nil || schema == nil {
+		return nil, nil, err
+	}
+	validator, err := compileSchema(schema)
+	if err != nil {
+		return nil, nil, &node.ParamError{Param: "output_schema", Message: "not a valid JSON Schema: " + err.Error()}
+	}
+	return schema, validator, nil
+}
+
+// imageItems are the images param's items: a list, or one value (a JSON
+// list in a string is the list).
+func imageItems(v any) ([]any, error) {
 	var items []any
 	switch x := v.(type) {
 	case nil:
@@ -361,15 +399,60 @@ func loadImages(v any, workflowDir string) ([]image, error) {
 		}
 		items = []any{x}
 	default:
-		return nil, &node.ParamError{Param: "images", Message: fmt.Sprintf("expects a list of file paths or URLs, got %s", value.TypeName(v))}
+		return nil, &node.ParamError{Param: "images", Message: fmt.Sprintf("expects a list of file paths or URLs, got %s; write e.g. '- images: [chart.png]'", value.TypeName(v))}
+	}
+	for _, it := range items {
+		if s, ok := it.(string); !ok || strings.TrimSpace(s) == "" {
+			return nil, &node.ParamError{Param: "images", Message: fmt.Sprintf("each image must be a file path or URL, got %s; write e.g. '- images: [chart.png]'", value.TypeName(it))}
+		}
+	}
+	return items, nil
+}
+
+// check is the llm node's static check: literal param values the run
+// would refuse before calling the model, refused by the same code (a
+// value's type is validation's own check).
+func check(_ context.Context, params map[string]any) []node.Problem {
+	p := node.Literal(params)
+	var out []node.Problem
+	add := func(err error, hint string) {
+		var pe *node.ParamError
+		if errors.As(err, &pe) {
+			out = append(out, node.Problem{Param: pe.Param, Message: err.Error(), Hint: hint})
+		}
+	}
+	if _, err := node.Float(p, "temperature", 0); err == nil {
+		if _, err := temperatureOf(p); err != nil {
+			add(err, "Write a temperature from 0 to 2 (Anthropic accepts up to 1), e.g. '- temperature: 0.7'.")
+		}
+	}
+	if _, err := node.Float(p, "max_tokens", 0); err == nil {
+		if _, err := maxTokensOf(p); err != nil {
+			add(err, "Write a positive number of tokens, e.g. '- max_tokens: 1000'.")
+		}
+	}
+	if _, ok := p["output_schema"].(map[string]any); ok {
+		if _, _, err := schemaOf(p); err != nil {
+			add(err, "Write a JSON Schema, e.g. '- output_schema: {type: object, properties: {title: {type: string}}}'.")
+		}
+	}
+	if _, err := imageItems(p["images"]); err != nil {
+		add(err, "List image file paths or URLs, e.g. '- images: [chart.png, https://example.com/photo.jpg]'.")
+	}
+	return out
+}
+
+// loadImages reads the images param: a list or a single value of URLs
+// (http, https, data:) and file paths (~ expanded; relative paths are tried
+// against the working directory, then the workflow's directory).
+func loadImages(v any, workflowDir string) ([]image, error) {
+	items, err := imageItems(v)
+	if err != nil {
+		return nil, err
 	}
 	var out []image
 	for _, it := range items {
-		s, ok := it.(string)
-		if !ok || strings.TrimSpace(s) == "" {
-			return nil, &node.ParamError{Param: "images", Message: fmt.Sprintf("each image must be a file path or URL, got %s", value.TypeName(it))}
-		}
-		s = strings.TrimSpace(s)
+		s := strings.TrimSpace(it.(string))
 		lower := strings.ToLower(s)
 		if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "data:") {
 			out = append(out, image{url: s})
@@ -381,7 +464,7 @@ func loadImages(v any, workflowDir string) ([]image, error) {
 		}
 		mime, ok := imageMimes[strings.ToLower(filepath.Ext(path))]
 		if !ok {
-			return nil, fmt.Errorf("Unsupported image type %q for %s: use png, jpeg, gif or webp", filepath.Ext(path), s)
+			return nil, &node.ParamError{Param: "images", Message: fmt.Sprintf("Unsupported image type %q for %s: use png, jpeg, gif or webp", filepath.Ext(path), s)}
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {

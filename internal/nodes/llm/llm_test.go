@@ -583,15 +583,62 @@ func TestImages(t *testing.T) {
 	mustFail(t, runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "images": filepath.Join(dir, "a.bmp")}, envOf(oai.Env())), `Unsupported image type ".bmp"`)
 }
 
+// TestParamFailures: params the node cannot use fail the step before any
+// call, marked Permanent: not retried, even when the step sets retries.
 func TestParamFailures(t *testing.T) {
 	fake := llmtest.NewOpenAI(t)
 	env := envOf(fake.Env())
-	mustFail(t, runLLM(t, Spec(""), map[string]any{"model": "gpt-5.2"}, env), MissingPrompt)
-	mustFail(t, runLLM(t, Spec(""), map[string]any{"prompt": "  ", "model": "gpt-5.2"}, env), MissingPrompt)
-	mustFail(t, runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "temperature": 3.5}, env), "'temperature': must be between 0 and 2, got 3.5")
-	mustFail(t, runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "max_tokens": "lots"}, env), "'max_tokens'")
+	refused := func(out runOut, parts ...string) {
+		t.Helper()
+		mustFail(t, out, parts...)
+		if !out.res.Permanent {
+			t.Errorf("%s: not marked Permanent (a retry would send it again)", parts[0])
+		}
+	}
+	refused(runLLM(t, Spec(""), map[string]any{"model": "gpt-5.2"}, env), MissingPrompt)
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "  ", "model": "gpt-5.2"}, env), MissingPrompt)
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "temperature": 3.5}, env), "'temperature': must be between 0 and 2, got 3.5")
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "temperature": "warm"}, env), "'temperature'")
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "max_tokens": "lots"}, env), "'max_tokens'")
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "max_tokens": int64(-1)}, env), "'max_tokens': must be a positive number")
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "timeout": "soon"}, env), "'timeout'")
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "images": int64(5)}, env), "'images'")
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "output_schema": "an object"}, env), "'output_schema'")
+	refused(runLLM(t, Spec(""), map[string]any{"prompt": "x", "model": "gpt-5.2", "output_schema": map[string]any{"type": int64(5)}}, env), "not a valid JSON Schema")
 	if len(fake.Requests()) != 0 {
 		t.Errorf("requests sent for invalid params")
+	}
+}
+
+// TestCheckRefusesLiteralValues: the static check refuses the literal
+// values the run would refuse before calling the model, by the same code,
+// and leaves templated values and wrong types (validation's type check)
+// alone.
+func TestCheckRefusesLiteralValues(t *testing.T) {
+	bad := []struct {
+		params      map[string]any
+		param, want string
+	}{
+		{map[string]any{"prompt": "x", "temperature": int64(5)}, "temperature", "must be between 0 and 2, got 5"},
+		{map[string]any{"prompt": "x", "max_tokens": int64(-1)}, "max_tokens", "must be a positive number"},
+		{map[string]any{"prompt": "x", "images": int64(5)}, "images", "expects a list of file paths or URLs"},
+		{map[string]any{"prompt": "x", "images": []any{"a.png", map[string]any{"b": "c"}}}, "images", "each image must be a file path or URL"},
+		{map[string]any{"prompt": "x", "output_schema": map[string]any{"type": int64(5)}}, "output_schema", "not a valid JSON Schema"},
+	}
+	for _, c := range bad {
+		probs := Spec("").Check(context.Background(), c.params)
+		if len(probs) != 1 || probs[0].Param != c.param || !strings.Contains(probs[0].Message, c.want) || probs[0].Hint == "" {
+			t.Errorf("Check(%v) = %+v, want one problem in %s saying %q, with a fix", c.params, probs, c.param, c.want)
+		}
+	}
+	for _, p := range []map[string]any{
+		{"prompt": "x", "temperature": "${t}", "max_tokens": "${n}", "images": "${pics}"},
+		{"prompt": "x", "temperature": "warm", "output_schema": "x"}, // wrong types: validation's own check
+		{"prompt": "x", "temperature": 0.7, "max_tokens": int64(100), "images": "a.png", "output_schema": map[string]any{"type": "object"}},
+	} {
+		if probs := Spec("").Check(context.Background(), p); len(probs) != 0 {
+			t.Errorf("Check(%v) = %+v, want none", p, probs)
+		}
 	}
 }
 
