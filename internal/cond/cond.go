@@ -105,7 +105,7 @@ func compile(src string) (*Expr, error) {
 		return nil, &Error{Message: fmt.Sprintf("the condition %q is not a valid expression: %s.", src, firstLine(err.Error(), x)),
 			Fix: "Compare values with ==, !=, <, >, <=, >=, combine with and, or, not; e.g. '${count.stdout} > 0 and ${mode} == \"full\"'."}
 	}
-	v := &inspector{vars: map[string]int{}, declared: map[string]bool{}, seen: map[string]bool{},
+	v := &inspector{paths: map[ast.Node]string{}, vars: map[string]int{}, declared: map[string]bool{}, seen: map[string]bool{},
 		defaulted: map[string]bool{}, callees: map[ast.Node]bool{}, collect: true}
 	for i, name := range x.vars {
 		v.vars[name] = i
@@ -161,6 +161,9 @@ func firstLine(msg string, x *Expr) string {
 // (collect) finds function names and let-declared names, the second checks
 // every identifier.
 type inspector struct {
+	// paths holds, for an identifier that is the root of a member chain
+	// (find.stdout), the whole chain, so a message can show ${find.stdout}.
+	paths     map[ast.Node]string
 	vars      map[string]int
 	declared  map[string]bool
 	seen      map[string]bool
@@ -188,6 +191,10 @@ func (v *inspector) Visit(n *ast.Node) {
 			v.callees[t.Callee] = true
 		case *ast.VariableDeclaratorNode:
 			v.declared[t.Name] = true
+		case *ast.MemberNode:
+			if root, path, ok := memberPath(t); ok {
+				v.paths[root] = path
+			}
 		case *ast.BinaryNode:
 			if id, ok := t.Left.(*ast.IdentifierNode); ok && t.Operator == "??" {
 				v.defaulted[id.Value] = true
@@ -219,8 +226,38 @@ func (v *inspector) Visit(n *ast.Node) {
 		if v.declared[t.Value] {
 			return
 		}
+		if path, ok := v.paths[*n]; ok {
+			v.bad = &Error{Message: fmt.Sprintf("'%s' is not a value a condition can read.", path),
+				Fix: fmt.Sprintf("Read data with a template: ${%s}.", path)}
+			return
+		}
 		v.bad = &Error{Message: fmt.Sprintf("'%s' is not a value a condition can read.", t.Value),
 			Fix: fmt.Sprintf("Read data with a template: ${%s} for an input, ${<step>.<output>} for a step's output; quote text: \"%s\".", t.Value, t.Value)}
+	}
+}
+
+// memberPath renders a chain of member accesses on an identifier
+// (find.stdout, a.b[0]) and returns its root identifier.
+func memberPath(m *ast.MemberNode) (ast.Node, string, bool) {
+	var suffix string
+	var cur ast.Node = m
+	for {
+		switch t := cur.(type) {
+		case *ast.MemberNode:
+			switch p := t.Property.(type) {
+			case *ast.StringNode:
+				suffix = "." + p.Value + suffix
+			case *ast.IntegerNode:
+				suffix = fmt.Sprintf("[%d]", p.Value) + suffix
+			default:
+				return nil, "", false
+			}
+			cur = t.Node
+		case *ast.IdentifierNode:
+			return t, t.Value + suffix, true
+		default:
+			return nil, "", false
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -19,7 +20,18 @@ import (
 func (v *validator) conditions() {
 	for _, n := range v.nodes {
 		if raw, ok := v.ownControl(n, stepkeys.When); ok {
-			if x, err := stepkeys.ParseWhen(raw); err == nil {
+			x, err := stepkeys.ParseWhen(raw)
+			if err != nil {
+				d := Diagnostic{Message: fmt.Sprintf("Step '%s': %v", n.ID, err), NodeID: n.ID, Param: stepkeys.When, Line: v.line(n.ID),
+					Hint: "Write a condition over the run's data: '- when: ${count.stdout} > 0' (see docs/workflow-format.md, Conditions)."}
+				var ce *cond.Error
+				if errors.As(err, &ce) {
+					d.Message = fmt.Sprintf("Step '%s': in '- when: %v', %s", n.ID, raw, strings.TrimSuffix(ce.Message, "."))
+					d.Hint = ce.Fix
+				}
+				v.add(layerDataFlow, d)
+			}
+			if err == nil {
 				if val, constant := x.Constant(); constant {
 					v.add(layerDataFlow, Diagnostic{
 						Message: fmt.Sprintf("Step '%s': its condition '%v' reads no data, so it is always %v", n.ID, raw, val),

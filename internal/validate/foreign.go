@@ -159,7 +159,7 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 			kw := s[m[2]:m[3]]
 			note := "pflow templates have no statements: steps run in order; to repeat a step per item use '- batch: {items: ${step.list}}'; put logic in a shell or code step."
 			if kw == "if" || kw == "elif" || kw == "else" || kw == "endif" {
-				note = "pflow templates have no conditions: route on a step's outcome with '- on: {...}' or '- on_error:', or decide in a shell or code step."
+				note = "pflow templates have no statements: run a step only when a condition holds with '- when: ${x} == \"yes\"', choose a branch with a switch step, or decide in a shell or code step."
 			}
 			ours := false
 			for _, w := range strings.FieldsFunc(s[m[4]:m[5]], func(r rune) bool { return r == ' ' || r == '.' || r == '(' || r == ')' || r == ',' }) {

@@ -73,7 +73,7 @@ func TestForeignSyntax(t *testing.T) {
 		{"jinja-filter", "shell", "command", "echo {{ log.stdout | lower }}", false, "no filters"},
 		{"jinja-literal", "llm", "prompt", "Explain what {{ user.name }} means in Jinja", true, "${user.name}"},
 		{"jinja-statement", "llm", "prompt", "{% for x in log.stdout %}{{ x }}{% endfor %}", true, "batch"},
-		{"jinja-statement", "shell", "command", "{% if who %}echo hi{% endif %}", false, "no conditions"},
+		{"jinja-statement", "shell", "command", "{% if who %}echo hi{% endif %}", false, "- when:"},
 		{"n8n", "llm", "prompt", "Name: {{ $json.name }}", false, "${log.stdout.name}"},
 		{"n8n", "http", "url", "https://x.test/{{ $node[\"log\"].json.id }}", false, "${log.stdout.id}"},
 		{"n8n", "shell", "command", "echo {{ $('log').item.json.id }}", false, "${log.stdout.id}"},

@@ -139,8 +139,8 @@ func (v *validator) unknownParams() {
 		// by the same parser.
 		for _, p := range value.SortedKeys(n.Params) {
 			key, ok := stepkeys.Lookup(p)
-			if !ok || key.Check == nil || !stepkeys.Consumed(p, spec != nil && declares(spec, p), isMCP) {
-				continue
+			if !ok || key.Check == nil || !stepkeys.Consumed(p, spec != nil && declares(spec, p), isMCP) || p == stepkeys.When {
+				continue // a when is checked with the conditions (conditions.go)
 			}
 			val := n.Params[p]
 			if str, isStr := val.(string); isStr && template.HasTemplate(str) {
