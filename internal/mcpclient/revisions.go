@@ -23,6 +23,13 @@ const (
 	LegacyVersion = "2025-11-25"
 )
 
+// maxProbeWait bounds how long a stdio or Unix-socket server may leave the
+// server/discover probe unanswered before pflow answers it for the server
+// and initializes (half the start-up timeout when that is shorter). A
+// 2026-07-28 server that was merely slow to start refuses initialize and
+// is probed again without the bound.
+const maxProbeWait = 10 * time.Second
+
 // legacyVerdicts remembers, for this process, the servers (by legacyKey)
 // that ignored or died on the server/discover probe: their next connects
 // go straight to initialize instead of paying for the probe again.
@@ -118,6 +125,8 @@ func (c *clientConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return m, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-c.done:
+			return nil, mcp.ErrConnectionClosed
 		case r := <-c.msgs:
 			if r.err != nil {
 				c.mu.Lock()

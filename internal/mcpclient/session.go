@@ -139,7 +139,7 @@ func connect(ctx context.Context, srv *Server, log io.Writer, version string, gu
 	s := &Session{Server: srv, log: log}
 	var guard time.Duration
 	if guarded && (srv.Transport == "stdio" || srv.Transport == "uds") {
-		guard = srv.StartupTimeout / 2
+		guard = min(srv.StartupTimeout/2, maxProbeWait)
 	}
 	var transport mcp.Transport
 	switch srv.Transport {
