@@ -65,6 +65,7 @@ type clientConn struct {
 	timer    *time.Timer
 	timedOut bool // the guard answered the probe
 	answered bool // the server answered the probe
+	found    bool // ... with a result (it speaks 2026-07-28)
 	ended    bool // the connection ended while the probe waited
 
 	pumpOnce  sync.Once
@@ -84,9 +85,13 @@ func newClientConn(c mcp.Connection, guard time.Duration) *clientConn {
 }
 
 func (c *clientConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "server/discover" && r.ID.IsValid() && c.guard > 0 {
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "server/discover" && r.ID.IsValid() {
 		c.mu.Lock()
 		c.probe, c.probing = r.ID, true
+		if c.guard <= 0 {
+			c.mu.Unlock()
+			return c.Connection.Write(ctx, m)
+		}
 		id := r.ID
 		c.timer = time.AfterFunc(c.guard, func() {
 			c.mu.Lock()
@@ -111,6 +116,13 @@ func (c *clientConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			m, err := c.Connection.Read(ctx)
 			if err != nil {
 				return m, err
+			}
+			if resp, ok := m.(*jsonrpc.Response); ok {
+				c.mu.Lock()
+				if c.probing && resp.ID == c.probe {
+					c.answered, c.probing, c.found = true, false, resp.Error == nil
+				}
+				c.mu.Unlock()
 			}
 			if c.refused(ctx, m) {
 				continue
@@ -140,7 +152,7 @@ func (c *clientConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				c.mu.Lock()
 				late := c.timedOut && resp.ID == c.probe
 				if c.probing && resp.ID == c.probe {
-					c.answered, c.probing = true, false
+					c.answered, c.probing, c.found = true, false, resp.Error == nil
 					c.timer.Stop()
 				}
 				c.mu.Unlock()
@@ -201,6 +213,15 @@ func (c *clientConn) probeOutcome() (timedOut, ended bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.timedOut, c.ended
+}
+
+// discovered reports whether the server answered server/discover with a
+// result: only then may a session speak 2026-07-28 (that revision is
+// never negotiated through initialize).
+func (c *clientConn) discovered() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.found
 }
 
 // modernOnly reports whether err is the refusal of a server that speaks

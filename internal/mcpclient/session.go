@@ -262,6 +262,10 @@ func connect(ctx context.Context, srv *Server, log io.Writer, version string, gu
 		s.Close()
 		return nil, cc, s.fail("MCP protocol version not supported", "",
 			fmt.Sprintf("The server answered with protocol version %q; pflow speaks %s.", v, strings.Join(AcceptedVersions, ", ")))
+	} else if v >= ModernVersion && !cc.discovered() {
+		s.Close()
+		return nil, cc, s.fail("MCP protocol version not supported", "",
+			fmt.Sprintf("The server answered initialize with protocol version %q, which is agreed through server/discover only; it does not follow the revision it names.", v))
 	}
 	return s, cc, nil
 }
