@@ -243,6 +243,8 @@ type MCPSyncResult struct {
 	Error        string   `json:"error,omitempty"`
 	// Skipped says why the server was not synced ("disabled").
 	Skipped string `json:"skipped,omitempty"`
+	// Protocol is the MCP protocol revision the server spoke.
+	Protocol string `json:"protocol_version,omitempty"`
 }
 
 // MCPSyncEvent reports progress: Done is false when a server starts.
@@ -362,12 +364,12 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 		return r
 	}
 	a.withSignIn(srv)
-	tools, err := mcpclient.Discover(ctx, srv, a.Log)
+	tools, protocol, err := mcpclient.DiscoverVersion(ctx, srv, a.Log)
 	if err != nil {
 		r.Error = mcpclient.ErrorText(err)
 		return r
 	}
-	reg := a.RegisterMCPTools(ctx, name, tools)
+	reg := a.registerMCPTools(ctx, name, protocol, tools)
 	reg.Discovered = len(tools)
 	return reg
 }
@@ -377,8 +379,17 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 // node type another server already owns is kept for that server and
 // reported (server a-b tool c and server a tool b-c both make mcp-a-b-c).
 func (a *App) RegisterMCPTools(ctx context.Context, name string, tools []*mcp.Tool) MCPSyncResult {
-	r := MCPSyncResult{Server: name, Nodes: []string{}, Discovered: len(tools)}
+	return a.registerMCPTools(ctx, name, "", tools)
+}
+
+// registerMCPTools is RegisterMCPTools, recording the protocol revision the
+// server spoke (shown by pflow mcp info).
+func (a *App) registerMCPTools(ctx context.Context, name, protocol string, tools []*mcp.Tool) MCPSyncResult {
+	r := MCPSyncResult{Server: name, Nodes: []string{}, Discovered: len(tools), Protocol: protocol}
 	entries, warnings := mcpclient.RegistryEntries(name, tools)
+	for _, e := range entries {
+		e.MCP.Protocol = protocol
+	}
 	r.Warnings = append(r.Warnings, warnings...)
 	// Patch: the other entries are written back as stored, only this
 	// server's are encoded (a registry can hold thousands of tools).
@@ -602,6 +613,9 @@ type MCPTool struct {
 	Description string       `json:"description"`
 	Params      []node.Field `json:"params"`
 	Outputs     []node.Field `json:"outputs"`
+	// Protocol is the MCP protocol revision its server spoke at the last
+	// sync ("" when that sync did not record it).
+	Protocol string `json:"protocol_version,omitempty"`
 }
 
 // MCPTools lists registered MCP tools, of one server (exact name) or all.
@@ -616,7 +630,7 @@ func (a *App) MCPTools(server string) ([]MCPTool, error) {
 		if e.MCP == nil || (server != "" && e.MCP.Server != server) {
 			continue
 		}
-		out = append(out, MCPTool{Node: k, Server: e.MCP.Server, Tool: e.MCP.Tool, Description: e.Interface.Description, Params: e.Interface.Params, Outputs: e.Interface.Outputs})
+		out = append(out, MCPTool{Node: k, Server: e.MCP.Server, Tool: e.MCP.Tool, Description: e.Interface.Description, Params: e.Interface.Params, Outputs: e.Interface.Outputs, Protocol: e.MCP.Protocol})
 	}
 	return out, nil
 }

@@ -358,7 +358,11 @@ func newMCPSyncCmd(f *Factory) *cobra.Command {
 			}
 			if single {
 				r := res[0]
-				fmt.Fprintf(out, "✓ Discovered %d tools\n", r.Discovered)
+				if r.Protocol != "" {
+					fmt.Fprintf(out, "✓ Discovered %d tools (MCP %s)\n", r.Discovered, r.Protocol)
+				} else {
+					fmt.Fprintf(out, "✓ Discovered %d tools\n", r.Discovered)
+				}
 				fmt.Fprintf(out, "✓ Registered %d tools in pflow registry\n", r.Registered)
 				if r.Removed > 0 {
 					fmt.Fprintf(out, "✓ Removed %d tools the server no longer has\n", r.Removed)
@@ -504,6 +508,9 @@ func newMCPInfoCmd(f *Factory) *cobra.Command {
 			}
 			out := f.IO.Out
 			fmt.Fprintf(out, "Tool: %s\nServer: %s\nTool Name: %s\nDescription: %s\n", t.Node, t.Server, t.Tool, t.Description)
+			if t.Protocol != "" {
+				fmt.Fprintf(out, "Protocol: MCP %s (at the last sync)\n", t.Protocol)
+			}
 			if len(t.Params) == 0 {
 				fmt.Fprintln(out, "\nParameters: None")
 			} else {

@@ -13,10 +13,11 @@ import (
 )
 
 // A server that asks the client for something during a call gets a prompt
-// answer and the call goes on: sampling and elicitation are refused with
-// the standard error (pflow advertises neither), roots/list is refused too
-// (pflow offers no roots; go-sdk would answer an empty list); nothing waits
-// for an answer that never comes.
+// answer and the call goes on: sampling is refused with the standard error
+// (pflow does not advertise it unless configured), roots/list is refused
+// too (pflow offers no roots; go-sdk would answer an empty list); an
+// elicitation with no asker in the call's context fails the call at once,
+// naming the question. Nothing waits for an answer that never comes.
 func TestServerToClientRequestsNeverHang(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
 	ask := func(name string, do func(ctx context.Context, ss *mcp.ServerSession) error) {
@@ -56,7 +57,11 @@ func TestServerToClientRequestsNeverHang(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	for tool, refused := range map[string]bool{"sample": true, "elicit": true, "roots": true} {
+	_, err = sess.CallTool(ctx, "elicit", map[string]any{}, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), `asked a question and nobody can answer it in this run: "your name?"`) {
+		t.Fatalf("elicit without an asker: %v", err)
+	}
+	for tool, refused := range map[string]bool{"sample": true, "roots": true} {
 		res, err := sess.CallTool(ctx, tool, map[string]any{}, time.Minute)
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)

@@ -25,13 +25,14 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
-// ProtocolVersion is the version pflow asks for (see docs/decisions.md,
-// "Protocol version and client capabilities"). Servers may negotiate
-// any of AcceptedVersions.
-const ProtocolVersion = "2025-11-25"
+// ProtocolVersion is the version pflow offers first (see docs/decisions.md,
+// "Both protocol revisions"): ModernVersion through server/discover, then
+// LegacyVersion through initialize, where servers may negotiate any of
+// AcceptedVersions.
+const ProtocolVersion = ModernVersion
 
 // AcceptedVersions are the protocol versions pflow's client speaks.
-var AcceptedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+var AcceptedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 
 // ClientVersion is sent as clientInfo.version.
 var ClientVersion = "0.1.0"
@@ -58,6 +59,15 @@ type Session struct {
 	toolsMu sync.Mutex
 	tools   map[string]*mcp.Tool
 	schemas map[*mcp.Tool]*toolSchemas // compiled once per tool and session
+	// listTTL is how long the last tool list stays fresh (the server's
+	// ttlMs, 2026-07-28; 0: not at all).
+	listTTL time.Duration
+
+	// calls are the tools/call requests in flight, so that a server's
+	// question reaches the asker of the step that made the call.
+	callsMu   sync.Mutex
+	calls     map[*inflight]struct{}
+	questions atomic.Int64
 
 	mu   sync.Mutex
 	dead error
@@ -66,10 +76,13 @@ type Session struct {
 	cancel    context.CancelFunc
 }
 
-// sessionTransport connects its inner transport with a session-long context.
+// sessionTransport connects its inner transport with a session-long
+// context, through a clientConn (guard: see clientConn).
 type sessionTransport struct {
 	inner mcp.Transport
 	ctx   context.Context
+	guard time.Duration
+	conn  **clientConn
 }
 
 func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -77,51 +90,70 @@ func (t sessionTransport) Connect(context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return refuseRoots{c}, nil
+	cc := newClientConn(c, t.guard)
+	*t.conn = cc
+	return cc, nil
 }
 
-// refuseRoots answers a server's roots/list with "method not found": pflow
-// does not advertise roots, so it offers none (go-sdk's
-// client would answer with an empty list). The request never waits.
-type refuseRoots struct{ mcp.Connection }
-
-func (c refuseRoots) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		m, err := c.Connection.Read(ctx)
-		if err != nil {
-			return m, err
-		}
-		if r, ok := m.(*jsonrpc.Request); ok && r.Method == "roots/list" && r.ID.IsValid() {
-			resp := &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "roots/list: pflow does not offer roots (it does not advertise the roots capability)"}}
-			if werr := c.Connection.Write(ctx, resp); werr != nil {
-				return nil, werr
-			}
-			continue
-		}
-		return m, nil
-	}
-}
-
-// Connect starts (stdio) or reaches (http, sse) the server and runs the
-// initialize handshake, bounded by srv.StartupTimeout.
+// Connect starts (stdio) or reaches (http, sse) the server and opens the
+// session, bounded by srv.StartupTimeout: 2026-07-28 when the server
+// answers server/discover with it, else the initialize handshake (see
+// docs/decisions.md, "Both protocol revisions"). A stdio server that dies
+// on the probe is started again and initialized.
 func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) {
+	key := legacyKey(srv)
+	version := ProtocolVersion
+	if _, ok := legacyVerdicts.Load(key); ok || srv.Transport == "sse" {
+		// The legacy SSE transport predates 2026-07-28.
+		version = LegacyVersion
+	}
+	s, cc, err := connect(ctx, srv, log, version, true)
+	if err == nil || version != ModernVersion || cc == nil || ctx.Err() != nil {
+		if err == nil && cc != nil && version == ModernVersion {
+			if timedOut, _ := cc.probeOutcome(); timedOut && s.ProtocolVersion() < ModernVersion {
+				// A 2025 server that ignores the probe: skip it next time.
+				legacyVerdicts.Store(key, true)
+			}
+		}
+		return s, err
+	}
+	timedOut, ended := cc.probeOutcome()
+	switch {
+	case ended:
+		// The server ended the connection on the probe: a 2025 server
+		// that stops on a request it does not know.
+		legacyVerdicts.Store(key, true)
+		s, _, err = connect(ctx, srv, log, LegacyVersion, false)
+	case timedOut && modernOnly(err):
+		// Slow to start, not silent: a 2026-07-28 server; probe again
+		// with all the time there is.
+		s, _, err = connect(ctx, srv, log, ModernVersion, false)
+	}
+	return s, err
+}
+
+func connect(ctx context.Context, srv *Server, log io.Writer, version string, guarded bool) (*Session, *clientConn, error) {
 	if log == nil {
 		log = io.Discard
 	}
 	s := &Session{Server: srv, log: log}
+	var guard time.Duration
+	if guarded && (srv.Transport == "stdio" || srv.Transport == "uds") {
+		guard = min(srv.StartupTimeout/2, maxProbeWait)
+	}
 	var transport mcp.Transport
 	switch srv.Transport {
 	case "stdio":
 		p, err := startProcess(ctx, srv, log)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.proc = p
 		transport = &mcp.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: maxMessage(srv) + 1<<20}
 	case "uds":
 		conn, err := (&net.Dialer{Timeout: srv.StartupTimeout}).DialContext(ctx, "unix", srv.SocketPath)
 		if err != nil {
-			return nil, classed(pferr.Newf(pferr.Execution, "Could not connect to MCP server %s at the Unix socket %s: %v", srv.Name, srv.SocketPath, errors.Unwrap(err)), node.ClassNetworkError).
+			return nil, nil, classed(pferr.Newf(pferr.Execution, "Could not connect to MCP server %s at the Unix socket %s: %v", srv.Name, srv.SocketPath, errors.Unwrap(err)), node.ClassNetworkError).
 				WithHint(fmt.Sprintf("Check that the server is running and listening on %s (\"path\" of server '%s' in mcp-servers.json).", srv.SocketPath, srv.Name))
 		}
 		s.sock = conn
@@ -145,7 +177,7 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 			transport = &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}
 		}
 	default:
-		return nil, pferr.Newf(pferr.Validation, "Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse', 'uds'", srv.Transport)
+		return nil, nil, pferr.Newf(pferr.Validation, "Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse', 'uds'", srv.Transport)
 	}
 	cctx, cancel := context.WithTimeout(ctx, srv.StartupTimeout)
 	defer cancel()
@@ -161,12 +193,18 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		}
 	})
 	defer stopTimer.Stop()
-	transport = sessionTransport{inner: transport, ctx: sctx}
+	var cc *clientConn
+	transport = sessionTransport{inner: transport, ctx: sctx, guard: guard, conn: &cc}
 	copts := &mcp.ClientOptions{
 		// Advertise nothing we do not serve: a server that asks for roots and
 		// gets no answer lingers after stdin closes (see docs/decisions.md,
-		// "Protocol version and client capabilities").
+		// "Protocol version and client capabilities"). Elicitation is
+		// advertised (the handler below): a server's question goes to the
+		// run's Asker.
 		Capabilities: &mcp.ClientCapabilities{},
+		ElicitationHandler: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return s.elicit(ctx, r.Params)
+		},
 		// The server's tool list changed: the next lookup lists it again,
 		// so a tool added mid-run can be called.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.forgetTools() },
@@ -192,15 +230,29 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "pflow", Version: ClientVersion}, copts)
-	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	connected.Store(err == nil)
 	if err != nil {
+		if modernOnly(err) && !guarded {
+			err = fmt.Errorf("%w (the server speaks only protocol %s)", err, ModernVersion)
+		}
 		mapped := s.classify(ctx, cctx, err, "initialize", "", srv.StartupTimeout)
 		s.shutdown()
-		return nil, mapped
+		if modernOnly(err) {
+			// Keep the refusal itself for Connect to recognise.
+			return nil, cc, fmt.Errorf("%w: %w", mapped, err)
+		}
+		return nil, cc, mapped
 	}
 	s.cs = cs
-	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+	if s.rt != nil {
+		// A 2025 server may have refused the server/discover probe with an
+		// HTTP error: that is no failure of the session.
+		s.rt.mu.Lock()
+		s.rt.status, s.rt.dialErr, s.rt.retryAfter = 0, nil, 0
+		s.rt.mu.Unlock()
+	}
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil && cs.InitializeResult().ProtocolVersion < ModernVersion {
 		// Ask for info and above: debug chatter stays with the server.
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_ = cs.SetLoggingLevel(lctx, &mcp.SetLoggingLevelParams{Level: "info"})
@@ -208,10 +260,14 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 	}
 	if v := cs.InitializeResult().ProtocolVersion; !slices.Contains(AcceptedVersions, v) {
 		s.Close()
-		return nil, s.fail("MCP protocol version not supported", "",
+		return nil, cc, s.fail("MCP protocol version not supported", "",
 			fmt.Sprintf("The server answered with protocol version %q; pflow speaks %s.", v, strings.Join(AcceptedVersions, ", ")))
+	} else if v >= ModernVersion && !cc.discovered() {
+		s.Close()
+		return nil, cc, s.fail("MCP protocol version not supported", "",
+			fmt.Sprintf("The server answered initialize with protocol version %q, which is agreed through server/discover only; it does not follow the revision it names.", v))
 	}
-	return s, nil
+	return s, cc, nil
 }
 
 // ListTools returns every tool, following nextCursor through all pages.
@@ -224,10 +280,16 @@ func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var out []*mcp.Tool
 	seen := map[string]bool{}
 	cursor := ""
+	ttl := time.Duration(-1)
 	for page := 0; page < 1000; page++ {
 		res, err := s.cs.ListTools(lctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, s.classify(ctx, lctx, err, "tools/list", "", s.Server.StartupTimeout)
+		}
+		// The list is as fresh as its stalest page (go-sdk serves pages
+		// still fresh from its own cache).
+		if d := time.Duration(res.TTLMs) * time.Millisecond; ttl < 0 || d < ttl {
+			ttl = d
 		}
 		out = append(out, res.Tools...)
 		if res.NextCursor == "" || seen[res.NextCursor] {
@@ -239,6 +301,7 @@ func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	s.toolsMu.Lock()
 	s.tools = map[string]*mcp.Tool{}
 	s.schemas = nil
+	s.listTTL = max(ttl, 0)
 	for _, t := range out {
 		s.tools[t.Name] = t
 	}
@@ -339,6 +402,7 @@ func (s *Session) forgetTools() {
 	s.tools = nil
 	s.schemas = nil
 	s.toolsMu.Unlock()
+	listCache.Delete(legacyKey(s.Server))
 }
 
 // toolSchemas are a tool's input and output schemas, compiled once per
@@ -427,9 +491,26 @@ func (s *Session) CallTool(ctx context.Context, tool string, args map[string]any
 	if args == nil {
 		args = map[string]any{}
 	}
+	// The call in flight, for a server that asks a question during it.
+	step, _ := ctx.Value(stepKey{}).(string)
+	call := &inflight{tool: tool, step: step, asker: node.AskerFrom(ctx), cancel: cancel,
+		pause: func() func() {
+			// A person may take longer than the idle timeout to answer.
+			idle.Stop()
+			return func() { idle.Reset(timeout) }
+		}}
+	cctx = context.WithValue(cctx, inflightKey{}, call)
+	call.ctx = cctx
+	s.addCall(call)
+	defer s.removeCall(call)
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(token)
 	res, err := s.cs.CallTool(cctx, params)
+	if ferr := call.failure(); ferr != nil {
+		// The server asked a question nobody could answer: the call was
+		// ended, and says so.
+		return nil, ferr
+	}
 	if err != nil {
 		if !idleFired.Load() {
 			timeout = maxd // the cap, not the idle timeout, ended it
@@ -889,12 +970,34 @@ func (t *recordingTransport) waitText() string {
 // Discover connects, lists every tool and closes, within the server's start-up
 // timeout.
 func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, error) {
+	tools, _, err := DiscoverVersion(ctx, srv, log)
+	return tools, err
+}
+
+// DiscoverVersion is Discover, also returning the protocol version the
+// server spoke. A list the server said stays fresh for a while (ttlMs,
+// 2026-07-28) is answered again from memory until then, without
+// connecting.
+func DiscoverVersion(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, string, error) {
+	if c, ok := cachedTools(srv); ok {
+		return slices.Clone(c.tools), c.protocol, nil
+	}
 	s, err := Connect(ctx, srv, log)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer s.Close()
-	return s.ListTools(ctx)
+	tools, err := s.ListTools(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	s.toolsMu.Lock()
+	ttl := s.listTTL
+	s.toolsMu.Unlock()
+	if ttl > 0 {
+		listCache.Store(legacyKey(srv), &cachedList{tools: slices.Clone(tools), protocol: s.ProtocolVersion(), until: time.Now().Add(ttl)})
+	}
+	return tools, s.ProtocolVersion(), nil
 }
 
 // ProtocolVersion is the MCP protocol version the server agreed to.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/pflow-go/pflow/internal/mcpclient"
 )
 
 // jsonrpcHTTP makes the HTTP transport answer like the stdio one: a body
@@ -15,11 +17,13 @@ import (
 // malformed frame gets its JSON-RPC error from checkMessage, and a method
 // the server does not know gets a JSON-RPC -32601 error with the request's
 // id instead of go-sdk's plain-text 400. It runs after authentication.
-// An initialize beyond maxSessions open sessions gets 503.
-func (s *Server) jsonrpcHTTP(next http.Handler, maxSessions int) http.Handler {
+// An initialize beyond maxSessions open sessions gets 503. A 2026-07-28
+// request goes to modern, every other to next (see Server.Handler).
+func (s *Server) jsonrpcHTTP(next, modern http.Handler, maxSessions int) http.Handler {
+	legacy := next
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
+			legacy.ServeHTTP(w, r)
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxLine))
@@ -42,6 +46,10 @@ func (s *Server) jsonrpcHTTP(next http.Handler, maxSessions int) http.Handler {
 		}
 		_ = json.Unmarshal(body, &m)
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		next := legacy
+		if isModern(r) {
+			next = modern
+		}
 		if m.Method == "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
 			if n := s.sessionCount(); n >= maxSessions {
 				w.Header().Set("Retry-After", "60")
@@ -69,6 +77,13 @@ func (s *Server) jsonrpcHTTP(next http.Handler, maxSessions int) http.Handler {
 			w.Write(cw.body.Bytes())
 		}
 	})
+}
+
+// isModern reports whether a POST belongs to the 2026-07-28 revision: its
+// MCP-Protocol-Version header names 2026-07-28 or later (a 2026 client
+// sends it on every request, server/discover included).
+func isModern(r *http.Request) bool {
+	return r.Header.Get("Mcp-Protocol-Version") >= mcpclient.ModernVersion
 }
 
 // sessionCount is the number of open MCP sessions.

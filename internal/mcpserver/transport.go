@@ -97,11 +97,19 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 // DNS-rebinding protection on. With a token, every request is
 // authenticated first: one without the token gets 401 before its body is
 // read, so an unauthenticated client never holds the server's memory.
+//
+// Both protocol revisions are served at /mcp (see docs/decisions.md, "Both
+// protocol revisions"): a 2026-07-28 request (MCP-Protocol-Version
+// 2026-07-28 or later) goes to a stateless handler, where every request stands alone and a dropped
+// request cancels its call; everything else to the stateful handler of
+// the 2025 revisions, with its Mcp-Session-Id sessions.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	o = o.withDefaults()
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout})
+	get := func(*http.Request) *mcp.Server { return s.mcp }
+	h := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout})
+	modern := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
 	mux := http.NewServeMux()
-	mh := sameOrigin(s.jsonrpcHTTP(h, o.MaxSessions))
+	mh := sameOrigin(s.jsonrpcHTTP(h, modern, o.MaxSessions))
 	mux.Handle("/mcp", mh)
 	mux.Handle("/mcp/", mh)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -19,7 +19,7 @@ import (
 // inode. It is derived data: a missing, stale or unreadable cache only costs
 // a JSON decode. Format: magic, key (size, mtime, inode), version, entries;
 // strings are uvarint-length-prefixed; Default and Enum values are JSON.
-const cacheMagic = "pflow-registry-cache-v6\n"
+const cacheMagic = "pflow-registry-cache-v7\n"
 
 var errBadCache = errors.New("bad registry cache")
 
@@ -155,6 +155,7 @@ func encodeCache(size, mtime int64, ino uint64, f *File) []byte {
 			}
 			e.uvarint(hints)
 			e.str(en.MCP.SchemaHash)
+			e.str(en.MCP.Protocol)
 		} else {
 			e.uvarint(0)
 		}
@@ -297,6 +298,7 @@ func decodeCache(data []byte, size, mtime int64, ino uint64) (*File, error) {
 				}
 			}
 			e.MCP.SchemaHash = d.str()
+			e.MCP.Protocol = d.str()
 		}
 		f.Nodes[k] = e
 	}

@@ -21,6 +21,7 @@ func TestLeanPathsKeepEveryField(t *testing.T) {
 	no, yes := false, true
 	e.MCP.Hints = &MCPHints{ReadOnly: true, Idempotent: true, Destructive: &no, OpenWorld: &yes}
 	e.MCP.SchemaHash = "abc123"
+	e.MCP.Protocol = "2026-07-28"
 	e.MCP.InputSchema = map[string]any{"type": "object"}
 	e.MCP.OutputSchema = map[string]any{"type": "object"}
 	e.Interface = node.Interface{Description: "d", ExtraParams: true, Actions: []string{"default", "error"},

@@ -48,6 +48,9 @@ type MCPInfo struct {
 	// SchemaHash digests the input schema at sync: a run that finds the live
 	// tool's differs warns that the tool changed since.
 	SchemaHash string `json:"schema_hash,omitempty"`
+	// Protocol is the MCP protocol revision the server spoke at the sync
+	// ("2026-07-28", "2025-11-25", ...; "" when not recorded).
+	Protocol string `json:"protocol_version,omitempty"`
 }
 
 // MCPHints are the behaviour annotations an MCP tool declares (readOnlyHint,
@@ -296,14 +299,15 @@ type liteMCP struct {
 	Server string    `json:"server"`
 	Tool   string    `json:"tool"`
 	Hints  *MCPHints `json:"hints"`
-	// SchemaHash: see MCPInfo.
+	// SchemaHash, Protocol: see MCPInfo.
 	SchemaHash string `json:"schema_hash"`
+	Protocol   string `json:"protocol_version"`
 }
 
 // info is the MCPInfo of a lite entry: one place copies its fields, for
 // LoadWithoutSchemas and Patch alike.
 func (m *liteMCP) info() *MCPInfo {
-	return &MCPInfo{Server: m.Server, Tool: m.Tool, Hints: m.Hints, SchemaHash: m.SchemaHash}
+	return &MCPInfo{Server: m.Server, Tool: m.Tool, Hints: m.Hints, SchemaHash: m.SchemaHash, Protocol: m.Protocol}
 }
 
 // LoadWithoutSchemas is Load without the MCP input/output schemas

@@ -191,7 +191,8 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	if err != nil {
 		return failed(err.Error()+" (server '"+server+"')", node.ClassInvalidParams), nil
 	}
-	res, err := sess.CallTool(ctx, t.Name, args, timeout)
+	// A server's question during the call names this step.
+	res, err := sess.CallTool(mcpclient.WithStep(ctx, req.NodeID), t.Name, args, timeout)
 	logs := sess.DrainLogs()
 	if err != nil {
 		r := failedErr(err)

@@ -19,6 +19,8 @@
 //	crash-after-init     exit 4 right after notifications/initialized
 //	crash-mid-call       exit 7 when a tool is called
 //	hang-connect         never answer initialize
+//	silent-discover      never answer server/discover (the 2026-07-28 probe)
+//	exit-on-discover     exit 5 on server/discover
 //	hang-list            never answer tools/list
 //	slow-start=DUR       sleep DUR before serving
 //	stderr-flood=MB      write MB megabytes to stderr before serving
@@ -348,6 +350,15 @@ func (s *server) handle(msg map[string]any) {
 		go s.call(id, params, reply, rpcErr)
 	case "ping":
 		reply(map[string]any{})
+	case "server/discover":
+		switch {
+		case s.modes.has("silent-discover"):
+			return
+		case s.modes.has("exit-on-discover"):
+			fmt.Fprintln(os.Stderr, "fatal: unexpected request before initialize")
+			os.Exit(5)
+		}
+		rpcErr(-32601, "Method not found: "+method)
 	default:
 		rpcErr(-32601, "Method not found: "+method)
 	}
