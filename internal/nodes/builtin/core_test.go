@@ -24,6 +24,7 @@ func TestCoreSpecs(t *testing.T) {
 		"echo":        {1, 0, true},
 		"workflow":    {1, 0, false},
 		"ask":         {1, 0, false},
+		"switch":      {1, 0, false},
 	}
 	seen := map[string]bool{}
 	for _, s := range coreSpecs(Config{}) {

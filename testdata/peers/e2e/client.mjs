@@ -45,7 +45,7 @@ The greeting.
 
 const EXPECTED_TOOLS = [
   "registry_describe", "registry_discover", "registry_list", "registry_run", "registry_search",
-  "settings_get", "settings_set", "trace_read", "workflow_describe", "workflow_discover",
+  "run_cancel", "run_status", "settings_get", "settings_set", "trace_read", "workflow_describe", "workflow_discover",
   "workflow_execute", "workflow_list", "workflow_save", "workflow_validate",
 ];
 
