@@ -286,3 +286,16 @@ func (a *App) TemporalRuns(ctx context.Context, t TemporalRequest, limit int) ([
 	}
 	return list, nil
 }
+
+// TemporalAnswer sends a person's answer to a Temporal run waiting at an
+// ask step; the ask step checks it against its question.
+func (a *App) TemporalAnswer(ctx context.Context, t TemporalRequest, id, choice string, input map[string]any) error {
+	conn, err := a.temporalConn(&t)
+	if err != nil {
+		return err
+	}
+	if err := a.Temporal.Answer(ctx, conn, id, wire.Answer{Choice: choice, Input: input}); err != nil {
+		return temporalError(err)
+	}
+	return nil
+}

@@ -86,6 +86,9 @@ func renderTemporalRuns(w io.Writer, list []wire.RunInfo, t *app.TemporalRequest
 			line += "  (failed at '" + r.FailedStep + "')"
 		}
 		fmt.Fprintln(w, line)
+		if q := r.Question; q != nil {
+			fmt.Fprintf(w, "    asks at '%s': %s — pflow runs answer --temporal %s %s <%s>\n", q.ID, cut(firstLine(q.Message), 60), t.HostPort, r.ID, strings.Join(q.Choices, "|"))
+		}
 	}
 	fmt.Fprintf(w, "\nA run's history: temporal workflow show --workflow-id <run> --address %s\n", t.HostPort)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 // that waits at an ask step, and continue it.
 func newRunsAnswerCmd(f *Factory) *cobra.Command {
 	var inputs []string
+	var t app.TemporalRequest
 	opts := &runOptions{}
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -27,10 +29,15 @@ result as the workflow does, and gets its own run id; if it asks again it waits
 again.
 
 The choice is one of the question's choices (approve and deny by default);
---input gives the typed input the step's schema asks for, one name=value each.`,
+--input gives the typed input the step's schema asks for, one name=value each.
+
+A run on Temporal (--temporal) waits in its workflow instead of pausing: the
+answer is sent to it as a signal and the run goes on on its worker; pflow runs
+--temporal lists waiting runs with their question.`,
 		Example: `  pflow runs answer 20261124-003250-436399-7bc2 approve
   pflow runs answer last deny
-  pflow runs answer last approve --input version=1.2 --input notify=true`,
+  pflow runs answer last approve --input version=1.2 --input notify=true
+  pflow runs answer --temporal 127.0.0.1:7233 pflow-release-1a2b approve   # a run waiting on Temporal`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ios := f.IO
@@ -52,6 +59,18 @@ The choice is one of the question's choices (approve and deny by default);
 				defer pr.Close()
 				obs = pr
 			}
+			if t.HostPort != "" {
+				// The run waits in its Temporal workflow: the answer is a
+				// signal, and the run goes on on its worker.
+				if err := needTemporal(f); err != nil {
+					return err
+				}
+				if err := f.App.TemporalAnswer(cmd.Context(), t, args[0], args[1], input); err != nil {
+					return err
+				}
+				fmt.Fprintf(ios.Out, "Answered run %s with %s; it continues on its worker. Follow it with: pflow runs --temporal %s\n", args[0], args[1], t.HostPort)
+				return nil
+			}
 			req := app.AnswerRequest{Run: args[0], Choice: args[1], Input: input}
 			req.Origin = "cli"
 			if obs != nil {
@@ -70,6 +89,7 @@ The choice is one of the question's choices (approve and deny by default);
 			return renderOutcome(ios, opts, t, out, nil)
 		},
 	}
+	addTemporalFlags(cmd.Flags(), &t.HostPort, &t.Namespace, &t.TaskQueue)
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "typed input the question asks for, as name=value (repeatable)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the continued run's result as JSON (as --output-format json does)")
 	cmd.Flags().BoolVarP(&opts.print, "print", "p", false, "print only the result value")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/node"
 	"io"
 	"log/slog"
 	"regexp"
@@ -244,8 +246,14 @@ func (Engine) List(ctx context.Context, conn wire.Conn, limit int) ([]wire.RunIn
 				}
 				return v
 			}
-			if st := memo(memoStatus); st != "" && ri.Status == "completed" {
+			if st := memo(memoStatus); st != "" && ri.Status == "completed" || st == runtime.RunWaiting && ri.Status == "running" {
 				ri.Status = st
+			}
+			if q := memo(memoQuestion); q != "" && ri.Status == runtime.RunWaiting {
+				var question node.Question
+				if json.Unmarshal([]byte(q), &question) == nil {
+					ri.Question = &question
+				}
 			}
 			ri.Workflow, ri.FailedStep = memo(memoWorkflow), memo(memoFailedStep)
 			if t := e.GetStartTime(); t != nil {
@@ -266,6 +274,23 @@ func (Engine) List(ctx context.Context, conn wire.Conn, limit int) ([]wire.RunIn
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) }) // newest first
 	return out, nil
+}
+
+// Answer sends a person's answer to a run waiting at an ask step.
+func (Engine) Answer(ctx context.Context, conn wire.Conn, id string, a wire.Answer) error {
+	c, err := dial(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.SignalWorkflow(ctx, id, "", wire.SignalAnswer, a); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return &wire.Error{Message: fmt.Sprintf("no running Temporal run %s at %s: it has finished, or the id is wrong (pflow runs --temporal %s lists them)", id, conn.HostPort, conn.HostPort), Err: err}
+		}
+		return &wire.Error{Message: fmt.Sprintf("cannot answer run %s on Temporal at %s: %s", id, conn.HostPort, innermost(err)), Err: err}
+	}
+	return nil
 }
 
 func statusName(s enumspb.WorkflowExecutionStatus) string {

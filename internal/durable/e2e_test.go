@@ -702,3 +702,66 @@ func TestRoutedFailureOnTemporal(t *testing.T) {
 		t.Errorf("a routed failure on Temporal says %q: want the exit code and no ignore_errors advice", said)
 	}
 }
+
+// TestAskStepWaitsForASignalOnTemporal runs examples/approval.pflow.md on
+// Temporal: the run waits in its workflow (pflow runs --temporal says
+// waiting, with the question) until `pflow runs answer --temporal` sends
+// the answer, then finishes with the output the answer chose.
+func TestAskStepWaitsForASignalOnTemporal(t *testing.T) {
+	c := newCluster(t)
+	c.worker(t)
+	for _, tc := range []struct{ choice, want string }{{"approve", "deployed web"}, {"deny", "cancelled"}} {
+		t.Run(tc.choice, func(t *testing.T) {
+			cmd := exec.Command(c.bin, "--temporal", c.srv.HostPort, "--output-format", "json", repoPath(t, "examples/approval.pflow.md"), "what=web")
+			cmd.Env, cmd.Dir = c.env(), c.dir
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var id string
+			waitFor(t, "the run to wait for an answer", 2*time.Minute, func() bool {
+				r := c.pflow(t, "runs", "--temporal", c.srv.HostPort, "--json")
+				var l struct {
+					Runs []struct {
+						ID, Status string
+						Question   *struct{ Message string }
+					}
+				}
+				if json.Unmarshal([]byte(r.stdout), &l) != nil {
+					return false
+				}
+				for _, run := range l.Runs {
+					if run.Status == "waiting" && run.Question != nil && run.Question.Message == "Deploy web?" {
+						id = run.ID
+						return true
+					}
+				}
+				return false
+			})
+			if r := c.pflow(t, "runs", "--temporal", c.srv.HostPort); !strings.Contains(r.stdout, "runs answer --temporal "+c.srv.HostPort+" "+id) {
+				t.Errorf("pflow runs --temporal does not say how to answer:\n%s", r.stdout)
+			}
+			if r := c.pflow(t, "runs", "answer", "--temporal", c.srv.HostPort, id, tc.choice); r.code != 0 {
+				t.Fatalf("runs answer: %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			select {
+			case <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatal("the run did not finish after its answer")
+			}
+			env := envelope(t, result{stdout: out.String()})
+			res, _ := env["result"].(map[string]any)
+			if res["result"] != tc.want {
+				t.Fatalf("result after %s: %v\n%s%s", tc.choice, env, out.String(), errb.String())
+			}
+		})
+	}
+	// A wrong id is named.
+	if r := c.pflow(t, "runs", "answer", "--temporal", c.srv.HostPort, "pflow-nothing-here", "approve"); r.code == 0 || !strings.Contains(r.stderr+r.stdout, "pflow-nothing-here") {
+		t.Errorf("answering an unknown run: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

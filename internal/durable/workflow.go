@@ -68,6 +68,7 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctx = withWorkflowContext(ctx, wctx, cancel)
+	ctx = node.WithAsker(ctx, signalAsker{})
 	jr := newJournal(in)
 	opts := runtime.Options{
 		Journal:    jr,

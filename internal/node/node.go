@@ -131,8 +131,9 @@ type Spec struct {
 	// has no main output.
 	MainOutput string
 	// Inline nodes only compute over their params and the shared store (no
-	// I/O, no clock): a durable engine runs them in its workflow code
-	// instead of as an activity.
+	// I/O, no clock), or ask through the run's Asker: a durable engine runs
+	// them in its workflow code instead of as an activity (where its Asker
+	// waits for a signal).
 	Inline bool
 	// Check, when set, inspects a step's literal params before any run (static
 	// validation), e.g. the code node's Python syntax check.

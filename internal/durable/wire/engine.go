@@ -23,6 +23,8 @@ type Engine interface {
 	// Prior reads a finished run back (its input and report) for a resume;
 	// id "last" is the newest pflow run.
 	Prior(ctx context.Context, conn Conn, id string) (*PriorRun, error)
+	// Answer sends a person's answer to a run waiting at an ask step.
+	Answer(ctx context.Context, conn Conn, id string, a Answer) error
 }
 
 // Conn says which Temporal service, namespace and task queue to use.
@@ -100,13 +102,15 @@ type WorkerConfig struct {
 type RunInfo struct {
 	ID string `json:"id"`
 	// Status is pflow's status of a finished run (success, degraded,
-	// failed, interrupted), else Temporal's (running, cancelled, terminated,
-	// timed_out, failed).
+	// failed, interrupted) or of one waiting at an ask step (waiting), else
+	// Temporal's (running, cancelled, terminated, timed_out, failed).
 	Status     string    `json:"status"`
 	Workflow   string    `json:"workflow,omitempty"`
 	FailedStep string    `json:"failed_step,omitempty"`
 	Started    time.Time `json:"started"`
 	Closed     time.Time `json:"closed,omitzero"`
+	// Question is what a waiting run asks.
+	Question *node.Question `json:"question,omitempty"`
 }
 
 // Error is a failure to reach or use Temporal, worded for the user.

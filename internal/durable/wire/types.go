@@ -24,6 +24,9 @@ const (
 	ActivityNode     = "pflow.node"
 	ActivityPrepare  = "pflow.prepare"
 	QueryProgress    = "pflow.progress"
+	// SignalAnswer carries a person's answer (Answer) to a run waiting at
+	// an ask step.
+	SignalAnswer = "pflow.answer"
 	DefaultTaskQueue = "pflow"
 	DefaultNamespace = "default"
 )
@@ -310,4 +313,11 @@ type Event struct {
 	Duration time.Duration `json:"duration,omitempty"`
 	Done     int           `json:"done,omitempty"`
 	Total    int           `json:"total,omitempty"`
+}
+
+// Answer is the payload of SignalAnswer: the choice and the typed input,
+// checked against the question by the ask step.
+type Answer struct {
+	Choice string         `json:"choice"`
+	Input  map[string]any `json:"input,omitempty"`
 }

@@ -56,6 +56,9 @@ func Spec() *node.Spec {
 		MainOutput:  "choice",
 		Check:       check,
 		StepActions: StepActions,
+		// On Temporal the question waits for a signal to the run's own
+		// workflow: the step runs in workflow code, not as an activity.
+		Inline: true,
 		// Asking again is harmless (a resume re-asks a question whose answer
 		// was not recorded); an answer is never served from the step cache.
 		Effects: node.Effects{ReadOnly: true, Idempotent: true},
@@ -64,7 +67,8 @@ func Spec() *node.Spec {
 
 var iface = node.Interface{
 	Description: "Ask a person and route on the answer: on a terminal it prompts, under `pflow mcp serve` it asks the " +
-		"calling client (elicitation), otherwise the run pauses with status waiting until `pflow runs answer <run> <choice>`. " +
+		"calling client (elicitation), on Temporal the run waits for `pflow --temporal <host> runs answer`, otherwise the run pauses " +
+		"with status waiting until `pflow runs answer <run> <choice>`. " +
 		"Its action is the answer: approved (approve), denied (deny), the choice's name for other choices, timeout.",
 	Params: []node.Field{
 		{Key: "message", Type: "str", Required: true, Description: "The question, with the values it is about to act on (templates are filled in)."},
@@ -438,7 +442,7 @@ func run(ctx context.Context, req *node.Request) (*node.Result, error) {
 		return nil, &node.WaitingError{Question: q}
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case timeout > 0 && actx.Err() != nil:
+	case timeout > 0 && (actx.Err() != nil || errors.Is(err, context.DeadlineExceeded)):
 		if def == "" {
 			return &node.Result{Outputs: outputs(q, node.Answer{Channel: ChannelTimeout}), Action: ActionTimeout}, nil
 		}
