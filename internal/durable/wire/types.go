@@ -20,13 +20,13 @@ import (
 
 // Names registered with Temporal.
 const (
-	WorkflowName     = "pflow.run"
-	ActivityNode     = "pflow.node"
-	ActivityPrepare  = "pflow.prepare"
-	QueryProgress    = "pflow.progress"
+	WorkflowName    = "pflow.run"
+	ActivityNode    = "pflow.node"
+	ActivityPrepare = "pflow.prepare"
+	QueryProgress   = "pflow.progress"
 	// SignalAnswer carries a person's answer (Answer) to a run waiting at
 	// an ask step.
-	SignalAnswer = "pflow.answer"
+	SignalAnswer     = "pflow.answer"
 	DefaultTaskQueue = "pflow"
 	DefaultNamespace = "default"
 )

@@ -22,13 +22,13 @@ const DefaultAction = "default"
 // Spec returns the switch node type.
 func Spec() *node.Spec {
 	return &node.Spec{
-		Type:      Type,
-		Group:     "control",
-		Interface: iface,
-		Attempts:  1,
-		Node:      node.Func(run),
-		Effects:   node.Effects{ReadOnly: true, Idempotent: true, Pure: true},
-		Inline:    true,
+		Type:        Type,
+		Group:       "control",
+		Interface:   iface,
+		Attempts:    1,
+		Node:        node.Func(run),
+		Effects:     node.Effects{ReadOnly: true, Idempotent: true, Pure: true},
+		Inline:      true,
 		StepActions: actionsOf,
 	}
 }
