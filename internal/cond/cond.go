@@ -42,8 +42,43 @@ type Expr struct {
 	Refs []template.Ref
 	// Defaulted[i] is true when Refs[i] has a ?? default.
 	Defaulted []bool
+	// Ops are the binary operations whose operands are template values or
+	// literals, for validation to check them against the values' types.
+	Ops []Op
 	vars      []string
 	prog      *vm.Program
+}
+
+// Op is one binary operation of a condition.
+type Op struct {
+	Operator    string
+	Left, Right Operand
+}
+
+// Operand is a side of an Op: a template value (Ref >= 0, an index into
+// Expr.Refs) or a literal (Kind "number", "text", "bool", "null"), else
+// Kind "" and Ref -1.
+type Operand struct {
+	Ref  int
+	Kind string
+}
+
+func operand(n ast.Node, vars map[string]int) Operand {
+	switch t := n.(type) {
+	case *ast.IdentifierNode:
+		if i, ok := vars[t.Value]; ok {
+			return Operand{Ref: i}
+		}
+	case *ast.IntegerNode, *ast.FloatNode:
+		return Operand{Ref: -1, Kind: "number"}
+	case *ast.StringNode:
+		return Operand{Ref: -1, Kind: "text"}
+	case *ast.BoolNode:
+		return Operand{Ref: -1, Kind: "bool"}
+	case *ast.NilNode:
+		return Operand{Ref: -1, Kind: "null"}
+	}
+	return Operand{Ref: -1}
 }
 
 // Error is a condition that does not compile, with the fix.
@@ -122,6 +157,7 @@ func compile(src string) (*Expr, error) {
 				Fix: fmt.Sprintf("Compare the value itself: %s == \"text\".", x.Refs[i].Raw)}
 		}
 	}
+	x.Ops = v.ops
 	x.Defaulted = make([]bool, len(x.vars))
 	for i, name := range x.vars {
 		x.Defaulted[i] = v.defaulted[name]
@@ -170,6 +206,7 @@ type inspector struct {
 	defaulted map[string]bool
 	callees   map[ast.Node]bool
 	collect   bool
+	ops       []Op
 	bad       *Error
 }
 
@@ -198,6 +235,10 @@ func (v *inspector) Visit(n *ast.Node) {
 		case *ast.BinaryNode:
 			if id, ok := t.Left.(*ast.IdentifierNode); ok && t.Operator == "??" {
 				v.defaulted[id.Value] = true
+			}
+			l, r := operand(t.Left, v.vars), operand(t.Right, v.vars)
+			if l.Ref >= 0 || r.Ref >= 0 {
+				v.ops = append(v.ops, Op{Operator: t.Operator, Left: l, Right: r})
 			}
 		}
 		return

@@ -32,6 +32,7 @@ func (v *validator) conditions() {
 				v.add(layerDataFlow, d)
 			}
 			if err == nil {
+				v.comparisons(n, stepkeys.When, x)
 				if val, constant := x.Constant(); constant {
 					v.add(layerDataFlow, Diagnostic{
 						Message: fmt.Sprintf("Step '%s': its condition '%v' reads no data, so it is always %v", n.ID, raw, val),
@@ -47,6 +48,62 @@ func (v *validator) conditions() {
 	}
 	v.skippableReads()
 	v.parallelOrder()
+}
+
+// comparisons refuses an operation whose template value has a type it
+// cannot work on: an object or a list compared with <, > or a literal, or
+// searched with contains (which reads text).
+func (v *validator) comparisons(n *workflow.Node, param string, x *cond.Expr) {
+	typeOf := func(o cond.Operand) string {
+		if o.Ref < 0 {
+			return ""
+		}
+		r := x.Refs[o.Ref]
+		if t, ok := v.refTypes[refTypeKey(n.ID, param, r.Raw)]; ok {
+			return canonTypeOrAny(t)
+		}
+		return "any" // a switch case: the values' types are checked at run time
+	}
+	reported := map[int]bool{}
+	for _, op := range x.Ops {
+		for _, side := range []struct{ me, other cond.Operand }{{op.Left, op.Right}, {op.Right, op.Left}} {
+			if side.me.Ref < 0 || reported[side.me.Ref] {
+				continue
+			}
+			typ := typeOf(side.me)
+			if typ != "dict" && typ != "list" {
+				continue
+			}
+			what := map[string]string{"dict": "an object", "list": "a list"}[typ]
+			raw := x.Refs[side.me.Ref].Raw
+			inner := strings.TrimSuffix(strings.TrimPrefix(raw, "${"), "}")
+			var fix string
+			switch op.Operator {
+			case "<", ">", "<=", ">=", "+", "-", "*", "/", "%":
+				fix = fmt.Sprintf("Compare one of its fields (${%s.<field>} %s …) or its size (len(%s) %s …).", inner, op.Operator, raw, op.Operator)
+			case "==", "!=":
+				if side.other.Kind != "number" && side.other.Kind != "text" && side.other.Kind != "bool" {
+					continue
+				}
+				fix = fmt.Sprintf("Compare one of its fields (${%s.<field>} %s …), or test it with empty(%s).", inner, op.Operator, raw)
+			case "contains", "startsWith", "endsWith":
+				if side.me != op.Left {
+					continue
+				}
+				fix = fmt.Sprintf("To test whether %s holds an item, write '\"<item>\" in %s'.", what, raw)
+				if typ == "dict" {
+					fix = fmt.Sprintf("To test whether the object has a key, write '\"<key>\" in %s'.", raw)
+				}
+			default:
+				continue
+			}
+			reported[side.me.Ref] = true
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Step '%s': in its condition, %s is %s, which '%s' cannot work on", n.ID, raw, what, op.Operator),
+				NodeID:  n.ID, Param: param, Line: v.line(n.ID), Hint: fix,
+			})
+		}
+	}
 }
 
 func constantFix(val bool, what string) string {
@@ -93,6 +150,7 @@ func (v *validator) switchCases(n *workflow.Node) {
 			v.add(layerDataFlow, Diagnostic{Message: fmt.Sprintf("Step '%s', case '%s': %v", n.ID, c.Action, err), NodeID: n.ID, Param: "cases", Line: v.line(n.ID)})
 			continue
 		}
+		v.comparisons(n, "cases", x)
 		if val, constant := x.Constant(); constant {
 			v.add(layerDataFlow, Diagnostic{
 				Message: fmt.Sprintf("Step '%s', case '%s': its condition '%s' reads no data, so it is always %v", n.ID, c.Action, c.When, val),
