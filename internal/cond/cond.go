@@ -44,9 +44,9 @@ type Expr struct {
 	Defaulted []bool
 	// Ops are the binary operations whose operands are template values or
 	// literals, for validation to check them against the values' types.
-	Ops []Op
-	vars      []string
-	prog      *vm.Program
+	Ops  []Op
+	vars []string
+	prog *vm.Program
 }
 
 // Op is one binary operation of a condition.
