@@ -21,7 +21,7 @@ var layers = []layer{
 	{"base", []group{{"building blocks and the IR", []string{
 		"internal/value", "internal/pferr", "internal/suggest", "internal/fsutil", "internal/home",
 		"internal/redact", "internal/proc", "internal/gctune", "internal/instructions",
-		"internal/retention", "internal/stephash", "internal/template", "internal/sink",
+		"internal/retention", "internal/stephash", "internal/template", "internal/cond", "internal/sink",
 		"internal/node", "internal/stepkeys", "internal/workflow",
 	}}}},
 	{"stores", []group{{"stores and catalogs", []string{

@@ -61,7 +61,7 @@ func TestCLIMCPCommands(t *testing.T) {
 		t.Fatalf("sync without args: %d %q", code, errs)
 	}
 	out, errs, code = c.run("", "mcp", "sync", "fake-server")
-	if code != 0 || !strings.Contains(out, "Syncing server 'fake-server'...\n✓ Discovered 10 tools\n✓ Registered 10 tools in pflow registry") || !strings.Contains(out, "  - mcp-fake-server-add\n") {
+	if code != 0 || !strings.Contains(out, "Syncing server 'fake-server'...\n✓ Discovered 10 tools (MCP 2025-11-25)\n✓ Registered 10 tools in pflow registry") || !strings.Contains(out, "  - mcp-fake-server-add\n") {
 		t.Fatalf("sync: %d %q %q", code, out, errs)
 	}
 	out, _, _ = c.run("", "mcp", "tools", "fake-server")

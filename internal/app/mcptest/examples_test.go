@@ -40,7 +40,7 @@ func TestExamplesAgainstRealServers(t *testing.T) {
 	if out, errs, code := run("mcp", "add", string(cfg)); code != 0 {
 		t.Fatalf("add: %d %s %s", code, out, errs)
 	}
-	if out, errs, code := run("mcp", "sync", "--all"); code != 0 || !strings.Contains(out, "Total: 36 tools discovered, 36 registered") {
+	if out, errs, code := run("mcp", "sync", "--all"); code != 0 || !strings.Contains(out, "Total: 37 tools discovered, 37 registered") {
 		t.Fatalf("sync: %d %s %s", code, out, errs)
 	}
 	cases := []struct {

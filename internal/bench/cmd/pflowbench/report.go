@@ -189,7 +189,7 @@ func (r *Report) Targets() []Target {
 		for _, c := range []struct {
 			g    *Group
 			what string
-		}{{g.Everything, "server-everything (13 tools)"}, {g.Big, "Go server with 1,000 tools"}} {
+		}{{g.Everything, "server-everything (14 tools)"}, {g.Big, "Go server with 1,000 tools"}} {
 			p, b := c.g.Wall(cSync), c.g.Wall(cBareList)
 			ts = append(ts, Target{Area: "Sync", Goal: "`pflow mcp sync` adds ≤ 50 ms beyond the server's own start-up — " + c.what,
 				Measured: fms(p) + added(p, b), Comparison: "bare go-sdk connect + list + close " + fms(b),
