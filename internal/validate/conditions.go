@@ -31,6 +31,18 @@ func (v *validator) conditions() {
 				}
 				v.add(layerDataFlow, d)
 			}
+			if err == nil && n.Batch != nil {
+				for _, r := range x.Refs {
+					if r.Head == n.Batch.Alias() || r.Head == "__index__" {
+						v.add(layerDataFlow, Diagnostic{
+							Message: fmt.Sprintf("Step '%s': its condition reads %s, but a batch step's 'when' is decided once, before its items run", n.ID, r.Raw),
+							NodeID:  n.ID, Param: stepkeys.When, Line: v.line(n.ID),
+							Hint: fmt.Sprintf("Choose the items first: filter the list in a shell or code step (e.g. jq 'map(select(...))') and batch over its output; or decide inside each item's command. A step's '- when:' reads inputs and earlier steps' outputs."),
+						})
+						break
+					}
+				}
+			}
 			if err == nil {
 				v.comparisons(n, stepkeys.When, x)
 				if val, constant := x.Constant(); constant {
