@@ -173,6 +173,9 @@ func placeholder(f node.Field) string {
 	if len(f.Enum) > 0 {
 		return value.Stringify(f.Enum[0])
 	}
+	if f.Sink == node.SinkExpr { // conditions: a switch's cases
+		return `[{yes: "${count} > 0"}]`
+	}
 	base, _, _ := strings.Cut(f.Type, "[")
 	switch value.CanonicalType(base) {
 	case "int":

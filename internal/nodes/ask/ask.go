@@ -67,7 +67,7 @@ func Spec() *node.Spec {
 
 var iface = node.Interface{
 	Description: "Ask a person and route on the answer: on a terminal it prompts, under `pflow mcp serve` it asks the " +
-		"calling client (elicitation), on Temporal the run waits for `pflow --temporal <host> runs answer`, otherwise the run pauses " +
+		"calling client (elicitation), on Temporal the run waits for `pflow runs answer --temporal <host>`, otherwise the run pauses " +
 		"with status waiting until `pflow runs answer <run> <choice>`. " +
 		"Its action is the answer: approved (approve), denied (deny), the choice's name for other choices, timeout.",
 	Params: []node.Field{
