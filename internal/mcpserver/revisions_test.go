@@ -55,7 +55,7 @@ func TestHTTPServesBothRevisions(t *testing.T) {
 			}
 			ctx := context.Background()
 			lt, err := cs.ListTools(ctx, nil)
-			if err != nil || len(lt.Tools) != 14 {
+			if err != nil || len(lt.Tools) != 16 {
 				t.Fatalf("tools: %v %v", err, lt)
 			}
 			p := &mcp.CallToolParams{Name: "workflow_execute", Arguments: map[string]any{"workflow": echoMD, "parameters": map[string]any{"msg": "hi"}}}
