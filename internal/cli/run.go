@@ -682,6 +682,10 @@ func (p *progress) Close() {
 func (p *progress) StepStarted(ev runtime.StepEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.line != "" {
+		// Another step is still running (parallel steps): keep its line.
+		fmt.Fprint(p.w, "\n")
+	}
 	p.line = fmt.Sprintf("%s%s...", strings.Repeat("  ", ev.Depth+1), ev.NodeID)
 	p.started = time.Now()
 	fmt.Fprint(p.w, p.line)
