@@ -57,6 +57,13 @@ func (v *validator) conditions() {
 		if spec := v.specs[n.ID]; spec != nil && n.Type == "switch" {
 			v.switchCases(n)
 		}
+		if what, ok := map[string]string{"ask": "an ask", "switch": "a switch"}[n.Type]; ok && n.Batch != nil {
+			v.add(layerDataFlow, Diagnostic{
+				Message: fmt.Sprintf("Step '%s': %s step does not run per item, but it has a batch", n.ID, what),
+				NodeID:  n.ID, Param: "batch", Line: v.line(n.ID),
+				Hint: fmt.Sprintf("Remove the batch: %s step decides once for the run (show the whole list in its message or conditions), and the batch of the step after it handles the items.", what),
+			})
+		}
 	}
 	v.skippableReads()
 	v.parallelOrder()
