@@ -43,7 +43,7 @@ const MetadataVersion = "1.0.0"
 
 // Reserved names cannot be used for saved workflows: they are pflow
 // commands (or would be confusing). Checked case-insensitively.
-var Reserved = []string{"cache", "completion", "help", "instructions", "mcp", "none", "null", "read-fields", "registry", "run", "runs", "settings", "skill", "test", "undefined", "workflow"}
+var Reserved = []string{"cache", "completion", "help", "instructions", "mcp", "none", "null", "read-fields", "registry", "run", "runs", "serve", "settings", "skill", "test", "undefined", "worker", "workflow"}
 
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) })
 
