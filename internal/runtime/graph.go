@@ -69,9 +69,6 @@ func (e *executor) skipped(f *frame, n *workflow.Node, ev StepEvent, step *Step,
 	return step, fail
 }
 
-// DefaultParallel is the limit of a workflow that writes `parallel: true`.
-const DefaultParallel = 8
-
 // walkParallel runs a workflow that opted in to parallel steps. It runs in
 // waves: each wave starts every step that the flow has reached and whose
 // dependencies (the steps its templates read, and its `after`) have
@@ -88,10 +85,6 @@ const DefaultParallel = 8
 // outputs, records and the exit code are those of an in-order run.
 func (e *executor) walkParallel(ctx context.Context, f *frame, byID map[string]*workflow.Node, succ map[string]map[string]string) {
 	w := f.w
-	order := make(map[string]int, len(w.Nodes))
-	for i, n := range w.Nodes {
-		order[n.ID] = i
-	}
 	deps := StepDeps(w)
 	for _, n := range w.Nodes {
 		if v, ok := n.Params[stepkeys.After]; ok {
