@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -97,8 +98,14 @@ func (e *Error) Error() string {
 const varPrefix = "_pflow_v"
 
 // compiled caches programs by source: a workflow's conditions are compiled
-// once per process, whatever the number of runs or loop turns.
-var compiled sync.Map // string → *Expr
+// once per process, whatever the number of runs or loop turns. A
+// long-lived process (pflow mcp serve) keeps at most maxCached of them.
+var (
+	compiled    sync.Map // string → *Expr
+	cachedCount atomic.Int64
+)
+
+const maxCached = 4096
 
 // Compile compiles a condition. Its error is an *Error.
 func Compile(src string) (*Expr, error) {
@@ -109,7 +116,11 @@ func Compile(src string) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	compiled.Store(src, x)
+	if cachedCount.Load() < maxCached {
+		if _, loaded := compiled.LoadOrStore(src, x); !loaded {
+			cachedCount.Add(1)
+		}
+	}
 	return x, nil
 }
 
