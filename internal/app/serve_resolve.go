@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/node"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,42 +52,8 @@ func (p PathPolicy) Check(path string) (string, error) {
 }
 
 // allows reports whether the absolute path abs lies under one of
-// AllowDirs once symlinks are resolved, and returns it resolved. For a path
-// that does not exist yet (a file a step will write) the symlinks of its
-// deepest existing parent are resolved.
-func (p PathPolicy) allows(abs string) (string, bool) {
-	real := resolveExisting(abs)
-	for _, d := range p.AllowDirs {
-		root, err := filepath.Abs(d)
-		if err != nil {
-			continue
-		}
-		if r, err := filepath.EvalSymlinks(root); err == nil {
-			root = r
-		}
-		if pathWithin(root, real) {
-			return real, true
-		}
-	}
-	return real, false
-}
-
-// resolveExisting resolves the symlinks of abs, or of its deepest existing
-// parent with the rest joined back on.
-func resolveExisting(abs string) string {
-	rest := ""
-	for dir := abs; ; {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
-}
+// AllowDirs once symlinks are resolved, and returns it resolved.
+func (p PathPolicy) allows(abs string) (string, bool) { return fsutil.WithinDirs(p.AllowDirs, abs) }
 
 // Guard is the runtime's PathGuard under p (nil when p does not restrict):
 // a file path a step reads or writes, or a nested workflow's workflow_ref,
@@ -94,24 +62,7 @@ func (p PathPolicy) Guard() func(string) error {
 	if !p.Restrict {
 		return nil
 	}
-	return func(abs string) error {
-		if _, ok := p.allows(abs); ok {
-			return nil
-		}
-		if len(p.AllowDirs) == 0 {
-			return fmt.Errorf("%s is refused: this server (pflow mcp serve --http) lets steps read and write files only under its --allow-dir directories, and it has none. Restart it with --allow-dir naming the directory that holds the file", abs)
-		}
-		return fmt.Errorf("%s is outside the directories this server lets steps read and write (--allow-dir %s). Use a path under one of them, or restart pflow mcp serve with --allow-dir naming the directory that holds the file", abs, strings.Join(p.AllowDirs, ", "))
-	}
-}
-
-// within reports whether path is root or inside it.
-func pathWithin(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+	return node.DirGuard(p.AllowDirs)
 }
 
 // isWorkflowPath reports whether s names a .pflow.md file.

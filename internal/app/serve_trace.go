@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,7 +92,7 @@ func (a *App) ReadTraceFile(ref string) (string, map[string]any, error) {
 	} else if r, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
 		real = filepath.Join(r, filepath.Base(abs))
 	}
-	if !pathWithin(root, real) || real == root {
+	if !fsutil.Within(root, real) || real == root {
 		return "", nil, &pferr.Error{Kind: pferr.Security,
 			Message: fmt.Sprintf("trace path %q is outside the trace directory", ref),
 			Hint:    "Pass 'latest' or a trace file name from the trace directory (the trace_path a workflow_execute result gives)."}

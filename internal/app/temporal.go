@@ -55,7 +55,7 @@ func (a *App) runOnTemporal(ctx context.Context, req RunRequest, given map[strin
 	if err != nil {
 		return nil, err
 	}
-	bundle, err := a.bundle(req.Target)
+	bundle, err := a.bundle(req.Target, req.Policy.Guard())
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +64,9 @@ func (a *App) runOnTemporal(ctx context.Context, req RunRequest, given map[strin
 		name = traceName(req.Target)
 	}
 	in := wire.RunInput{Bundle: bundle, Params: wire.Value{V: given}, Permissive: opts.Permissive, Name: name, Network: opts.Network}
+	if req.Policy.Restrict {
+		in.Paths = &wire.PathLimit{AllowDirs: req.Policy.AllowDirs}
+	}
 	if prior != nil {
 		in.ResumedFrom = prior.ID
 		if prior.Report != nil {
@@ -106,13 +109,16 @@ func temporalError(err error) error {
 }
 
 // bundle collects the workflow and the nested workflows it names literally,
-// so every worker runs the definitions this machine has now.
-func (a *App) bundle(t *Target) (wire.Bundle, error) {
+// so every worker runs the definitions this machine has now. guard, when
+// set (mcp serve --http --allow-dir), must accept each workflow_ref it reads:
+// on Temporal the bundle is where those files are read.
+func (a *App) bundle(t *Target, guard func(string) error) (wire.Bundle, error) {
 	root, err := wire.DocOf(t.Workflow)
 	if err != nil {
 		return wire.Bundle{}, err
 	}
 	b := wire.Bundle{Root: root, Saved: map[string]wire.Doc{}, Files: map[string]wire.Doc{}}
+	var refused error
 	var collect func(w *workflow.Workflow, dir string, depth int)
 	collect = func(w *workflow.Workflow, dir string, depth int) {
 		if depth > 10 {
@@ -148,6 +154,14 @@ func (a *App) bundle(t *Target) (wire.Bundle, error) {
 				if _, done := b.Files[p]; done {
 					continue
 				}
+				if guard != nil {
+					if err := guard(p); err != nil {
+						if refused == nil {
+							refused = &pferr.Error{Kind: pferr.Security, Message: fmt.Sprintf("step '%s': workflow_ref %s", n.ID, err.Error())}
+						}
+						continue
+					}
+				}
 				c, err := workflow.ParseFile(p)
 				if err != nil {
 					continue
@@ -172,6 +186,9 @@ func (a *App) bundle(t *Target) (wire.Bundle, error) {
 		dir = filepath.Dir(t.Workflow.Source.Path)
 	}
 	collect(t.Workflow, dir, 0)
+	if refused != nil {
+		return wire.Bundle{}, refused
+	}
 	return b, nil
 }
 

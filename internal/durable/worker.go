@@ -98,6 +98,13 @@ func (wk *Worker) RunNode(ctx context.Context, in wire.NodeInput) (*wire.NodeOut
 	if wk.onParams != nil {
 		wk.onParams(params)
 	}
+	if in.Paths != nil {
+		// The run's file bound (mcp serve --http --allow-dir), checked here,
+		// on the machine whose files the step would touch.
+		if err := node.GuardPaths(params, spec, in.WorkflowDir, node.DirGuard(in.Paths.AllowDirs)); err != nil {
+			return &wire.NodeOutput{Outputs: wire.Value{V: map[string]any{"error": err.Error()}}, Action: "error", Permanent: true}, nil
+		}
+	}
 	stop := heartbeat(ctx)
 	defer stop()
 	// Every process the step starts, and its descendants, end with it.

@@ -72,7 +72,7 @@ func (wk *Worker) Run(wctx workflow.Context, in wire.RunInput) (*wire.Report, er
 	jr := newJournal(in)
 	opts := runtime.Options{
 		Journal:    jr,
-		Catalog:    proxyCatalog{wk.catalog},
+		Catalog:    proxyCatalog{Catalog: wk.catalog, paths: in.Paths},
 		Permissive: in.Permissive,
 		Network:    in.Network,
 		Observer:   prog,
@@ -195,7 +195,11 @@ func (scheduler) Sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // proxyCatalog is the worker's catalog whose nodes run as activities.
-type proxyCatalog struct{ node.Catalog }
+// paths is the run's file bound, carried to each activity.
+type proxyCatalog struct {
+	node.Catalog
+	paths *wire.PathLimit
+}
 
 func (c proxyCatalog) Lookup(t string) (*node.Spec, bool) {
 	spec, ok := c.Catalog.Lookup(t)
@@ -208,7 +212,7 @@ func (c proxyCatalog) Lookup(t string) (*node.Spec, bool) {
 		return spec, true
 	}
 	proxy := *spec
-	proxy.Node = activityNode{}
+	proxy.Node = activityNode{paths: c.paths}
 	// A fingerprint reads the world (a file's size and time): not in
 	// workflow code, whose every replay must decide the same.
 	proxy.Fingerprint = nil
@@ -216,9 +220,9 @@ func (c proxyCatalog) Lookup(t string) (*node.Spec, bool) {
 }
 
 // activityNode runs a node execution as an activity on some worker.
-type activityNode struct{}
+type activityNode struct{ paths *wire.PathLimit }
 
-func (activityNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
+func (a activityNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
 	v, ok := workflowContext(ctx)
 	if !ok {
 		return nil, errors.New("durable: a node ran outside a Temporal workflow")
@@ -229,7 +233,7 @@ func (activityNode) Run(ctx context.Context, req *node.Request) (*node.Result, e
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 	})
 	in := wire.NodeInput{NodeID: req.NodeID, Type: req.Type, Params: wire.Value{V: req.Params}, TemplateEnv: req.TemplateEnv,
-		WorkflowDir: req.WorkflowDir, WorkflowFile: req.WorkflowFile, SourceLines: req.SourceLines, Attempt: req.Attempt, Network: req.Network, Routed: req.Routed}
+		WorkflowDir: req.WorkflowDir, WorkflowFile: req.WorkflowFile, SourceLines: req.SourceLines, Attempt: req.Attempt, Network: req.Network, Routed: req.Routed, Paths: a.paths}
 	var out wire.NodeOutput
 	if err := workflow.ExecuteActivity(actx, wire.ActivityNode, in).Get(actx, &out); err != nil {
 		if temporal.IsCanceledError(err) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/fsutil"
 	"math"
 	"os"
 	"path/filepath"
@@ -227,4 +228,46 @@ func ResolvePath(p, base string) (string, error) {
 		return "", fmt.Errorf("cannot resolve path %q: %v", p, err)
 	}
 	return abs, nil
+}
+
+// GuardPaths checks every file path param of a step (each param of sink
+// SinkPath, made absolute against dir) with guard, which says why a path is
+// refused. The engine runs it before a step runs; so does a Temporal worker
+// before the step's activity runs, where the files are.
+func GuardPaths(params map[string]any, spec *Spec, dir string, guard func(abs string) error) error {
+	if guard == nil {
+		return nil
+	}
+	for _, fld := range spec.Interface.Params {
+		if fld.Sink != SinkPath {
+			continue
+		}
+		raw, ok := params[fld.Key].(string)
+		if !ok || raw == "" {
+			continue
+		}
+		abs, err := ResolvePath(raw, dir)
+		if err != nil {
+			continue // the node reports it
+		}
+		if err := guard(abs); err != nil {
+			return fmt.Errorf("Parameter '%s': %w", fld.Key, err)
+		}
+	}
+	return nil
+}
+
+// DirGuard is the path guard of `pflow mcp serve --http --allow-dir`: a
+// file a step reads or writes must lie under one of dirs once symlinks are
+// resolved (none: every file is refused). Its error says how to allow one.
+func DirGuard(dirs []string) func(abs string) error {
+	return func(abs string) error {
+		if _, ok := fsutil.WithinDirs(dirs, abs); ok {
+			return nil
+		}
+		if len(dirs) == 0 {
+			return fmt.Errorf("%s is refused: this server (pflow mcp serve --http) lets steps read and write files only under its --allow-dir directories, and it has none. Restart it with --allow-dir naming the directory that holds the file", abs)
+		}
+		return fmt.Errorf("%s is outside the directories this server lets steps read and write (--allow-dir %s). Use a path under one of them, or restart pflow mcp serve with --allow-dir naming the directory that holds the file", abs, strings.Join(dirs, ", "))
+	}
 }

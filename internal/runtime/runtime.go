@@ -830,26 +830,7 @@ func (e *executor) prepareParamsSinks(f *frame, n *workflow.Node, spec *node.Spe
 
 // guardPaths checks every file path param against Options.PathGuard.
 func (e *executor) guardPaths(params map[string]any, spec *node.Spec, dir string) error {
-	if e.opts.PathGuard == nil {
-		return nil
-	}
-	for _, fld := range spec.Interface.Params {
-		if fld.Sink != node.SinkPath {
-			continue
-		}
-		raw, ok := params[fld.Key].(string)
-		if !ok || raw == "" {
-			continue
-		}
-		abs, err := node.ResolvePath(raw, dir)
-		if err != nil {
-			continue // the node reports it
-		}
-		if err := e.opts.PathGuard(abs); err != nil {
-			return fmt.Errorf("Parameter '%s': %w", fld.Key, err)
-		}
-	}
-	return nil
+	return node.GuardPaths(params, spec, dir, e.opts.PathGuard)
 }
 
 // coerceParams converts values to the types the node declares: containers

@@ -121,6 +121,10 @@ type RunInput struct {
 	Network *node.NetPolicy `json:"network,omitempty"`
 	// Name is the workflow's name as the submitter called it.
 	Name string `json:"name,omitempty"`
+	// Paths, when set, bounds the files the run's steps may read and write
+	// (pflow mcp serve --http --allow-dir); the worker that runs a step
+	// checks them, where the files are.
+	Paths *PathLimit `json:"paths,omitempty"`
 	// Resume holds the completed node executions of the run being resumed
 	// (ResumedFrom): those that are unchanged are re-used, not run again.
 	Resume      []Record `json:"resume,omitempty"`
@@ -176,6 +180,13 @@ type NodeInput struct {
 	// failures (workflow.RoutedSteps, decided by the engine that walks the
 	// graph and carried to the worker that runs the step).
 	Routed bool `json:"routed,omitempty"`
+	// Paths is RunInput.Paths, carried to the worker that runs the step.
+	Paths *PathLimit `json:"paths,omitempty"`
+}
+
+// PathLimit is the directories a run's file steps must stay under.
+type PathLimit struct {
+	AllowDirs []string `json:"allow_dirs"`
 }
 
 // NodeOutput is a node execution's outcome. Err is set when the node could
