@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -763,5 +765,90 @@ func TestAskStepWaitsForASignalOnTemporal(t *testing.T) {
 	// A wrong id is named.
 	if r := c.pflow(t, "runs", "answer", "--temporal", c.srv.HostPort, "pflow-nothing-here", "approve"); r.code == 0 || !strings.Contains(r.stderr+r.stdout, "pflow-nothing-here") {
 		t.Errorf("answering an unknown run: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// bearer adds the server's token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// TestAllowDirBoundsTemporalRuns: pflow mcp serve --http --allow-dir with
+// --temporal sends its directories with the run; the worker refuses a file
+// step outside them before it runs, and lets one inside write.
+func TestAllowDirBoundsTemporalRuns(t *testing.T) {
+	c := newCluster(t)
+	c.worker(t)
+	allowed, outside := filepath.Join(c.dir, "allowed"), filepath.Join(c.dir, "outside")
+	os.MkdirAll(allowed, 0o755)
+	os.MkdirAll(outside, 0o755)
+	serve := exec.Command(c.bin, "mcp", "serve", "--http", "127.0.0.1:0", "--temporal", c.srv.HostPort, "--allow-dir", allowed)
+	serve.Env = c.env()
+	stderr, _ := serve.StderrPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	urlc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		re := regexp.MustCompile(`listening on (http://\S+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urlc <- m[1]
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-urlc:
+	case <-time.After(time.Minute):
+		t.Fatal("pflow mcp serve --http did not start")
+	}
+	token, err := os.ReadFile(filepath.Join(c.home, "mcp-serve.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearer{strings.TrimSpace(string(token)), http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	write := func(target string) map[string]any {
+		t.Helper()
+		wf := filepath.Join(allowed, "write.pflow.md")
+		writeFile(t, wf, "# Write\nWrites a file.\n\n## Steps\n\n### w\nWrite it.\n- type: write-file\n- file_path: "+target+"\n- content: hello\n")
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_execute", Arguments: map[string]any{"workflow": wf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return m
+	}
+	got := write(filepath.Join(outside, "x.txt"))
+	if got["success"] != false || !strings.Contains(fmt.Sprint(got), "--allow-dir "+allowed) {
+		t.Fatalf("a write outside --allow-dir on Temporal: %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x.txt")); err == nil {
+		t.Fatal("the file outside --allow-dir was written")
+	}
+	got = write(filepath.Join(allowed, "y.txt"))
+	if got["success"] != true {
+		t.Fatalf("a write inside --allow-dir on Temporal: %v", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(allowed, "y.txt")); err != nil || string(b) != "hello" {
+		t.Fatalf("the file inside: %q %v", b, err)
 	}
 }
