@@ -115,6 +115,8 @@ var defaultClient = sync.OnceValue(func() *nethttp.Client {
 	// Every address dialled is checked against the request's guard.
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, ControlContext: guardControl}
 	t.DialContext = d.DialContext
+	// Through a proxy, the host a request is for is checked instead.
+	t.Proxy = guardedProxy(nethttp.ProxyFromEnvironment)
 	return newClient(t)
 })
 

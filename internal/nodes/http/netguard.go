@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	nethttp "net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -28,6 +29,12 @@ import (
 //
 // settings.json's "network" section lifts them: "allow_private": true the
 // loopback and private rule, "allow_hosts" every rule for the hosts named.
+//
+// Through a proxy (HTTP_PROXY, HTTPS_PROXY) the connection goes to the
+// proxy, whose address is the user's own configuration and is not checked;
+// the host the request is for is resolved here and checked instead, before
+// the request is sent (guardedProxy). The proxy resolves it again, so a
+// name that resolves differently there is not covered.
 
 // addrClass names the range of a refused address ("" for a public one).
 func addrClass(a netip.Addr) string {
@@ -64,6 +71,9 @@ type chainGuard struct {
 	host       string
 	redirected bool
 	from       string
+	// viaProxy is set when the request goes through a proxy: the dial
+	// hook then sees the proxy's address, not the host's.
+	viaProxy bool
 }
 
 func (g *chainGuard) state() (host string, redirected bool, from string) {
@@ -151,8 +161,60 @@ func guardControl(ctx context.Context, _, address string, _ syscall.RawConn) err
 	if err != nil {
 		return nil
 	}
+	g.mu.Lock()
+	viaProxy := g.viaProxy
+	g.mu.Unlock()
+	if viaProxy {
+		return nil // the proxy the user configured; guardedProxy checked the host
+	}
 	host, redirected, from := g.state()
 	return g.check(host, ap.Addr(), redirected, from)
+}
+
+// guardedProxy wraps a transport's Proxy function: when a request goes
+// through a proxy, the host it is for is resolved and checked against the
+// request's guard before it is sent, since the dial hook sees only the
+// proxy's address.
+func guardedProxy(next func(*nethttp.Request) (*url.URL, error)) func(*nethttp.Request) (*url.URL, error) {
+	return func(r *nethttp.Request) (*url.URL, error) {
+		proxy, err := next(r)
+		g, _ := r.Context().Value(guardKey{}).(*chainGuard)
+		if g == nil {
+			return proxy, err
+		}
+		// Each request of a redirect chain decides for itself: a hop that
+		// goes direct (NO_PROXY) is checked where it is dialled.
+		g.mu.Lock()
+		g.viaProxy = false
+		g.mu.Unlock()
+		if err != nil || proxy == nil {
+			return proxy, err
+		}
+		host := r.URL.Hostname()
+		_, redirected, from := g.state()
+		for _, ip := range resolve(r.Context(), host) {
+			if err := g.check(host, ip, redirected, from); err != nil {
+				return nil, err
+			}
+		}
+		g.mu.Lock()
+		g.viaProxy = true
+		g.mu.Unlock()
+		return proxy, nil
+	}
+}
+
+// resolve returns the addresses of host (itself when it is an address);
+// none when it does not resolve (the request then fails where it is sent).
+func resolve(ctx context.Context, host string) []netip.Addr {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{a}
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil
+	}
+	return addrs
 }
 
 // checkRedirectTarget resolves the host of a redirect and checks every
@@ -167,14 +229,8 @@ func checkRedirectTarget(ctx context.Context, from, to *url.URL) error {
 	g.mu.Lock()
 	g.host, g.redirected, g.from = host, true, shownFrom
 	g.mu.Unlock()
-	var ips []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		ips = []netip.Addr{a}
-	} else if addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host); err == nil {
-		ips = addrs
-	}
 	// A name that does not resolve fails when it is dialled.
-	for _, ip := range ips {
+	for _, ip := range resolve(ctx, host) {
 		if err := g.check(host, ip, true, shownFrom); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"net/url"
@@ -154,4 +155,52 @@ func TestDialHookChecksDialledAddress(t *testing.T) {
 func errText(res *node.Result) string {
 	s, _ := res.Outputs["error"].(string)
 	return s
+}
+
+// proxiedNode is the http node with a transport that sends every request
+// through proxy, as HTTP_PROXY would.
+func proxiedNode(proxy string) node.Node {
+	t := nethttp.DefaultTransport.(*nethttp.Transport).Clone()
+	d := &net.Dialer{ControlContext: guardControl}
+	t.DialContext = d.DialContext
+	pu, _ := url.Parse(proxy)
+	t.Proxy = guardedProxy(func(*nethttp.Request) (*url.URL, error) { return pu, nil })
+	return httpNode{client: newClient(t)}
+}
+
+// Through a proxy the dial hook sees only the proxy's address: the host a
+// request is for is resolved and checked before the request goes to the
+// proxy, and the proxy itself (the user's own, often on a private address)
+// is not refused.
+func TestProxiedRequestChecksItsHost(t *testing.T) {
+	var hits atomic.Int32
+	proxy := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		hits.Add(1)
+		w.Write([]byte("proxied " + r.URL.String()))
+	}))
+	defer proxy.Close()
+	n := proxiedNode(proxy.URL)
+	run := func(p *node.NetPolicy, target string) *node.Result {
+		t.Helper()
+		res, err := n.Run(context.Background(), &node.Request{NodeID: "h", Params: map[string]any{"url": target, "timeout": int64(5)}, Network: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := run(&node.NetPolicy{Agent: true}, "http://169.254.169.254/latest/meta-data/")
+	if res.Action != "error" || !strings.Contains(errText(res), "pflow refused the request to 169.254.169.254") || hits.Load() != 0 {
+		t.Fatalf("an agent's request to the metadata address through a proxy: %+v (proxy hits %d)", res, hits.Load())
+	}
+	// A public host goes through the proxy, whose own loopback address is
+	// not held against it, in an agent's run too.
+	res = run(&node.NetPolicy{Agent: true}, "http://93.184.216.34/")
+	if res.Action == "error" || hits.Load() != 1 {
+		t.Fatalf("a public host through the proxy: %+v (proxy hits %d)", res, hits.Load())
+	}
+	// allow_hosts lifts the rule through a proxy as it does directly.
+	res = run(&node.NetPolicy{Agent: true, AllowHosts: []string{"169.254.169.254"}}, "http://169.254.169.254/x")
+	if res.Action == "error" || hits.Load() != 2 {
+		t.Fatalf("an allowed host through the proxy: %+v", res)
+	}
 }
