@@ -53,7 +53,7 @@ func (signalAsker) Ask(ctx context.Context, q node.Question) (node.Answer, error
 	sel.Select(wctx)
 	switch {
 	case answered:
-		return node.Answer{Choice: ans.Choice, Input: ans.Input, Channel: "temporal-signal"}, nil
+		return node.Answer{Choice: ans.Choice, Input: ans.Input, Channel: "temporal-signal", At: workflow.Now(wctx)}, nil
 	case timedOut:
 		return node.Answer{}, context.DeadlineExceeded
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Question is what a step or an MCP server asks a person mid-run: the ask
@@ -40,6 +41,10 @@ type Answer struct {
 	// Channel says how the answer came: "terminal", "mcp-client",
 	// "runs-answer", "temporal-signal", "timeout".
 	Channel string `json:"channel"`
+	// At is when the answer came, when the channel knows it better than
+	// the clock of the process that runs the step (a Temporal workflow's
+	// own time, the same on every replay). Zero: now.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Asker puts a Question to a person through the run's channel. It returns

@@ -467,9 +467,13 @@ func outputs(q node.Question, a node.Answer) map[string]any {
 	case ChannelTerminal, ChannelRunsAnswer:
 		by = UserName()
 	}
+	at := a.At
+	if at.IsZero() {
+		at = time.Now()
+	}
 	return map[string]any{
 		"choice": a.Choice, "input": in, "answered_by": by, "channel": a.Channel,
-		"answered_at": time.Now().UTC().Format(time.RFC3339), "question": q.Message,
+		"answered_at": at.UTC().Format(time.RFC3339), "question": q.Message,
 	}
 }
 
