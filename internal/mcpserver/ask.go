@@ -174,9 +174,5 @@ func (s *Server) answerInputRequired(ctx context.Context, c *call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if ir := inputRequiredFor(c.req, out); ir != nil {
-		return *ir, nil
-	}
-	rep := app.Report(out, t, app.Agent)
-	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t)), nil
+	return c.answer(ctx, out, t), nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/pflow-go/pflow/internal/nodes/ask"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -265,11 +266,7 @@ func (s *Server) workflowExecute(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ir := inputRequiredFor(c.req, out); ir != nil {
-		return *ir, nil
-	}
-	rep := app.Report(out, t, app.Agent)
-	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t)), nil
+	return c.answer(ctx, out, t), nil
 }
 
 // answerRun answers the question of the waiting run named by resume and
@@ -280,7 +277,7 @@ func (s *Server) answerRun(ctx context.Context, c *call, answer string) (any, er
 		return nil, pferr.New(pferr.Validation, "answer only applies with resume").
 			WithHint("Pass resume: <run_id> of the waiting run (its workflow_execute result or run_status says status waiting) with answer.")
 	}
-	req := app.AnswerRequest{Run: id, Choice: answer, Input: c.object("answer_input"), Channel: "mcp-client"}
+	req := app.AnswerRequest{Run: id, Choice: answer, Input: c.object("answer_input"), Channel: ask.ChannelMCPClient}
 	req.Origin, req.Policy, req.Temporal = "mcp", s.policy(), c.srv.opts.Temporal
 	if w, ir := c.args["workflow"], c.args["workflow_ir"]; w != nil || ir != nil {
 		t, err := s.callWorkflow(c)
@@ -300,11 +297,18 @@ func (s *Server) answerRun(ctx context.Context, c *call, answer string) (any, er
 	if err != nil {
 		return nil, err
 	}
+	return c.answer(ctx, out, t), nil
+}
+
+// answer is what workflow_execute answers for a run: an input-required
+// result when the run paused at a question the client can answer (MCP
+// 2026-07-28), else the run's envelope.
+func (c *call) answer(ctx context.Context, out *app.RunOutcome, t *app.Target) any {
 	if ir := inputRequiredFor(c.req, out); ir != nil {
-		return *ir, nil
+		return *ir
 	}
 	rep := app.Report(out, t, app.Agent)
-	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t)), nil
+	return executeEnvelope(out, t, rep, c.app.LabelProvenance(ctx, rep, t))
 }
 
 // executeEnvelope reshapes the run report (the CLI's JSON output) into the

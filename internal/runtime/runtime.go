@@ -979,7 +979,7 @@ func (e *executor) collectLLM(f *frame, id string, out map[string]any) {
 func (e *executor) resolveOutputs(f *frame) {
 	f.res.Outputs = map[string]any{}
 	for _, o := range f.w.Outputs {
-		src := strings.TrimSpace(o.Source)
+		src := o.SourceTemplate()
 		if src == "" {
 			// An output without a source reads the root key of its name
 			// (e.g. one published by an output mapping).
@@ -988,9 +988,6 @@ func (e *executor) resolveOutputs(f *frame) {
 				f.res.OutputOrder = append(f.res.OutputOrder, o.Name)
 			}
 			continue
-		}
-		if !strings.Contains(src, "${") {
-			src = "${" + strings.TrimPrefix(src, "$") + "}"
 		}
 		v, unresolved := template.Resolve(src, f.shared)
 		if len(unresolved) > 0 && f.fromSkippedStep(unresolved) {

@@ -339,10 +339,11 @@ func (v *validator) dominators() map[string]map[string]bool {
 	if len(v.nodes) == 0 {
 		return nil
 	}
-	start := v.nodes[0].ID
-	if v.w.StartNode != "" && v.byID[v.w.StartNode] != nil {
-		start = v.w.StartNode
+	i, ok := v.start()
+	if !ok {
+		return nil
 	}
+	start := v.nodes[i].ID
 	succ := map[string][]string{}
 	pred := map[string][]string{}
 	for _, e := range v.w.Edges {

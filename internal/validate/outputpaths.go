@@ -21,13 +21,9 @@ func (v *validator) outputsOnEveryPath() {
 	if len(v.nodes) < 2 || len(v.w.Edges) == 0 || len(v.w.Outputs) == 0 {
 		return
 	}
-	start := 0
-	if v.w.StartNode != "" {
-		i, ok := v.index[v.w.StartNode]
-		if !ok {
-			return
-		}
-		start = i
+	start, ok := v.start()
+	if !ok {
+		return
 	}
 	type arc struct {
 		to     int
@@ -113,10 +109,7 @@ func (v *validator) outputsOnEveryPath() {
 		if o == nil || strings.TrimSpace(o.Source) == "" {
 			continue
 		}
-		src := strings.TrimSpace(o.Source)
-		if !strings.Contains(src, "${") {
-			src = "${" + strings.TrimPrefix(src, "$") + "}"
-		}
+		src := o.SourceTemplate()
 		var steps, paths []string
 		for _, p := range template.Parts(src) {
 			if p.Ref == nil || slices.Contains(steps, p.Ref.Head) {

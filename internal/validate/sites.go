@@ -100,10 +100,7 @@ func (v *validator) sites() []*site {
 		if o == nil || strings.TrimSpace(o.Source) == "" {
 			continue
 		}
-		src := strings.TrimSpace(o.Source)
-		if !strings.Contains(src, "${") {
-			src = "${" + strings.TrimPrefix(src, "$") + "}"
-		}
+		src := o.SourceTemplate()
 		out = append(out, &site{kind: siteOutput, param: "source", s: src, raw: o.Source, line: o.Line, outName: o.Name, topLevel: true})
 	}
 	return out

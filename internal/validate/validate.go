@@ -594,19 +594,26 @@ func (v *validator) failureLoops(n int, failEdges [][2]int) {
 	}
 }
 
+// start is the document index of the step a run starts at: start_node, or
+// the first step. ok is false when start_node names no step (structure
+// reports that).
+func (v *validator) start() (int, bool) {
+	if v.w.StartNode == "" {
+		return 0, true
+	}
+	i, ok := v.index[v.w.StartNode]
+	return i, ok
+}
+
 // unreachable refuses steps that no edge leads to from the first step: they
 // would never run.
 func (v *validator) unreachable(succ [][]int) {
 	if len(v.nodes) < 2 {
 		return
 	}
-	start := 0
-	if v.w.StartNode != "" {
-		i, ok := v.index[v.w.StartNode]
-		if !ok {
-			return
-		}
-		start = i
+	start, ok := v.start()
+	if !ok {
+		return
 	}
 	seen := make([]bool, len(v.nodes))
 	stack := []int{start}

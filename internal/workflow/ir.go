@@ -8,6 +8,7 @@ package workflow
 
 import (
 	"bytes"
+	"strings"
 	"encoding/json"
 	"fmt"
 
@@ -88,6 +89,18 @@ type Output struct {
 	Type        string `json:"type,omitempty"`
 	Source      string `json:"source,omitempty"`
 	Line        int    `json:"-"`
+}
+
+// SourceTemplate is the output's source as a template: a bare path
+// ("node.key", "$node.key") becomes "${node.key}"; text with templates is
+// kept. Empty when the output has no source (it reads the root key of its
+// name). The engine and validation both read a source through it.
+func (o *Output) SourceTemplate() string {
+	src := strings.TrimSpace(o.Source)
+	if src == "" || strings.Contains(src, "${") {
+		return src
+	}
+	return "${" + strings.TrimPrefix(src, "$") + "}"
 }
 
 // Node is one step.

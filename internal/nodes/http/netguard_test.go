@@ -192,6 +192,10 @@ func TestProxiedRequestChecksItsHost(t *testing.T) {
 	if res.Action != "error" || !strings.Contains(errText(res), "pflow refused the request to 169.254.169.254") || hits.Load() != 0 {
 		t.Fatalf("an agent's request to the metadata address through a proxy: %+v (proxy hits %d)", res, hits.Load())
 	}
+	// HTTPS goes through the proxy by CONNECT: the host is checked the same.
+	if res := run(&node.NetPolicy{Agent: true}, "https://[fd00:ec2::254]/latest/"); res.Action != "error" || !strings.Contains(errText(res), "cloud metadata") || hits.Load() != 0 {
+		t.Fatalf("an HTTPS request to the IPv6 metadata address through a proxy: %+v (proxy hits %d)", res, hits.Load())
+	}
 	// A public host goes through the proxy, whose own loopback address is
 	// not held against it, in an agent's run too.
 	res = run(&node.NetPolicy{Agent: true}, "http://93.184.216.34/")
