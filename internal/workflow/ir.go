@@ -8,9 +8,9 @@ package workflow
 
 import (
 	"bytes"
-	"strings"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/pflow-go/pflow/internal/value"
 )
