@@ -214,6 +214,12 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			req.Params = prepared.Values
 			red.AddSecretsIn(prepared.Values) // defaults and values from env or settings
 		}
+	} else if len(req.Params) > 0 {
+		// Validating with inputs checks the values given as the run would
+		// (types, undeclared names); an input not given is not an error here.
+		_, ierrs := runtime.PrepareInputs(w, req.Params, env)
+		ierrs = slices.DeleteFunc(ierrs, func(e runtime.InputError) bool { return e.Missing })
+		out.InputErrors = append(ierrs, unknownInputs(w, req.Params)...)
 	}
 	// The run's record is made while the workflow is checked (it is a run
 	// only once started; removed when the checks refuse the run).

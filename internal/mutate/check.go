@@ -44,12 +44,13 @@ type Case struct {
 }
 
 // Exec validates and runs workflow files. Validate is `pflow
-// --validate-only file`; Run runs file with c's inputs in the directory dir
+// --validate-only file` with the inputs of the cases, when given (the
+// values a run would refuse are refused there too); Run runs file with c's inputs in the directory dir
 // and returns what the run did, as text that is equal for two runs that
 // behaved the same (a run's directory and home are already written as $WORK
 // and $HOME).
 type Exec interface {
-	Validate(ctx context.Context, file string) (Validation, error)
+	Validate(ctx context.Context, file string, cases []Case) (Validation, error)
 	Run(ctx context.Context, file string, c Case, dir string) (string, error)
 }
 
@@ -180,7 +181,7 @@ func (c *Checker) Original(ctx context.Context, s Subject) error {
 	if err != nil {
 		return err
 	}
-	v, err := c.Exec.Validate(ctx, file)
+	v, err := c.Exec.Validate(ctx, file, s.Cases)
 	if err != nil {
 		return err
 	}
@@ -248,7 +249,7 @@ func (c *Checker) Check(ctx context.Context, s Subject, m Mutant) Result {
 		r.Verdict, r.Diff = Broken, err.Error()
 		return r
 	}
-	v, err := c.Exec.Validate(ctx, file)
+	v, err := c.Exec.Validate(ctx, file, s.Cases)
 	if err != nil {
 		r.Verdict, r.Diff = Broken, err.Error()
 		return r
