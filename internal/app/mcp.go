@@ -263,6 +263,12 @@ type MCPSyncEvent struct {
 // server's failure does not stop the others; the error is reported in its
 // result and in the returned error when every server failed.
 func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress func(MCPSyncEvent)) ([]MCPSyncResult, error) {
+	return a.syncMCP(ctx, names, all, progress, false)
+}
+
+// syncMCP is SyncMCP; agent is set when a run an agent started asked for
+// it (its remote servers are reached under the agent's network rules).
+func (a *App) syncMCP(ctx context.Context, names []string, all bool, progress func(MCPSyncEvent), agent bool) ([]MCPSyncResult, error) {
 	// The servers started to list their tools, and everything they start,
 	// are stopped when the sync ends, even a descendant that left its group.
 	ctx, tracker := proc.Track(ctx)
@@ -293,10 +299,11 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 				WithFix(pferr.Fix{Text: "To add it, {do}.", Do: pferr.PersonOnly("mcp add <config>")})
 		}
 	}
-	lookup, err := a.mcpLookup()
+	st, err := a.Settings()
 	if err != nil {
 		return nil, err
 	}
+	lookup, pol := a.EnvLookup(st), a.netPolicy(st, agent)
 	results := make([]MCPSyncResult, 0, len(names))
 	failed := 0
 	hashes := map[string]string{}
@@ -318,7 +325,7 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 		if progress != nil {
 			progress(MCPSyncEvent{Server: name, Index: i, Total: len(names)})
 		}
-		r := a.syncOne(ctx, name, f.Servers[name], lookup)
+		r := a.syncOne(ctx, name, f.Servers[name], lookup, pol)
 		if r.Error != "" {
 			failed++
 		} else {
@@ -348,15 +355,7 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 	return results, nil
 }
 
-func (a *App) mcpLookup() (func(string) (string, bool), error) {
-	st, err := a.Settings()
-	if err != nil {
-		return nil, err
-	}
-	return a.EnvLookup(st), nil
-}
-
-func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, lookup func(string) (string, bool)) MCPSyncResult {
+func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, lookup func(string) (string, bool), pol *node.NetPolicy) MCPSyncResult {
 	r := MCPSyncResult{Server: name, Nodes: []string{}}
 	srv, err := mcpclient.Resolve(name, raw, lookup, a.Log)
 	if err != nil {
@@ -364,6 +363,7 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 		return r
 	}
 	a.withSignIn(srv)
+	srv.Network = pol
 	tools, protocol, err := mcpclient.DiscoverVersion(ctx, srv, a.Log)
 	if err != nil {
 		r.Error = mcpclient.ErrorText(err)
@@ -538,6 +538,12 @@ func entryHash(cfg map[string]any) string {
 // keeps its previous tools, with a warning on a.Log. It never fails the run
 // itself: validation reports missing tools.
 func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
+	return a.ensureMCPSynced(ctx, nodeTypes, false)
+}
+
+// ensureMCPSynced is EnsureMCPSynced for a run; agent is set for a run an
+// agent started (its network rules apply to the sync's connections).
+func (a *App) ensureMCPSynced(ctx context.Context, nodeTypes []string, agent bool) error {
 	var mcpTypes []string
 	for _, t := range nodeTypes {
 		if strings.HasPrefix(t, "mcp-") {
@@ -594,7 +600,7 @@ func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 	default:
 		fmt.Fprintf(a.Log, "MCP config changed, syncing %s...\n", strings.Join(names, ", "))
 	}
-	results, _ := a.SyncMCP(ctx, names, false, nil)
+	results, _ := a.syncMCP(ctx, names, false, nil, agent)
 	for _, r := range results {
 		if r.Error != "" {
 			fmt.Fprintf(a.Log, "Warning: could not sync MCP server '%s'; keeping its previously registered tools. Run 'pflow mcp sync %s' to retry.\n%s\n", r.Server, r.Server, r.Error)
@@ -712,10 +718,11 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 				WithHint(`Add one with: pflow mcp add '{"name": {"command": "...", "args": [...]}}'`)
 		}
 	}
-	lookup, err := a.mcpLookup()
+	st, err := a.Settings()
 	if err != nil {
 		return nil, err
 	}
+	lookup, pol := a.EnvLookup(st), a.netPolicy(st, false)
 	reg, _ := a.RegistryStore().LoadWithoutSchemas()
 	var out []MCPTestResult
 	for _, name := range names {
@@ -733,6 +740,7 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 		srv, err := mcpclient.Resolve(name, raw, lookup, io.Discard)
 		if err == nil {
 			a.withSignIn(srv)
+			srv.Network = pol
 			var s *mcpclient.Session
 			if s, err = mcpclient.Connect(ctx, srv, io.Discard); err == nil {
 				var tools []*mcp.Tool

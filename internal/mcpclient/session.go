@@ -45,7 +45,8 @@ type Session struct {
 	cs     *mcp.ClientSession
 	proc   *process
 	rt     *recordingTransport
-	sock   net.Conn // the uds transport's connection
+	tr     *remoteTransport // a remote server's connections (nil: local)
+	sock   net.Conn         // the uds transport's connection
 
 	// progress maps the token of each call in flight to the func that
 	// restarts its idle timeout; logs are the server's log messages not
@@ -159,7 +160,10 @@ func connect(ctx context.Context, srv *Server, log io.Writer, version string, gu
 		s.sock = conn
 		transport = &mcp.IOTransport{Reader: conn, Writer: conn, MaxLineLength: maxMessage(srv) + 1<<20}
 	case "http", "sse":
-		s.rt = &recordingTransport{base: httpTransport(srv), headers: srv.Headers, sse: srv.Transport == "sse", limit: int64(maxMessage(srv))}
+		// Every connection of the session obeys the run's network policy
+		// and the server's pins (see remoteTransport).
+		s.tr = newRemoteTransport(srv)
+		s.rt = &recordingTransport{base: s.tr, headers: srv.Headers, sse: srv.Transport == "sse", limit: int64(maxMessage(srv))}
 		hc := &http.Client{Transport: s.rt}
 		if srv.Transport == "http" {
 			st := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
@@ -169,7 +173,7 @@ func connect(ctx context.Context, srv *Server, log io.Writer, version string, gu
 			case srv.TokenFile != "" && srv.Headers["Authorization"] == "":
 				// A stored sign-in is sent and refreshed; a server that asks
 				// for one pflow does not have fails the connect at once.
-				actx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: httpTransport(srv), Timeout: 30 * time.Second})
+				actx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: s.tr, Timeout: 30 * time.Second})
 				st.OAuthHandler = &runAuth{srv: srv, path: srv.TokenFile, ctx: actx}
 			}
 			transport = st
@@ -598,6 +602,9 @@ func (s *Session) shutdown() {
 	if s.sock != nil {
 		s.sock.Close()
 	}
+	if s.tr != nil {
+		s.tr.CloseIdleConnections()
+	}
 }
 
 // Pid returns the stdio server's process id (0 for http/sse).
@@ -799,7 +806,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	defer t.mu.Unlock()
 	if err != nil {
 		var ne *net.OpError
-		if errors.As(err, &ne) || tlsProblem("", "", err) != "" {
+		if errors.As(err, &ne) || tlsProblem("", "", err) != "" || egressProblem(err) != nil {
 			t.dialErr = err
 		}
 		return nil, err
@@ -943,6 +950,9 @@ func (t *recordingTransport) failure(url string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
+	case egressProblem(t.dialErr) != nil:
+		// A refused address, redirect or pin: the refusal says it all.
+		return egressProblem(t.dialErr).Error()
 	case t.dialErr != nil && tlsProblem("", url, t.dialErr) != "":
 		return fmt.Sprintf("Could not connect to MCP server at %s: its TLS certificate is not trusted", url)
 	case t.dialErr != nil:
