@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/mcpclient"
+	"github.com/pflow-go/pflow/internal/netpolicy"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
@@ -69,6 +71,14 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 			mcpclient.AddConfigSecrets(a.Secrets, srv.Name, srv.Config, a.LookupProcessEnv)
 		}
 	}
+	st, _ := a.Settings()
+	for _, s := range parsed {
+		for _, srv := range s.Servers {
+			if err := a.checkAddedHost(ctx, srv.Name, srv.Config, st); err != nil {
+				return nil, err
+			}
+		}
+	}
 	err := mcpclient.Update(ctx, a.Paths.MCPServers, func(f *mcpclient.File) error {
 		for _, s := range parsed {
 			for _, srv := range s.Servers {
@@ -92,6 +102,40 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// checkAddedHost refuses to add a remote server whose url's host is, or
+// resolves to, a link-local or cloud metadata address that settings.json's
+// "network" "allow_hosts" does not name: pflow would refuse every
+// connection to it (docs/security.md, "Remote MCP servers"), so adding it
+// takes that setting first. A url built from ${VAR} is checked when it is
+// connected to.
+func (a *App) checkAddedHost(ctx context.Context, name string, cfg map[string]any, st *settings.Settings) error {
+	raw, _ := cfg["url"].(string)
+	if raw == "" || strings.Contains(raw, "${") {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return nil // the connection says what is wrong with it
+	}
+	host := u.Hostname()
+	pol := a.netPolicy(st, false)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, ip := range netpolicy.Resolve(rctx, host) {
+		class := netpolicy.Class(ip)
+		if !netpolicy.LinkLocal(class) || pol.AllowsHost(host, ip) {
+			continue
+		}
+		where := host
+		if ip.String() != host {
+			where = fmt.Sprintf("%s (%s)", host, ip)
+		}
+		return pferr.Newf(pferr.Security, "MCP server '%s' was not added: its url's host %s is a %s address, where pflow reaches no MCP server unless settings.json allows it", name, where, class).
+			WithHint(fmt.Sprintf(`If this server is meant to be reached there, add "network": {"allow_hosts": [%q]} to settings.json (%s), then add it again; its connections are then allowed, and the http node's requests to that host too.`, host, a.Paths.Settings))
+	}
+	return nil
 }
 
 // MCPServers returns the configured servers with secrets masked: literal
