@@ -84,8 +84,8 @@ func TestRemoteRedirectToLoopbackRefusedForAgent(t *testing.T) {
 			t.Errorf("the refusal does not say %q:\n%s", want, text)
 		}
 	}
-	if c := ErrorClass(err); c != "network_error" {
-		t.Errorf("error class %q", c)
+	if c := ErrorClass(err); c != "network_error" || !Permanent(err) {
+		t.Errorf("error class %q, permanent %v", c, Permanent(err))
 	}
 }
 
@@ -239,6 +239,9 @@ func TestPinMismatchFailsBeforeAnyRequest(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the failure does not say %q:\n%s", want, text)
 		}
+	}
+	if !Permanent(err) {
+		t.Error("a pin mismatch would be retried")
 	}
 	if strings.Contains(text, "not trusted") {
 		t.Errorf("a pin mismatch is reported as an untrusted certificate:\n%s", text)

@@ -688,6 +688,13 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 			dialErr, wait := s.rt.dialErr, s.rt.retryAfter
 			s.rt.mu.Unlock()
 			e := classed(s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr)), s.rt.class())
+			if egressProblem(dialErr) != nil {
+				// The settings or the pins decide, not the attempt.
+				if e.Details == nil {
+					e.Details = map[string]any{}
+				}
+				e.Details["permanent"] = true
+			}
 			if wait > 0 {
 				if e.Details == nil {
 					e.Details = map[string]any{}
@@ -931,6 +938,18 @@ func ErrorClass(err error) string {
 		}
 	}
 	return ""
+}
+
+// Permanent reports whether an error from a session is one no retry can
+// change: a connection the network policy refused, or a certificate that
+// matches none of the server's pins.
+func Permanent(err error) bool {
+	var pe *pferr.Error
+	if errors.As(err, &pe) {
+		p, _ := pe.Details["permanent"].(bool)
+		return p
+	}
+	return false
 }
 
 // RetryAfter is how long the server asked pflow to wait before trying

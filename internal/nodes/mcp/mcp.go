@@ -151,6 +151,8 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	failedErr := func(err error) *node.Result {
 		r := failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err))
 		r.RetryAfter = mcpclient.RetryAfter(err)
+		// A refused address or a pin mismatch fails once, never retried.
+		r.Permanent = mcpclient.Permanent(err)
 		return r
 	}
 	var conn *mcpclient.Conn
