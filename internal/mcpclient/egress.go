@@ -233,7 +233,9 @@ type remoteTransport struct {
 	srv    *Server
 	base   *http.Transport
 	pinned *http.Transport // nil: no pins
-	// host is the server url's host:port, the one the pins are for.
+	// url is the server's url; host its host:port, the one the pins are
+	// for.
+	url  *url.URL
 	host string
 }
 
@@ -244,8 +246,8 @@ func newRemoteTransport(srv *Server) *remoteTransport {
 	if srv.TLS != nil {
 		t.base.TLSClientConfig = srv.TLS.Clone()
 	}
-	if u, err := url.Parse(srv.URL); err == nil {
-		t.host = hostPort(u)
+	if u, err := url.Parse(srv.URL); err == nil && u.Host != "" {
+		t.url, t.host = u, hostPort(u)
 	}
 	if len(srv.Pins) > 0 {
 		t.pinned = netpolicy.Transport()
@@ -274,10 +276,18 @@ func hostPort(u *url.URL) string {
 func (t *remoteTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	g := netpolicy.NewGuard(t.srv.Network, t.srv.Name, r.URL.Hostname())
 	ctx := netpolicy.WithGuard(r.Context(), g)
-	if r.Response != nil && r.Response.Request != nil && r.Response.Request.URL != nil {
+	switch {
+	case r.Response != nil && r.Response.Request != nil && r.Response.Request.URL != nil:
 		// A hop of a redirect the client follows: checked before it goes
 		// (a reused connection is never dialled), and its dial as one.
 		if err := g.Redirect(ctx, shownURL(r.Response.Request.URL), r.URL); err != nil {
+			return nil, err
+		}
+	case t.url != nil && !strings.EqualFold(r.URL.Hostname(), t.url.Hostname()):
+		// Another host than the server's url names: the server chose it
+		// (a legacy SSE endpoint, an OAuth address), so it obeys the rules
+		// of a redirect.
+		if err := g.Named(ctx, shownURL(t.url), r.URL); err != nil {
 			return nil, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -356,5 +357,54 @@ func TestPoolHashCarriesThePolicy(t *testing.T) {
 	srv.Network = &netpolicy.Policy{Agent: true, AllowHosts: []string{"10.0.0.1"}}
 	if cli == agent || agent == srv.poolHash() {
 		t.Fatal("the pool's hash does not tell the policies apart")
+	}
+}
+
+// A legacy SSE server names the address pflow posts its messages to: in
+// an agent's run an address on another host that is loopback is refused
+// as a redirect is, before anything is posted to it; from the command
+// line it is used.
+func TestSSEEndpointOnAnotherHostIsCheckedAsARedirect(t *testing.T) {
+	var posts atomic.Int32
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer sink.Close()
+	stream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: endpoint\ndata: "+sink.URL+"/messages?session=1\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	}))
+	defer stream.Close()
+	// The server's url names "localhost"; the endpoint it names, 127.0.0.1.
+	u := strings.Replace(stream.URL, "127.0.0.1", "localhost", 1) + "/sse"
+	connect := func(p *netpolicy.Policy) error {
+		srv, err := Resolve("legacy", map[string]any{"type": "sse", "url": u, "startup_timeout": int64(1)}, env(nil), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Network = p
+		_, err = Connect(context.Background(), srv, io.Discard)
+		return err
+	}
+	err := connect(&netpolicy.Policy{Agent: true})
+	if err == nil || posts.Load() != 0 {
+		t.Fatalf("an agent's run posted to the endpoint: err=%v posts=%d", err, posts.Load())
+	}
+	text := errText(err)
+	for _, want := range []string{"the request to 127.0.0.1, an address MCP server 'legacy' (" + u + ") named", "a loopback address",
+		"no redirect, nor any address a server names, may lead to a loopback"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, text)
+		}
+	}
+	connect(&netpolicy.Policy{})
+	if posts.Load() == 0 {
+		t.Fatal("from the command line, nothing was posted to the endpoint")
 	}
 }

@@ -128,6 +128,10 @@ type Guard struct {
 	host       string
 	redirected bool
 	from       string
+	// named is set when the "redirect" is an address the server gave in
+	// its answer (a legacy SSE endpoint, an OAuth address), not an HTTP
+	// redirect: the same rules, other words.
+	named bool
 	// viaProxy is set when the request goes through a proxy: the dial
 	// hook then sees the proxy's address, not the host's.
 	viaProxy bool
@@ -172,21 +176,30 @@ func (g *Guard) Check(host string, ip netip.Addr, redirected bool, from string) 
 		return nil
 	}
 	linkLocal := LinkLocal(class)
+	g.mu.Lock()
+	named := g.named
+	g.mu.Unlock()
+	hop := "redirect"
+	if named {
+		hop = "redirect, nor any address a server names,"
+	}
 	var rule string
 	switch {
 	case redirected && linkLocal:
-		rule = "no redirect may lead to a link-local or cloud metadata address"
+		rule = "no " + hop + " may lead to a link-local or cloud metadata address"
 	case linkLocal && g.server != "":
 		rule = "no MCP server is reached at a link-local or cloud metadata address, in any run"
 	case linkLocal && g.policy.Agent:
 		rule = "a run an agent starts (pflow mcp serve) may not reach a link-local or cloud metadata address"
 	case redirected && g.policy.Agent && !g.policy.AllowPrivate:
-		rule = "in a run an agent starts (pflow mcp serve), no redirect may lead to a loopback, private or link-local address"
+		rule = "in a run an agent starts (pflow mcp serve), no " + hop + " may lead to a loopback, private or link-local address"
 	default:
 		return nil
 	}
 	var what string
 	switch {
+	case g.server != "" && redirected && named:
+		what = fmt.Sprintf("the request to %s, an address MCP server '%s' (%s) named", host, g.server, from)
 	case g.server != "" && redirected:
 		what = fmt.Sprintf("the redirect of MCP server '%s' from %s to %s", g.server, from, host)
 	case g.server != "":
@@ -277,9 +290,20 @@ func Resolve(ctx context.Context, host string) []netip.Addr {
 // address it has, before the redirect is followed. A name that does not
 // resolve fails when it is dialled.
 func (g *Guard) Redirect(ctx context.Context, from string, to *url.URL) error {
+	return g.hop(ctx, from, to, false)
+}
+
+// Named is Redirect for a request to an address the server at from named
+// in an answer (a legacy SSE endpoint, an OAuth address): it obeys the
+// rules of a redirect.
+func (g *Guard) Named(ctx context.Context, from string, to *url.URL) error {
+	return g.hop(ctx, from, to, true)
+}
+
+func (g *Guard) hop(ctx context.Context, from string, to *url.URL, named bool) error {
 	host := to.Hostname()
 	g.mu.Lock()
-	g.host, g.redirected, g.from = host, true, from
+	g.host, g.redirected, g.from, g.named = host, true, from, named
 	g.mu.Unlock()
 	for _, ip := range Resolve(ctx, host) {
 		if err := g.Check(host, ip, true, from); err != nil {
