@@ -153,7 +153,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		defer reserved.Release() // a no-op once a run took it
 	}
 	w := req.Target.Workflow
-	if err := a.ensureMCP(ctx, req.Target); err != nil {
+	if err := a.ensureMCP(ctx, req.Target, req.Origin == "mcp"); err != nil {
 		fmt.Fprintf(a.Log, "Warning: %v\n", err)
 	}
 	cat, st, err := a.Catalog(ctx)
@@ -268,7 +268,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 		Permissive:   mode == "permissive",
 		LoadWorkflow: func(name string) (*workflow.Workflow, error) { return a.loadSaved(name) },
 		PathGuard:    req.Policy.Guard(),
-		Network:      &node.NetPolicy{Agent: req.Origin == "mcp", AllowPrivate: st.Network.AllowPrivate, AllowHosts: st.Network.AllowHosts},
+		Network:      a.netPolicy(st, req.Origin == "mcp"),
 		Observer:     req.Observer,
 		// Every step's secret params are masked before the step can print them.
 		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },
@@ -406,7 +406,7 @@ func (a *App) loadNested(t *Target) func(name, ref string) (*workflow.Workflow, 
 
 // ensureMCP re-syncs MCP servers whose config changed when the workflow, or
 // a workflow nested in it, uses MCP nodes.
-func (a *App) ensureMCP(ctx context.Context, t *Target) error {
+func (a *App) ensureMCP(ctx context.Context, t *Target, agent bool) error {
 	seen := map[string]bool{}
 	visited := map[*workflow.Workflow]bool{}
 	load := a.loadNested(t)
@@ -437,7 +437,7 @@ func (a *App) ensureMCP(ctx context.Context, t *Target) error {
 	if len(seen) == 0 {
 		return nil
 	}
-	return a.EnsureMCPSynced(ctx, value.SortedKeys(seen))
+	return a.ensureMCPSynced(ctx, value.SortedKeys(seen), agent)
 }
 
 // Redactor returns the secret filter for this process (a.Secrets, or a

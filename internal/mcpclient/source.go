@@ -191,7 +191,7 @@ var knownKeys = map[string]bool{
 	"type": true, "command": true, "args": true, "env": true, "cwd": true,
 	"url": true, "headers": true, "auth": true,
 	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_memory_mb": true, "max_response_mb": true,
-	"disabled": true, "insecure": true, "ca_file": true,
+	"disabled": true, "insecure": true, "ca_file": true, "pin_sha256": true, "pin_file": true,
 }
 
 // claudeCodeServers merges the user-scope and project-scope servers of a
