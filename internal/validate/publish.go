@@ -109,7 +109,7 @@ func (v *validator) failureReads() {
 			v.add(layerOutputs, Diagnostic{Severity: SeverityWarning,
 				Message: fmt.Sprintf("Step '%s' reads %s, but '%s' cannot have failed when '%s' runs: it has no on_error and no ignore_errors, so a failure ends the run there, and the value is always 0", n.ID, r.Raw, x.ID, n.ID),
 				NodeID:  n.ID, Line: n.Line,
-				Hint:    fmt.Sprintf("If '%s' handles the failure of '%s', add '- on_error: %s' to '%s'; to go on after a failing exit, add '- ignore_errors: true' to '%s'.", n.ID, x.ID, n.ID, x.ID, x.ID)})
+				Hint: fmt.Sprintf("If '%s' handles the failure of '%s', add '- on_error: %s' to '%s'; to go on after a failing exit, add '- ignore_errors: true' to '%s'.", n.ID, x.ID, n.ID, x.ID, x.ID)})
 		}
 	}
 }
