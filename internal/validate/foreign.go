@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -87,6 +88,9 @@ func (v *validator) foreignSyntax(st *site) {
 		s = st.raw
 	}
 	for _, f := range v.findForeign(st, s, sinkKind) {
+		if in, ok := strings.CutPrefix(f.pflow, "${"); ok && v.inputs[leadingIdent(in)] != nil {
+			v.usedInputs[leadingIdent(in)] = true // used, if in another form: that is the error
+		}
 		sev := SeverityError
 		if !f.ours && (foreignREs().textParams[st.param] || sinkKind == node.SinkCode) {
 			sev = SeverityWarning
@@ -201,20 +205,30 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 		}
 		rest := content[len(head):]
 		known := v.names(st.nodeID, head) || v.isForeignHead(head)
+		if !known && rest[0] == '(' {
+			// a call of this workflow's data (${len(items)}, ${upper(who)})
+			for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return !isIdentRune(r) }) {
+				known = known || v.names(st.nodeID, w)
+			}
+		}
 		// A shell variable has no '.' after its name; ${VAR:-x}, ${#a},
 		// ${a[1]} stay the shell's. A negative index is no one's: /bin/sh
 		// has no arrays, and pflow no negative indexes.
 		if !known && (sinkKind == node.SinkShell || rest[0] != '.') && !foreignREs().negIndexRe.MatchString(rest) {
 			continue
 		}
-		if rest[0] != '.' && rest[0] != '[' && rest[0] != '|' && rest[0] != ' ' {
+		if !strings.ContainsRune(".[| ?(=!&+-*/<>:", rune(rest[0])) {
 			continue
 		}
 		p, note, _ := v.translate(st, content)
 		if note == "" && p == "" {
 			continue
 		}
-		out = append(out, foreign{raw: raw, tool: "a path outside pflow's template grammar", pflow: p, note: note, ours: true})
+		tool := "a path outside pflow's template grammar"
+		if i, _ := operatorIndex(content); i > 0 {
+			tool = "an expression inside a template (a template holds one path; pflow evaluates nothing in it)"
+		}
+		out = append(out, foreign{raw: raw, tool: tool, pflow: p, note: note, ours: true})
 		mark(j, j+k+1)
 	}
 	// $name (no braces) naming an input or a step, outside a shell command.
@@ -298,6 +312,51 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 	if expr == "$json" {
 		expr = v.outputPath(prev, "")
 	}
+	if i, spaced := operatorIndex(expr); i > 0 && !strings.HasPrefix(expr, "$") {
+		op := strings.TrimSpace(spaced)
+		if strings.Contains(expr[i:], " ? ") {
+			op = "?" // a ternary: its condition's operators are part of it
+		}
+		// An expression inside the braces (a default, a comparison, a
+		// call): pflow reads a path there and nothing else.
+		noPath = true
+		left, right := strings.TrimSpace(expr[:i]), strings.TrimSpace(expr[i+len(spaced):])
+		cond := st.param == stepkeys.When || st.param == "cases"
+		switch {
+		case (op == "??" || op == "||") && cond:
+			notes = append(notes, fmt.Sprintf("In a condition the default goes outside the braces: ${%s} ?? %s.", left, right))
+		case op == "??" || op == "||":
+			d := fmt.Sprintf("pflow templates have no default operator ('%s'). ", op)
+			if in := leadingIdent(left); v.inputs[in] != nil && v.ir {
+				d += fmt.Sprintf(`Give the input a default instead ("inputs": {"%s": {"default": %q, "required": false}}) and write ${%s}.`, in, strings.Trim(right, `'"`), left)
+			} else if v.inputs[in] != nil {
+				d += fmt.Sprintf("Give the input a default instead ('- default: %s' under '### %s', '- required: false') and write ${%s}.", strings.Trim(right, `'"`), in, left)
+			} else {
+				d += fmt.Sprintf("Defaults exist only in conditions (- when: ${%s} ?? %s); to fall back to another value, choose it in a shell or code step (or give each branch's step the same output_mappings name) and read that.", left, right)
+			}
+			notes = append(notes, d)
+		case op == "(":
+			notes = append(notes, "pflow templates have no function or method calls: compute the value in a shell or code step and read that step's output.")
+			if d := strings.LastIndexByte(left, '.'); d > 0 {
+				left = left[:d] // x.stdout.trim( → the value it is called on
+			} else {
+				// len(items) → its argument
+				left = strings.TrimSpace(strings.TrimSuffix(right, ")"))
+			}
+		case op == ":":
+			notes = append(notes, "pflow templates have no shell expansions (':-' defaults, ':0:3' substrings): write ${"+left+"} and transform the value in the command (or a code step).")
+		case op == "?":
+			notes = append(notes, "pflow templates have no conditional expressions: choose between steps with a switch step (or '- when:' on each), or compute the value in a shell or code step.")
+		case op == "==" || op == "!=" || op == ">" || op == "<" || op == ">=" || op == "<=" || op == "&&":
+			notes = append(notes, fmt.Sprintf("pflow templates have no comparisons ('%s'): to run a step only when it holds, write a condition with the template outside the comparison: '- when: ${%s} %s %s'; to use the result as a value, compute it in a shell or code step.", op, left, op, right))
+		default:
+			notes = append(notes, fmt.Sprintf("pflow templates have no arithmetic ('%s'): compute the value in a shell or code step and read that step's output.", op))
+		}
+		expr = left
+		if _, _, err := template.ParsePath(expr); err == nil {
+			return "${" + expr + "}", strings.Join(notes, "\n"), leadingIdent(expr) != "" && v.names(st.nodeID, leadingIdent(expr))
+		}
+	}
 	parts := strings.SplitN(expr, ".", 3)
 	switch parts[0] {
 	case "steps", "needs":
@@ -347,6 +406,39 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 		return "", strings.Join(notes, "\n"), ours
 	}
 	return "", "", ours
+}
+
+// operatorIndex finds the first operator of an expression in expr (outside
+// quotes): a default (??, ||), a comparison, arithmetic, a ternary, a shell
+// expansion's ':', && or
+// a call's '(', as written (with its spaces); -1 when there is none. A
+// filter's '|' is pipeIndex's.
+func operatorIndex(expr string) (int, string) {
+	ops := []string{"??", "||", "&&", "==", "!=", ">=", "<=", " > ", " < ", " + ", " - ", " * ", " / ", " ? ", "(", ":"}
+	var quote byte
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+			continue
+		case c == '\'' || c == '"':
+			quote = c
+			continue
+		}
+		for _, op := range ops {
+			if strings.HasPrefix(expr[i:], op) {
+				return i, op
+			}
+		}
+	}
+	return -1, ""
+}
+
+func isIdentRune(r rune) bool {
+	return r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 }
 
 // pipeIndex finds a filter's '|' (not '||') in expr, or -1.

@@ -93,6 +93,17 @@ func TestForeignSyntax(t *testing.T) {
 		{"bare-dollar", "shell", "command", "echo hello $who", false, "not environment variables"},
 		{"bare-dollar", "llm", "prompt", "Shorten $log.stdout please", false, "${log.stdout}"},
 		{"bare-dollar", "llm", "prompt", "Shorten $log", false, "${log.stdout}"},
+		{"expression-default", "shell", "command", "echo \"${who ?? 'world'}\"", false, "'- default: world' under '### who'"},
+		{"expression-default", "llm", "prompt", "Hi ${who || 'you'}", false, "no default operator"},
+		{"expression-default", "llm", "prompt", "Read ${log.stdout ?? 'none'}", false, "output_mappings"},
+		{"expression-compare", "llm", "prompt", "Big: ${log.stdout > 10}", false, "- when: ${log.stdout} > 10"},
+		{"expression-compare", "shell", "command", "test ${log.exit_code == 0}", false, "no comparisons"},
+		{"expression-ternary", "llm", "prompt", "${who == 'x' ? 'y' : 'z'}", false, "switch step"},
+		{"expression-call", "llm", "prompt", "Trim ${log.stdout.trim()}", false, "Write it the pflow way: ${log.stdout}"},
+		{"expression-call", "http", "url", "https://x.test/${len(who)}", false, "no function or method calls"},
+		{"expression-arith", "llm", "prompt", "Next ${log.stdout + 1}", false, "no arithmetic"},
+		{"expression-shell", "shell", "command", "echo ${log.stdout:0:3}", false, "no shell expansions"},
+		{"expression-shell", "shell", "command", "echo ${who:-anon}", false, "no shell expansions"},
 	} {
 		t.Run(tc.class+"/"+tc.typ, func(t *testing.T) {
 			src := foreignDoc(tc.typ, tc.param, tc.val)
@@ -123,7 +134,7 @@ func TestForeignSyntax(t *testing.T) {
 func TestForeignSyntaxLeavesShellAndGoTemplatesAlone(t *testing.T) {
 	for _, val := range []string{
 		"docker inspect --format '{{.State.Status}}' web",
-		"echo ${HOME:-/root} ${#PATH} $PATH",
+		"echo ${HOME:-/root} ${#PATH} $PATH ${HOME:0:3} ${X-y}",
 		"for who in a b; do echo $who; done",
 		"echo $${who}",
 		"echo ${who}",
