@@ -314,15 +314,11 @@ func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 	s.toolsMu.Lock()
 	loaded := s.tools != nil
-	t := s.tools[name]
 	s.toolsMu.Unlock()
 	if !loaded {
 		if _, err := s.ListTools(ctx); err != nil {
 			return nil, err
 		}
-		s.toolsMu.Lock()
-		t = s.tools[name]
-		s.toolsMu.Unlock()
 	}
 	find := func() *mcp.Tool {
 		s.toolsMu.Lock()
@@ -338,7 +334,7 @@ func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 		}
 		return nil
 	}
-	t = find()
+	t := find()
 	if t == nil && loaded {
 		// The list this session holds may be older than the server's (a
 		// server that adds tools without telling): ask once more.
