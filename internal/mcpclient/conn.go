@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -27,7 +25,7 @@ type Conn struct {
 	Pool *Pool
 	// Sample answers sampling requests of a server configured with
 	// "sampling": true.
-	Sample func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	Sample Sampler
 
 	mu      sync.Mutex
 	sess    *Session
