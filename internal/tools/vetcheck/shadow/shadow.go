@@ -13,6 +13,8 @@
 //	}
 //	return err // a()'s error, never b()'s
 //
+// A bare return reads every named result, so it counts as a read of them.
+//
 // Unlike go vet's optional shadow analyzer (golang.org/x/tools, which
 // reports any shadowed variable mentioned again later), it stays quiet for
 // the idiom `if err := f(); err != nil { ... }` followed by a fresh
@@ -54,6 +56,36 @@ func run(pass *analysis.Pass) (any, error) {
 	writes := map[*ast.Ident]bool{}
 	var funcLits []*ast.FuncLit
 	var decls []*ast.Ident // candidate inner declarations
+	// A bare return reads every named result of its function: it is a use
+	// of each, recorded here as the return statement's position.
+	bareReturns := map[*types.Var][]token.Pos{}
+	insp.WithStack([]ast.Node{(*ast.ReturnStmt)(nil)}, func(n ast.Node, push bool, stack []ast.Node) bool {
+		if !push || len(n.(*ast.ReturnStmt).Results) > 0 {
+			return true
+		}
+		for i := len(stack) - 1; i >= 0; i-- {
+			var ft *ast.FuncType
+			switch f := stack[i].(type) {
+			case *ast.FuncDecl:
+				ft = f.Type
+			case *ast.FuncLit:
+				ft = f.Type
+			default:
+				continue
+			}
+			if ft.Results != nil {
+				for _, field := range ft.Results.List {
+					for _, name := range field.Names {
+						if v, ok := pass.TypesInfo.Defs[name].(*types.Var); ok {
+							bareReturns[v] = append(bareReturns[v], n.Pos())
+						}
+					}
+				}
+			}
+			break
+		}
+		return true
+	})
 	insp.Preorder([]ast.Node{(*ast.AssignStmt)(nil), (*ast.RangeStmt)(nil), (*ast.ValueSpec)(nil), (*ast.FuncLit)(nil)}, func(n ast.Node) {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
@@ -123,17 +155,24 @@ func run(pass *analysis.Pass) (any, error) {
 			continue // the inner scope returns: nothing after it sees the outer variable from here
 		}
 		end := inner.Parent().End()
-		var next *ast.Ident // the outer variable's first mention after the inner scope
+		// The outer variable's first mention after the inner scope: an
+		// identifier, or a bare return when it is a named result.
+		next, read := token.NoPos, false
 		for _, u := range uses[outer] {
-			if u.Pos() >= end && (next == nil || u.Pos() < next.Pos()) {
-				next = u
+			if u.Pos() >= end && (next == token.NoPos || u.Pos() < next) {
+				next, read = u.Pos(), !writes[u]
 			}
 		}
-		if next == nil || writes[next] {
+		for _, r := range bareReturns[outer] {
+			if r >= end && (next == token.NoPos || r < next) {
+				next, read = r, true
+			}
+		}
+		if !read {
 			continue
 		}
 		pass.Reportf(id.Pos(), "declaration of %q shadows the one at line %d, which is read at line %d still holding its old value: was = meant instead of :=?",
-			id.Name, pass.Fset.Position(outer.Pos()).Line, pass.Fset.Position(next.Pos()).Line)
+			id.Name, pass.Fset.Position(outer.Pos()).Line, pass.Fset.Position(next).Line)
 	}
 	return nil, nil
 }

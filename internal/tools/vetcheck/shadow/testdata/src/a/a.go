@@ -133,3 +133,26 @@ func rangeVar(xs []int) int {
 	}
 	return i
 }
+
+// A bare return reads a named result.
+func namedResult(retry bool) (err error) {
+	if retry {
+		_, err := f() // want `declaration of "err" shadows`
+		_ = err
+	}
+	return
+}
+
+// A bare return of a closure does not read its caller's results.
+func namedResultClosure() (err error) {
+	_, err = f()
+	{
+		_, err := f()
+		_ = err
+	}
+	func() (n int) {
+		return
+	}()
+	err = nil
+	return
+}
