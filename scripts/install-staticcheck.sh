@@ -37,8 +37,13 @@ tmp=$(mktemp -d "$dir/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
 # GOFLAGS is cleared so that a -mod or -tags of the caller's does not reach
-# a build outside this module.
-if ! (cd "$tmp" && GOBIN="$tmp" GOFLAGS= "$GO" install "$pkg@$version") >"$tmp/build.log" 2>&1 || [ ! -x "$tmp/staticcheck" ]; then
+# a build outside this module; GOTOOLCHAIN names the toolchain this module
+# selected, which outside it might be another (an older local go).
+toolchain="${GOTOOLCHAIN:-}"
+if [[ "$gover" =~ ^go[0-9]+(\.[0-9]+)*((rc|beta)[0-9]+)?$ ]]; then
+  toolchain="$gover"
+fi
+if ! (cd "$tmp" && GOBIN="$tmp" GOFLAGS= GOTOOLCHAIN="$toolchain" "$GO" install "$pkg@$version") >"$tmp/build.log" 2>&1 || [ ! -x "$tmp/staticcheck" ]; then
   echo "install-staticcheck: go install $pkg@$version failed; last lines:" >&2
   tail -n 30 "$tmp/build.log" >&2
   echo "fix: the build needs the Go module proxy (GOPROXY) to be reachable; run the command by hand to see why it fails" >&2
