@@ -37,6 +37,18 @@ func (a *App) EnvLookup(s *settings.Settings) func(string) (string, bool) {
 	}
 }
 
+// netPolicy is where the connections of a run (or of a command) may go:
+// the settings' network section, under the agent's rules when agent is
+// set (a run an agent started through pflow mcp serve). The http node and
+// remote MCP servers obey it.
+func (a *App) netPolicy(st *settings.Settings, agent bool) *node.NetPolicy {
+	p := &node.NetPolicy{Agent: agent}
+	if st != nil {
+		p.AllowPrivate, p.AllowHosts = st.Network.AllowPrivate, st.Network.AllowHosts
+	}
+	return p
+}
+
 // RegistryStore returns the registry.json store, warning on a.Log.
 func (a *App) RegistryStore() *registry.Store {
 	s := registry.Open(a.Paths.Registry, a.Log)

@@ -35,6 +35,7 @@ func (a *App) liveDrift(ctx context.Context, w *workflow.Workflow, st *settings.
 			continue // the static checks already say what is wrong with it
 		}
 		a.withSignIn(srv)
+		srv.Network = a.netPolicy(st, false)
 		tools, err := mcpclient.Discover(ctx, srv, a.Log)
 		if err != nil {
 			out = append(out, validate.Diagnostic{Severity: validate.SeverityWarning, NodeID: nodes[0].ID, Param: "type", Line: nodes[0].Line,

@@ -176,6 +176,8 @@ type InputErrorReport struct {
 	Path    string `json:"path"`
 	// Env is the unset environment variable a missing input is read from.
 	Env string `json:"env,omitempty"`
+	// Line is the line of the input's declaration in its .pflow.md file.
+	Line int `json:"line,omitempty"`
 }
 
 // Report builds the run report of an outcome for aud (its error and
@@ -329,7 +331,7 @@ func (w *WarningReport) redact(red *redact.Redactor) {
 func inputErrors(errs []runtime.InputError) []InputErrorReport {
 	out := make([]InputErrorReport, 0, len(errs))
 	for _, e := range errs {
-		out = append(out, InputErrorReport{Input: e.Input, Message: e.Message, Path: e.Path, Env: e.Env})
+		out = append(out, InputErrorReport{Input: e.Input, Message: e.Message, Path: e.Path, Env: e.Env, Line: e.Line})
 	}
 	return out
 }

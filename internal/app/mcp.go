@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/mcpclient"
+	"github.com/pflow-go/pflow/internal/netpolicy"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
@@ -69,6 +71,14 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 			mcpclient.AddConfigSecrets(a.Secrets, srv.Name, srv.Config, a.LookupProcessEnv)
 		}
 	}
+	st, _ := a.Settings()
+	for _, s := range parsed {
+		for _, srv := range s.Servers {
+			if err := a.checkAddedHost(ctx, srv.Name, srv.Config, st); err != nil {
+				return nil, err
+			}
+		}
+	}
 	err := mcpclient.Update(ctx, a.Paths.MCPServers, func(f *mcpclient.File) error {
 		for _, s := range parsed {
 			for _, srv := range s.Servers {
@@ -92,6 +102,40 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// checkAddedHost refuses to add a remote server whose url's host is, or
+// resolves to, a link-local or cloud metadata address that settings.json's
+// "network" "allow_hosts" does not name: pflow would refuse every
+// connection to it (docs/security.md, "Remote MCP servers"), so adding it
+// takes that setting first. A url built from ${VAR} is checked when it is
+// connected to.
+func (a *App) checkAddedHost(ctx context.Context, name string, cfg map[string]any, st *settings.Settings) error {
+	raw, _ := cfg["url"].(string)
+	if raw == "" || strings.Contains(raw, "${") {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return nil // the connection says what is wrong with it
+	}
+	host := u.Hostname()
+	pol := a.netPolicy(st, false)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, ip := range netpolicy.Resolve(rctx, host) {
+		class := netpolicy.Class(ip)
+		if !netpolicy.LinkLocal(class) || pol.AllowsHost(host, ip) {
+			continue
+		}
+		where := host
+		if ip.String() != host {
+			where = fmt.Sprintf("%s (%s)", host, ip)
+		}
+		return pferr.Newf(pferr.Security, "MCP server '%s' was not added: its url's host %s is a %s address, where pflow reaches no MCP server unless settings.json allows it", name, where, class).
+			WithHint(fmt.Sprintf(`If this server is meant to be reached there, add "network": {"allow_hosts": [%q]} to settings.json (%s), then add it again; its connections are then allowed, and the http node's requests to that host too.`, host, a.Paths.Settings))
+	}
+	return nil
 }
 
 // MCPServers returns the configured servers with secrets masked: literal
@@ -263,6 +307,12 @@ type MCPSyncEvent struct {
 // server's failure does not stop the others; the error is reported in its
 // result and in the returned error when every server failed.
 func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress func(MCPSyncEvent)) ([]MCPSyncResult, error) {
+	return a.syncMCP(ctx, names, all, progress, false)
+}
+
+// syncMCP is SyncMCP; agent is set when a run an agent started asked for
+// it (its remote servers are reached under the agent's network rules).
+func (a *App) syncMCP(ctx context.Context, names []string, all bool, progress func(MCPSyncEvent), agent bool) ([]MCPSyncResult, error) {
 	// The servers started to list their tools, and everything they start,
 	// are stopped when the sync ends, even a descendant that left its group.
 	ctx, tracker := proc.Track(ctx)
@@ -293,10 +343,11 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 				WithFix(pferr.Fix{Text: "To add it, {do}.", Do: pferr.PersonOnly("mcp add <config>")})
 		}
 	}
-	lookup, err := a.mcpLookup()
+	st, err := a.Settings()
 	if err != nil {
 		return nil, err
 	}
+	lookup, pol := a.EnvLookup(st), a.netPolicy(st, agent)
 	results := make([]MCPSyncResult, 0, len(names))
 	failed := 0
 	hashes := map[string]string{}
@@ -318,7 +369,7 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 		if progress != nil {
 			progress(MCPSyncEvent{Server: name, Index: i, Total: len(names)})
 		}
-		r := a.syncOne(ctx, name, f.Servers[name], lookup)
+		r := a.syncOne(ctx, name, f.Servers[name], lookup, pol)
 		if r.Error != "" {
 			failed++
 		} else {
@@ -348,15 +399,7 @@ func (a *App) SyncMCP(ctx context.Context, names []string, all bool, progress fu
 	return results, nil
 }
 
-func (a *App) mcpLookup() (func(string) (string, bool), error) {
-	st, err := a.Settings()
-	if err != nil {
-		return nil, err
-	}
-	return a.EnvLookup(st), nil
-}
-
-func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, lookup func(string) (string, bool)) MCPSyncResult {
+func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, lookup func(string) (string, bool), pol *node.NetPolicy) MCPSyncResult {
 	r := MCPSyncResult{Server: name, Nodes: []string{}}
 	srv, err := mcpclient.Resolve(name, raw, lookup, a.Log)
 	if err != nil {
@@ -364,6 +407,7 @@ func (a *App) syncOne(ctx context.Context, name string, raw map[string]any, look
 		return r
 	}
 	a.withSignIn(srv)
+	srv.Network = pol
 	tools, protocol, err := mcpclient.DiscoverVersion(ctx, srv, a.Log)
 	if err != nil {
 		r.Error = mcpclient.ErrorText(err)
@@ -538,6 +582,12 @@ func entryHash(cfg map[string]any) string {
 // keeps its previous tools, with a warning on a.Log. It never fails the run
 // itself: validation reports missing tools.
 func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
+	return a.ensureMCPSynced(ctx, nodeTypes, false)
+}
+
+// ensureMCPSynced is EnsureMCPSynced for a run; agent is set for a run an
+// agent started (its network rules apply to the sync's connections).
+func (a *App) ensureMCPSynced(ctx context.Context, nodeTypes []string, agent bool) error {
 	var mcpTypes []string
 	for _, t := range nodeTypes {
 		if strings.HasPrefix(t, "mcp-") {
@@ -594,7 +644,7 @@ func (a *App) EnsureMCPSynced(ctx context.Context, nodeTypes []string) error {
 	default:
 		fmt.Fprintf(a.Log, "MCP config changed, syncing %s...\n", strings.Join(names, ", "))
 	}
-	results, _ := a.SyncMCP(ctx, names, false, nil)
+	results, _ := a.syncMCP(ctx, names, false, nil, agent)
 	for _, r := range results {
 		if r.Error != "" {
 			fmt.Fprintf(a.Log, "Warning: could not sync MCP server '%s'; keeping its previously registered tools. Run 'pflow mcp sync %s' to retry.\n%s\n", r.Server, r.Server, r.Error)
@@ -712,10 +762,11 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 				WithHint(`Add one with: pflow mcp add '{"name": {"command": "...", "args": [...]}}'`)
 		}
 	}
-	lookup, err := a.mcpLookup()
+	st, err := a.Settings()
 	if err != nil {
 		return nil, err
 	}
+	lookup, pol := a.EnvLookup(st), a.netPolicy(st, false)
 	reg, _ := a.RegistryStore().LoadWithoutSchemas()
 	var out []MCPTestResult
 	for _, name := range names {
@@ -733,6 +784,7 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 		srv, err := mcpclient.Resolve(name, raw, lookup, io.Discard)
 		if err == nil {
 			a.withSignIn(srv)
+			srv.Network = pol
 			var s *mcpclient.Session
 			if s, err = mcpclient.Connect(ctx, srv, io.Discard); err == nil {
 				var tools []*mcp.Tool

@@ -28,6 +28,7 @@ func (a *App) MCPLogin(ctx context.Context, name string, o mcpclient.LoginOption
 	if err != nil {
 		return nil, err
 	}
+	srv.Network = a.netPolicy(st, false)
 	if srv.Transport == "stdio" || srv.Transport == "uds" {
 		return nil, pferr.Newf(pferr.Validation, "Server %s is a local (%s) server: there is nothing to sign in to", name, srv.Transport).
 			WithHint("Sign-in is for remote servers (\"type\": \"http\"); a local server gets its credentials from \"env\".")

@@ -19,6 +19,7 @@ import (
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/proc"
 	"github.com/pflow-go/pflow/internal/redact"
+	"github.com/pflow-go/pflow/internal/registry"
 	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/settings"
@@ -135,7 +136,8 @@ func (o *RunOutcome) Failed() bool {
 // Run validates and executes a workflow: inputs are prepared (params, env,
 // settings, defaults), every static check runs, then the engine runs it, a
 // trace is written and, for a saved workflow that succeeded, its metadata is
-// updated.
+// updated. Its phases read top to bottom: prepare, check, execute (here or
+// on Temporal), finish.
 func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// Every process the run starts (steps, MCP servers, an automatic sync)
 	// and all their descendants carry the run's token; whatever is left of
@@ -143,160 +145,223 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 	// stopped here (nothing outlives the run).
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
-	// The run's record directory is made from here on, beside the checks
-	// below: a first step with side effects waits for it (runs.Reservation).
-	var reserved *runs.Reservation
-	if !req.ValidateOnly && (!req.NoRecord || req.Resume != "") && req.Temporal == nil {
-		if reserved = a.RunStandby.Take(a.RunStore()); reserved == nil {
-			reserved = a.RunStore().Reserve()
-		}
-		defer reserved.Release() // a no-op once a run took it
+	r := &runState{req: req, w: req.Target.Workflow}
+	defer r.release()
+	if err := a.prepareRun(ctx, r); err != nil {
+		return nil, err
 	}
-	w := req.Target.Workflow
-	if err := a.ensureMCP(ctx, req.Target); err != nil {
-		fmt.Fprintf(a.Log, "Warning: %v\n", err)
+	if !a.checkRun(ctx, r) {
+		return r.out, nil
 	}
-	cat, st, err := a.Catalog(ctx)
+	opts, err := a.runOptions(r)
 	if err != nil {
 		return nil, err
 	}
-	red := a.Redactor(st)
-	out := &RunOutcome{Redactor: red}
-	env := runtime.EnvLookup{Process: a.LookupProcessEnv, Settings: st.LookupEnv}
+	if r.req.Asker != nil {
+		ctx = node.WithAsker(ctx, r.req.Asker)
+	}
+	if r.req.OnStart != nil {
+		r.req.OnStart(r.out.RunID)
+	}
+	var res *runtime.Result
+	if r.req.Temporal != nil {
+		if res, err = a.runOnTemporal(ctx, r.req, r.given, r.prior, opts, r.out); err != nil || res == nil {
+			return r.out, err
+		}
+	} else {
+		res = runtime.Run(ctx, r.w, r.req.Params, opts)
+	}
+	tracker.Close()
+	r.out.Result = res
+	a.finishRun(ctx, r, res)
+	return r.out, nil
+}
+
+// runState is one call of Run in progress: what its phases share.
+type runState struct {
+	req RunRequest // its Params become the prepared inputs
+	w   *workflow.Workflow
+	cat *registry.Catalog
+	st  *settings.Settings
+	red *redact.Redactor
+	env runtime.EnvLookup
+	out *RunOutcome
+	// given are the inputs as the caller gave them, before defaults and
+	// env; provided the prepared inputs (nil when some are missing or
+	// malformed, or only the Temporal worker can supply them).
+	given, provided map[string]any
+	prepared        *runtime.Prepared
+	prior           *wire.PriorRun // the Temporal run being resumed
+	resume          *resumeState   // the recorded run being resumed
+	// reserved is the record directory being made beside the checks; record
+	// the run's record once the inputs are good (started with the run).
+	reserved      *runs.Reservation
+	record        *runs.Run
+	recordErr     error
+	recordStarted bool
+}
+
+// release undoes what a run that did not go through left behind: a record
+// never started, the resumed run's lock, an unused reservation.
+func (r *runState) release() {
+	if r.record != nil && !r.recordStarted {
+		r.record.Abort()
+	}
+	r.resume.unlock()
+	r.reserved.Release() // a no-op once a run took it
+}
+
+// prepareRun reserves the run's record directory, loads the catalog and
+// settings, and prepares the inputs: those of the run being resumed, then
+// the caller's, defaults, env and settings. Malformed or missing inputs are
+// recorded in r.out, not returned: the checks still run so every problem is
+// reported at once.
+func (a *App) prepareRun(ctx context.Context, r *runState) error {
+	req := &r.req
+	// The run's record directory is made from here on, beside the checks
+	// below: a first step with side effects waits for it (runs.Reservation).
+	if !req.ValidateOnly && (!req.NoRecord || req.Resume != "") && req.Temporal == nil {
+		if r.reserved = a.RunStandby.Take(a.RunStore()); r.reserved == nil {
+			r.reserved = a.RunStore().Reserve()
+		}
+	}
+	if err := a.ensureMCP(ctx, req.Target, req.Origin == "mcp"); err != nil {
+		fmt.Fprintf(a.Log, "Warning: %v\n", err)
+	}
+	var err error
+	if r.cat, r.st, err = a.Catalog(ctx); err != nil {
+		return err
+	}
+	r.red = a.Redactor(r.st)
+	r.out = &RunOutcome{Redactor: r.red}
+	r.env = runtime.EnvLookup{Process: a.LookupProcessEnv, Settings: r.st.LookupEnv}
 	// Secret-named inputs (and URL credentials in any input) are secrets
 	// from here on, even in the messages that reject them.
-	red.AddSecretsIn(req.Params)
-	var prior *wire.PriorRun // the Temporal run being resumed
+	r.red.AddSecretsIn(req.Params)
 	if req.Temporal != nil && req.Resume != "" && !req.ValidateOnly {
-		if prior, err = a.TemporalPrior(ctx, *req.Temporal, req.Resume); err != nil {
-			return nil, err
+		if r.prior, err = a.TemporalPrior(ctx, *req.Temporal, req.Resume); err != nil {
+			return err
 		}
 		// The inputs it ran with, overridden by those given now.
-		params := maps.Clone(wire.MapOf(prior.Input.Params))
+		params := maps.Clone(wire.MapOf(r.prior.Input.Params))
 		if params == nil {
 			params = map[string]any{}
 		}
 		maps.Copy(params, req.Params)
 		req.Params = params
-		red.AddSecretsIn(req.Params)
+		r.red.AddSecretsIn(req.Params)
 	}
-	var resume *resumeState
 	if req.Resume != "" && !req.ValidateOnly && req.Temporal == nil {
-		if resume, err = a.openResume(ctx, req); err != nil {
-			return nil, err
+		if r.resume, err = a.openResume(ctx, *req); err != nil {
+			return err
 		}
-		defer resume.unlock()
-		req.Params = resume.params(req.Params)
-		red.AddSecretsIn(req.Params)
+		req.Params = r.resume.params(req.Params)
+		r.red.AddSecretsIn(req.Params)
 	}
-
-	given := req.Params // what the caller gave, before defaults and env
-	// Inputs are prepared first; when some are missing or malformed the static
-	// checks still run (as in --validate-only) so every problem is reported at once.
-	var provided map[string]any
-	var prepared *runtime.Prepared
-	workerInputs := false // some inputs can only come from the Temporal worker
-	if !req.ValidateOnly {
-		var ierrs []runtime.InputError
-		prepared, ierrs = runtime.PrepareInputs(w, req.Params, env)
-		if req.Temporal != nil {
-			// A required input missing here may come from the worker's
-			// environment or settings (that is where secrets live): the
-			// worker prepares the inputs again and says what is missing.
-			n := len(ierrs)
+	r.given = req.Params
+	if req.ValidateOnly {
+		if len(req.Params) > 0 {
+			// Validating with inputs checks the values given as the run
+			// would (types, undeclared names); an input not given is not
+			// an error here.
+			_, ierrs := runtime.PrepareInputs(r.w, req.Params, r.env)
 			ierrs = slices.DeleteFunc(ierrs, func(e runtime.InputError) bool { return e.Missing })
-			workerInputs = len(ierrs) < n
+			r.out.InputErrors = append(ierrs, unknownInputs(r.w, req.Params)...)
 		}
-		ierrs = append(ierrs, unknownInputs(w, req.Params)...)
-		out.InputErrors = ierrs
-		if len(ierrs) == 0 && !workerInputs {
-			provided = prepared.Values
-			req.Params = prepared.Values
-			red.AddSecretsIn(prepared.Values) // defaults and values from env or settings
-		}
+		return nil
 	}
-	// The run's record is made while the workflow is checked (it is a run
-	// only once started; removed when the checks refuse the run).
-	var record *runs.Run
-	var recordErr error
-	recordStarted := false
-	if !req.ValidateOnly && len(out.InputErrors) == 0 && (!req.NoRecord || resume != nil) && req.Temporal == nil {
-		record, recordErr = a.prepareRecord(req, w, prepared, red, resume, reserved)
-		defer func() {
-			if record != nil && !recordStarted {
-				record.Abort()
-			}
-		}()
+	var ierrs []runtime.InputError
+	r.prepared, ierrs = runtime.PrepareInputs(r.w, req.Params, r.env)
+	workerInputs := false // some inputs can only come from the Temporal worker
+	if req.Temporal != nil {
+		// A required input missing here may come from the worker's
+		// environment or settings (that is where secrets live): the
+		// worker prepares the inputs again and says what is missing.
+		n := len(ierrs)
+		ierrs = slices.DeleteFunc(ierrs, func(e runtime.InputError) bool { return e.Missing })
+		workerInputs = len(ierrs) < n
 	}
-	errs, warns := validate.Validate(ctx, w, validate.Options{Catalog: cat, Provided: provided, LoadWorkflow: a.loadNested(req.Target)})
-	if req.ValidateOnly && req.CheckLive && len(errs) == 0 {
-		warns = append(warns, a.liveDrift(ctx, w, st)...)
+	ierrs = append(ierrs, unknownInputs(r.w, req.Params)...)
+	r.out.InputErrors = ierrs
+	if len(ierrs) == 0 && !workerInputs {
+		r.provided = r.prepared.Values
+		req.Params = r.prepared.Values
+		r.red.AddSecretsIn(r.prepared.Values) // defaults and values from env or settings
 	}
-	out.ValidationErrors, out.Warnings = errs, warns
-	if len(errs) > 0 || len(out.InputErrors) > 0 || req.ValidateOnly {
-		return out, nil
-	}
+	return nil
+}
 
-	mode := st.Runtime.TemplateResolutionMode
+// checkRun makes the run's record (it is a run only once started) while
+// every static check runs, and reports whether the run may start: false
+// for a refused run or a validation alone, whose outcome r.out holds.
+func (a *App) checkRun(ctx context.Context, r *runState) bool {
+	req := r.req
+	if !req.ValidateOnly && len(r.out.InputErrors) == 0 && (!req.NoRecord || r.resume != nil) && req.Temporal == nil {
+		r.record, r.recordErr = a.prepareRecord(req, r.w, r.prepared, r.red, r.resume, r.reserved)
+	}
+	errs, warns := validate.Validate(ctx, r.w, validate.Options{Catalog: r.cat, Provided: r.provided, LoadWorkflow: a.loadNested(req.Target)})
+	if req.ValidateOnly && req.CheckLive && len(errs) == 0 {
+		warns = append(warns, a.liveDrift(ctx, r.w, r.st)...)
+	}
+	r.out.ValidationErrors, r.out.Warnings = errs, warns
+	return len(errs) == 0 && len(r.out.InputErrors) == 0 && !req.ValidateOnly
+}
+
+// runOptions decides how the engine runs the workflow (template mode,
+// trusted tools, the steps a resume re-uses, the network and path bounds)
+// and starts the record.
+func (a *App) runOptions(r *runState) (runtime.Options, error) {
+	req, w := r.req, r.w
+	mode := r.st.Runtime.TemplateResolutionMode
 	if v, ok := a.LookupProcessEnv("PFLOW_TEMPLATE_RESOLUTION_MODE"); ok && v != "" {
 		mode = v
 	}
 	if w.TemplateResolutionMode != "" {
 		mode = w.TemplateResolutionMode
 	}
-	a.applyTrust(cat, req.TrustReadOnly)
-	if resume != nil {
+	a.applyTrust(r.cat, req.TrustReadOnly)
+	if r.resume != nil {
 		key, kerr := a.RunStore().Key()
 		if kerr != nil {
-			return nil, pferr.Newf(pferr.Config, "cannot read the run records' key: %v", kerr).WithWhere(a.Paths.Runs)
+			return runtime.Options{}, pferr.Newf(pferr.Config, "cannot read the run records' key: %v", kerr).WithWhere(a.Paths.Runs)
 		}
-		if err := resume.check(stephash.New(key), prepared.Values, cat, req.RerunUnsafe); err != nil {
-			return nil, err
+		if err := r.resume.check(stephash.New(key), r.prepared.Values, r.cat, req.RerunUnsafe); err != nil {
+			return runtime.Options{}, err
 		}
-		out.ResumedFrom = resume.id
+		r.out.ResumedFrom = r.resume.id
 	}
+	red := r.red
 	opts := runtime.Options{
-		Catalog:      cat,
-		Env:          env,
+		Catalog:      r.cat,
+		Env:          r.env,
 		Log:          a.Log,
 		Permissive:   mode == "permissive",
 		LoadWorkflow: func(name string) (*workflow.Workflow, error) { return a.loadSaved(name) },
 		PathGuard:    req.Policy.Guard(),
-		Network:      &node.NetPolicy{Agent: req.Origin == "mcp", AllowPrivate: st.Network.AllowPrivate, AllowHosts: st.Network.AllowHosts},
+		Network:      a.netPolicy(r.st, req.Origin == "mcp"),
 		Observer:     req.Observer,
 		// Every step's secret params are masked before the step can print them.
 		OnParams: func(params map[string]any) { red.AddSecretsIn(params) },
 		Redact:   red.String,
 	}
-	if recordErr != nil {
-		fmt.Fprintf(a.Log, "Warning: this run is not recorded (%v); it cannot be resumed\n", recordErr)
+	if r.recordErr != nil {
+		fmt.Fprintf(a.Log, "Warning: this run is not recorded (%v); it cannot be resumed\n", r.recordErr)
 	}
-	if record != nil {
-		record.Start()
-		recordStarted = true
-		opts.Journal = record
-		out.RunID = record.ID
+	if r.record != nil {
+		r.record.Start()
+		r.recordStarted = true
+		opts.Journal = r.record
+		r.out.RunID = r.record.ID
 	}
-	if req.Asker != nil {
-		ctx = node.WithAsker(ctx, req.Asker)
-	}
-	if req.OnStart != nil {
-		req.OnStart(out.RunID)
-	}
-	var res *runtime.Result
-	if req.Temporal != nil {
-		if res, err = a.runOnTemporal(ctx, req, given, prior, opts, out); err != nil || res == nil {
-			return out, err
-		}
-	} else {
-		res = runtime.Run(ctx, w, req.Params, opts)
-	}
-	tracker.Close()
-	out.Result = res
-	// What follows the run: its trace, the end of its record, retention.
-	// A long-lived process does it after answering (Afterwards); the CLI
-	// before it returns, the trace first (the record names it, when it was
-	// written).
+	return opts, nil
+}
+
+// finishRun does what follows the run: its trace, the end of its record,
+// retention and the saved workflow's history. A long-lived process does
+// most of it after answering (Afterwards); the CLI before it returns, the
+// trace first (the record names it, when it was written).
+func (a *App) finishRun(ctx context.Context, r *runState, res *runtime.Result) {
+	req, w, st, red, out := r.req, r.w, r.st, r.red, r.out
 	var writeTrace func()
 	if !req.NoTrace {
 		name := traceName(req.Target)
@@ -317,7 +382,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			writeTrace()
 		}
 	}
-	if record != nil {
+	if record := r.record; record != nil {
 		id, tracePath := record.ID, out.TracePath
 		closeRecord := func() error {
 			err := record.Close(res, tracePath)
@@ -349,7 +414,7 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			}
 			a.later(after)
 		}
-		resume.unlock()
+		r.resume.unlock()
 	}
 	if writeTrace != nil && a.Afterwards != nil {
 		a.later(writeTrace)
@@ -364,7 +429,6 @@ func (a *App) Run(ctx context.Context, req RunRequest) (*RunOutcome, error) {
 			fmt.Fprintf(a.Log, "Warning: could not update the run history of '%s': %v\n", req.Target.Name, err)
 		}
 	}
-	return out, nil
 }
 
 func traceName(t *Target) string {
@@ -400,7 +464,7 @@ func (a *App) loadNested(t *Target) func(name, ref string) (*workflow.Workflow, 
 
 // ensureMCP re-syncs MCP servers whose config changed when the workflow, or
 // a workflow nested in it, uses MCP nodes.
-func (a *App) ensureMCP(ctx context.Context, t *Target) error {
+func (a *App) ensureMCP(ctx context.Context, t *Target, agent bool) error {
 	seen := map[string]bool{}
 	visited := map[*workflow.Workflow]bool{}
 	load := a.loadNested(t)
@@ -431,7 +495,7 @@ func (a *App) ensureMCP(ctx context.Context, t *Target) error {
 	if len(seen) == 0 {
 		return nil
 	}
-	return a.EnsureMCPSynced(ctx, value.SortedKeys(seen))
+	return a.ensureMCPSynced(ctx, value.SortedKeys(seen), agent)
 }
 
 // Redactor returns the secret filter for this process (a.Secrets, or a

@@ -22,7 +22,7 @@ var layers = []layer{
 		"internal/value", "internal/pferr", "internal/suggest", "internal/fsutil", "internal/home",
 		"internal/redact", "internal/proc", "internal/gctune", "internal/instructions",
 		"internal/retention", "internal/stephash", "internal/template", "internal/cond", "internal/sink",
-		"internal/node", "internal/stepkeys", "internal/workflow",
+		"internal/netpolicy", "internal/node", "internal/stepkeys", "internal/workflow",
 	}}}},
 	{"stores", []group{{"stores and catalogs", []string{
 		"internal/settings", "internal/registry", "internal/library", "internal/discovery",
@@ -145,6 +145,9 @@ func TestLayersCatchAnUpwardImport(t *testing.T) {
 		{"internal/validate", "internal/nodes/nested", false},
 		{"internal/runtime", "internal/nodes/http", false},
 		{"internal/redact", "internal/settings", false},
+		{"internal/netpolicy", "internal/nodes/http", false},
+		{"internal/mcpclient", "internal/netpolicy", true},
+		{"internal/nodes/http", "internal/netpolicy", true},
 		{"internal/mcpserver", "internal/cli", false},
 		{"internal/nodes/builtin", "internal/nodes/http", true},
 		{"internal/cli", "internal/mcpserver", true},

@@ -109,7 +109,7 @@ func addRunFlags(cmd *cobra.Command, opts *runOptions) {
 	fl.StringVar(&opts.format, "output-format", "text", "output format: text or json")
 	fl.BoolVarP(&opts.print, "print", "p", false, "print only the result value (for pipes)")
 	fl.StringVarP(&opts.outputKey, "output-key", "o", "", "print this output (or shared-store path) instead of the first declared output")
-	fl.BoolVar(&opts.validateOnly, "validate-only", false, "run every static check without executing (MCP steps' tools are also checked against their servers, which are started)")
+	fl.BoolVar(&opts.validateOnly, "validate-only", false, "run every static check without executing (MCP steps' tools are also checked against their servers, which are started; inputs given are checked as a run checks them)")
 	fl.BoolVar(&opts.noTrace, "no-trace", false, "do not write a trace file to $PFLOW_HOME/debug")
 	fl.BoolVar(&opts.noRecord, "no-record", false, "keep no run record in $PFLOW_HOME/runs (the run cannot be resumed)")
 	fl.BoolVarP(&opts.verbose, "verbose", "v", false, "show step details on stderr")

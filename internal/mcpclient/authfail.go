@@ -98,7 +98,9 @@ func publishesOAuth(ctx context.Context, srv *Server, resp *http.Response) bool 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c := &http.Client{Transport: httpTransport(srv)}
+	tr := newRemoteTransport(srv)
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
 	for _, m := range urls {
 		if hasOAuthMetadata(ctx, c, m) {
 			return true

@@ -409,6 +409,9 @@ func ValidateEntry(name string, cfg map[string]any) error {
 				return wrap(verr("SSE timeout must be a positive number"))
 			}
 		}
+		if err := validatePinKeys(cfg); err != nil {
+			return wrap(err)
+		}
 	default:
 		return wrap(verr("Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse', 'uds'", tr))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pflow-go/pflow/internal/netpolicy"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -26,6 +27,9 @@ type Conn struct {
 	// Sample answers sampling requests of a server configured with
 	// "sampling": true.
 	Sample Sampler
+	// Network is the run's network policy (node.Request.Network): where a
+	// remote server's connections may go (Server.Network).
+	Network *netpolicy.Policy
 
 	mu      sync.Mutex
 	sess    *Session
@@ -53,7 +57,7 @@ func (c *Conn) Session(ctx context.Context) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv.Sample = c.Sample
+	srv.Sample, srv.Network = c.Sample, c.Network
 	if c.Pool != nil && srv.KeepAlive {
 		s, release, err := c.Pool.Acquire(ctx, srv)
 		if err != nil {

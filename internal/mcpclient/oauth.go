@@ -316,12 +316,13 @@ func newSignIn(srv *Server, path string, o LoginOptions) (*signIn, error) {
 		}
 	}
 
-	si := &signIn{close: func() { hs.Close() }}
+	tr := newRemoteTransport(srv)
+	si := &signIn{close: func() { hs.Close(); tr.CloseIdleConnections() }}
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              redirect,
 		AuthorizationCodeFetcher: fetch,
 		RequestRefreshToken:      true,
-		Client:                   &http.Client{Transport: httpTransport(srv), Timeout: 30 * time.Second},
+		Client:                   &http.Client{Transport: tr, Timeout: 30 * time.Second},
 		ScopeFilter: func(discovered []string) []string {
 			out := append([]string(nil), discovered...)
 			for _, s := range srv.OAuthScopes {

@@ -91,7 +91,7 @@ func (p *Pool) Acquire(ctx context.Context, srv *Server) (*Session, func(), erro
 			}
 			continue
 		}
-		if e != nil && (e.hash != srv.ConfigHash || e.sess.Dead()) {
+		if e != nil && (e.hash != srv.poolHash() || e.sess.Dead()) {
 			p.retireLocked(e)
 			e = nil
 		}
@@ -129,7 +129,7 @@ func (p *Pool) Acquire(ctx context.Context, srv *Server) (*Session, func(), erro
 			return e.sess, p.releaser(e), nil
 		}
 		// Start it; concurrent acquirers wait for this connect.
-		e = &poolEntry{name: srv.Name, hash: srv.ConfigHash, ready: make(chan struct{})}
+		e = &poolEntry{name: srv.Name, hash: srv.poolHash(), ready: make(chan struct{})}
 		p.entries[srv.Name] = e
 		p.mu.Unlock()
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -46,6 +45,9 @@ func remoteRules(s *Server, cfg map[string]any, lookup func(string) (string, boo
 				WithHint("The file must contain one or more '-----BEGIN CERTIFICATE-----' blocks.")
 		}
 		s.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	if err := loadPins(s, cfg, u); err != nil {
+		return err
 	}
 	return credentialsFromEnv(s.Name, cfg, lookup)
 }
@@ -89,17 +91,6 @@ func isLoopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// httpTransport is the base transport of a server: Go's default, with the
-// server's CA pool when it has a ca_file.
-func httpTransport(s *Server) http.RoundTripper {
-	if s.TLS == nil {
-		return http.DefaultTransport
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = s.TLS
-	return t
-}
-
 // tlsProblem words a certificate failure for a person: which host, what is
 // wrong, how to fix it; "" when err is not one.
 func tlsProblem(server, rawURL string, err error) string {
@@ -111,7 +102,10 @@ func tlsProblem(server, rawURL string, err error) string {
 	var hostErr x509.HostnameError
 	var invalid x509.CertificateInvalidError
 	var verify *tls.CertificateVerificationError
+	var pin *PinError
 	switch {
+	case errors.As(err, &pin):
+		return pin.Hint()
 	case errors.As(err, &unknown) || (errors.As(err, &verify) && errors.As(verify.Err, &unknown)):
 		return fmt.Sprintf("The TLS certificate of %s is signed by an authority this machine does not trust (a self-signed server, or a company proxy). If you trust it, put its CA certificate in a PEM file and set \"ca_file\" in the entry of server '%s'.", host, server)
 	case errors.As(err, &hostErr):

@@ -43,7 +43,7 @@ func legacyKey(srv *Server) string {
 		hdr = append(hdr, k+"="+v)
 	}
 	slices.Sort(hdr)
-	return strings.Join([]string{srv.Name, srv.Transport, srv.Command, strings.Join(srv.Args, "\x01"), srv.URL, srv.SocketPath, strings.Join(hdr, "\x01")}, "\x00")
+	return strings.Join([]string{srv.Name, srv.Transport, srv.Command, strings.Join(srv.Args, "\x01"), srv.URL, srv.SocketPath, strings.Join(hdr, "\x01"), policyKey(srv.Network)}, "\x00")
 }
 
 // clientConn is the connection pflow's client reads and writes through:

@@ -11,10 +11,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/pflow-go/pflow/internal/netpolicy"
 	"github.com/pflow-go/pflow/internal/pferr"
 	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
@@ -51,6 +53,14 @@ type Server struct {
 	// TLS is the TLS configuration of a server with a "ca_file" (nil: Go's
 	// defaults and the system's CAs).
 	TLS *tls.Config
+	// Pins are the keys a certificate of the server's chain must have
+	// ("pin_sha256", "pin_file"): the base64 SHA-256 of a
+	// SubjectPublicKeyInfo (none: no pinning).
+	Pins []string
+	// Network is the policy of the run (or command) the connection is for:
+	// where its requests and redirects may go (nil: a run from the
+	// command line with no network settings). Set it before connecting.
+	Network *netpolicy.Policy
 	// Timeouts and limits (see docs/decisions.md, "Timeouts and memory limits").
 	CallTimeout time.Duration
 	// MaxCallTimeout caps a call that keeps reporting progress past its
@@ -169,12 +179,36 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 	}
 	// After the credentials named by token_env / key_env are read: the
 	// hash tells apart every identity the server is reached as.
-	s.ConfigHash = configHash(name, cfg)
+	// Pins read from a pin_file are part of it too.
+	hashed := cfg
+	if _, ok := cfg["pin_file"]; ok && len(s.Pins) > 0 {
+		hashed = maps.Clone(cfg)
+		hashed["pin_file\x00pins"] = s.Pins
+	}
+	s.ConfigHash = configHash(name, hashed)
 	e.WarnMissing(log, name)
 	// Literal secrets written into the config are redacted too.
 	AddConfigSecrets(secrets, name, raw, lookup)
 	s.Secrets = secrets
 	return s, nil
+}
+
+// poolHash tells apart the sessions a pool may hand out for the server:
+// its config and the network policy its connections were checked under
+// (a session opened under another policy is replaced).
+func (s *Server) poolHash() string {
+	if s.Transport != "http" && s.Transport != "sse" {
+		return s.ConfigHash
+	}
+	return s.ConfigHash + "\x00" + policyKey(s.Network)
+}
+
+// policyKey renders a network policy as a key.
+func policyKey(p *netpolicy.Policy) string {
+	if p == nil {
+		return "default"
+	}
+	return fmt.Sprintf("agent=%t private=%t hosts=%q", p.Agent, p.AllowPrivate, p.AllowHosts)
 }
 
 // configHash digests an expanded config (its secrets included, never

@@ -45,7 +45,8 @@ type Session struct {
 	cs     *mcp.ClientSession
 	proc   *process
 	rt     *recordingTransport
-	sock   net.Conn // the uds transport's connection
+	tr     *remoteTransport // a remote server's connections (nil: local)
+	sock   net.Conn         // the uds transport's connection
 
 	// progress maps the token of each call in flight to the func that
 	// restarts its idle timeout; logs are the server's log messages not
@@ -159,7 +160,10 @@ func connect(ctx context.Context, srv *Server, log io.Writer, version string, gu
 		s.sock = conn
 		transport = &mcp.IOTransport{Reader: conn, Writer: conn, MaxLineLength: maxMessage(srv) + 1<<20}
 	case "http", "sse":
-		s.rt = &recordingTransport{base: httpTransport(srv), headers: srv.Headers, sse: srv.Transport == "sse", limit: int64(maxMessage(srv))}
+		// Every connection of the session obeys the run's network policy
+		// and the server's pins (see remoteTransport).
+		s.tr = newRemoteTransport(srv)
+		s.rt = &recordingTransport{base: s.tr, headers: srv.Headers, sse: srv.Transport == "sse", limit: int64(maxMessage(srv))}
 		hc := &http.Client{Transport: s.rt}
 		if srv.Transport == "http" {
 			st := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: 2}
@@ -169,7 +173,7 @@ func connect(ctx context.Context, srv *Server, log io.Writer, version string, gu
 			case srv.TokenFile != "" && srv.Headers["Authorization"] == "":
 				// A stored sign-in is sent and refreshed; a server that asks
 				// for one pflow does not have fails the connect at once.
-				actx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: httpTransport(srv), Timeout: 30 * time.Second})
+				actx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: s.tr, Timeout: 30 * time.Second})
 				st.OAuthHandler = &runAuth{srv: srv, path: srv.TokenFile, ctx: actx}
 			}
 			transport = st
@@ -603,6 +607,9 @@ func (s *Session) shutdown() {
 	if s.sock != nil {
 		s.sock.Close()
 	}
+	if s.tr != nil {
+		s.tr.CloseIdleConnections()
+	}
 }
 
 // Pid returns the stdio server's process id (0 for http/sse).
@@ -686,6 +693,13 @@ func (s *Session) classify(parent, bounded context.Context, err error, phase, to
 			dialErr, wait := s.rt.dialErr, s.rt.retryAfter
 			s.rt.mu.Unlock()
 			e := classed(s.fail(msg, tool, tlsProblem(s.Server.Name, s.Server.URL, dialErr)), s.rt.class())
+			if egressProblem(dialErr) != nil {
+				// The settings or the pins decide, not the attempt.
+				if e.Details == nil {
+					e.Details = map[string]any{}
+				}
+				e.Details["permanent"] = true
+			}
 			if wait > 0 {
 				if e.Details == nil {
 					e.Details = map[string]any{}
@@ -804,7 +818,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	defer t.mu.Unlock()
 	if err != nil {
 		var ne *net.OpError
-		if errors.As(err, &ne) || tlsProblem("", "", err) != "" {
+		if errors.As(err, &ne) || tlsProblem("", "", err) != "" || egressProblem(err) != nil {
 			t.dialErr = err
 		}
 		return nil, err
@@ -931,6 +945,18 @@ func ErrorClass(err error) string {
 	return ""
 }
 
+// Permanent reports whether an error from a session is one no retry can
+// change: a connection the network policy refused, or a certificate that
+// matches none of the server's pins.
+func Permanent(err error) bool {
+	var pe *pferr.Error
+	if errors.As(err, &pe) {
+		p, _ := pe.Details["permanent"].(bool)
+		return p
+	}
+	return false
+}
+
 // RetryAfter is how long the server asked pflow to wait before trying
 // again (the Retry-After header of its 429 or 503), carried by an error
 // from a session; 0 when it asked for nothing.
@@ -948,6 +974,9 @@ func (t *recordingTransport) failure(url string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
+	case egressProblem(t.dialErr) != nil:
+		// A refused address, redirect or pin: the refusal says it all.
+		return egressProblem(t.dialErr).Error()
 	case t.dialErr != nil && tlsProblem("", url, t.dialErr) != "":
 		return fmt.Sprintf("Could not connect to MCP server at %s: its TLS certificate is not trusted", url)
 	case t.dialErr != nil:

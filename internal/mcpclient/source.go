@@ -186,12 +186,14 @@ func isLocalURL(u string) bool {
 	}
 }
 
-// knownKeys are the entry keys pflow uses (docs/mcp.md, configuration reference).
+// knownKeys are the entry keys pflow reads (docs/mcp.md, configuration
+// reference); TestKnownKeysAreRead keeps it equal to the keys the code reads.
 var knownKeys = map[string]bool{
-	"type": true, "command": true, "args": true, "env": true, "cwd": true,
-	"url": true, "headers": true, "auth": true,
-	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_memory_mb": true, "max_response_mb": true,
-	"disabled": true, "insecure": true, "ca_file": true,
+	"type": true, "command": true, "args": true, "env": true, "cwd": true, "path": true,
+	"url": true, "headers": true, "auth": true, "oauth": true,
+	"timeout": true, "sse_timeout": true, "startup_timeout": true, "max_timeout": true, "max_memory_mb": true, "max_response_mb": true,
+	"disabled": true, "insecure": true, "ca_file": true, "pin_sha256": true, "pin_file": true,
+	"keep_alive": true, "sampling": true, "trust_readonly": true,
 }
 
 // claudeCodeServers merges the user-scope and project-scope servers of a

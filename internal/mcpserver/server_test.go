@@ -212,6 +212,19 @@ func TestWorkflowValidate(t *testing.T) {
 	if r.data()["valid"] != true {
 		t.Fatal(r.Text)
 	}
+	// With parameters, the values given are checked as the run checks them;
+	// an input left out is not an error.
+	typed := strings.Replace(greetMD, "- type: string", "- type: integer", 1)
+	f.call("workflow_validate", map[string]any{"workflow": typed, "parameters": map[string]any{}}).mustOK(t)
+	f.call("workflow_validate", map[string]any{"workflow": typed, "parameters": map[string]any{"name": 3}}).mustOK(t)
+	r = f.call("workflow_validate", map[string]any{"workflow": typed, "parameters": map[string]any{"name": "Ada"}}).mustErr(t, ErrValidation)
+	contains(t, r.Text, "Input 'name' expects an integer")
+	ie, _ := r.errDetails()["input_errors"].([]any)
+	if len(ie) != 1 || ie[0].(map[string]any)["line"] != float64(6) {
+		t.Fatalf("input_errors should name the input's line 6: %s", r.Text)
+	}
+	r = f.call("workflow_validate", map[string]any{"workflow": greetMD, "parameters": map[string]any{"nmae": "Ada"}}).mustErr(t, ErrValidation)
+	contains(t, r.Text, "did you mean 'name'")
 	// Validation never executes: a step that would create a file does not.
 	marker := filepath.Join(t.TempDir(), "ran")
 	md := strings.Replace(echoMD, "- type: echo\n- message: ${msg}", "- type: shell\n- command: touch "+marker+" && echo ${msg}", 1)

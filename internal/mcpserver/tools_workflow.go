@@ -136,7 +136,8 @@ func (s *Server) workflowTools() []*toolDef {
 				"parameters, template references (${input} and ${step.output} paths) and data flow. Use it after writing " +
 				"or editing a workflow and before workflow_execute or workflow_save. An invalid workflow returns a " +
 				"validation error whose details list every problem with its line and a fix.",
-			input: object(nil, map[string]*jsonschema.Schema{"workflow": workflowArg, "workflow_ir": workflowIRArg}),
+			input: object(nil, map[string]*jsonschema.Schema{"workflow": workflowArg, "workflow_ir": workflowIRArg,
+				"parameters": openObject("Optional input values you mean to run it with, as for workflow_execute: each is checked against its input's type, and a name the workflow does not declare is refused. An input left out is not an error here.")}),
 			data: props("The workflow is valid.", map[string]*jsonschema.Schema{
 				"valid": {Type: "boolean"}, "message": str(""), "warnings": arrayOf(anyValue(""), ""),
 				"inputs": inputsSchema,
@@ -368,12 +369,12 @@ func (s *Server) workflowValidate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.app.Run(ctx, app.RunRequest{Target: t, ValidateOnly: true, NoTrace: true})
+	out, err := c.app.Run(ctx, app.RunRequest{Target: t, Params: c.object("parameters"), ValidateOnly: true, NoTrace: true})
 	if err != nil {
 		return nil, err
 	}
 	rep := app.Report(out, t, app.Agent)
-	if len(out.ValidationErrors) > 0 {
+	if len(out.ValidationErrors) > 0 || len(out.InputErrors) > 0 {
 		return failureEnvelope(app.RunFailure(out, t, app.Agent)), nil
 	}
 	warnings := rep.Warnings

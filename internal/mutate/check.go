@@ -44,12 +44,13 @@ type Case struct {
 }
 
 // Exec validates and runs workflow files. Validate is `pflow
-// --validate-only file`; Run runs file with c's inputs in the directory dir
+// --validate-only file` with the inputs of the cases, when given (the
+// values a run would refuse are refused there too); Run runs file with c's inputs in the directory dir
 // and returns what the run did, as text that is equal for two runs that
 // behaved the same (a run's directory and home are already written as $WORK
 // and $HOME).
 type Exec interface {
-	Validate(ctx context.Context, file string) (Validation, error)
+	Validate(ctx context.Context, file string, cases []Case) (Validation, error)
 	Run(ctx context.Context, file string, c Case, dir string) (string, error)
 }
 
@@ -76,7 +77,12 @@ const (
 	CaughtBadly Verdict = "caught-unlocated"
 	// Equivalent: accepted, and every case ran exactly like the original.
 	Equivalent Verdict = "equivalent"
-	// Survivor: accepted, and some case ran differently.
+	// Warned: accepted with a warning the original does not get, naming the
+	// edited line or step, and some case ran differently: validation did
+	// not call it valid without saying what it does.
+	Warned Verdict = "warned"
+	// Survivor: accepted without such a warning, and some case ran
+	// differently.
 	Survivor Verdict = "survivor"
 	// Broken: the harness could not decide (an error of its own).
 	Broken Verdict = "error"
@@ -107,8 +113,14 @@ func Sampled(id string, every int) bool {
 // Located reports whether some error of v names the mutant's line or one of
 // its steps.
 func Located(m Mutant, v Validation) bool {
-	for _, d := range v.Diags {
-		if d.Severity != "error" {
+	return names(m, v.Diags, "error")
+}
+
+// names reports whether a diagnostic of ds of the severity names m's line or
+// one of its steps.
+func names(m Mutant, ds []Diag, severity string) bool {
+	for _, d := range ds {
+		if d.Severity != severity {
 			continue
 		}
 		if d.Line > 0 && slices.Contains(m.Lines, d.Line) {
@@ -123,6 +135,27 @@ func Located(m Mutant, v Validation) bool {
 	return false
 }
 
+// newWarnings are the warnings of v that were not among the original's
+// (compared without numbers: lines move).
+func newWarnings(v Validation, original map[string]bool) []Diag {
+	var out []Diag
+	for _, d := range v.Diags {
+		if d.Severity == "warning" && !original[withoutNumbers(d.Message)] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func withoutNumbers(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return '#'
+		}
+		return r
+	}, s)
+}
+
 // Checker checks the mutants of subjects with an Exec.
 type Checker struct {
 	Exec Exec
@@ -131,6 +164,8 @@ type Checker struct {
 	n         int
 	made      []string
 	baselines map[string]baseline
+	// warnings are the originals' warnings (withoutNumbers), by subject.
+	warnings map[string]map[string]bool
 }
 
 // cleanup removes the directories made since the last cleanup.
@@ -180,12 +215,19 @@ func (c *Checker) Original(ctx context.Context, s Subject) error {
 	if err != nil {
 		return err
 	}
-	v, err := c.Exec.Validate(ctx, file)
+	v, err := c.Exec.Validate(ctx, file, s.Cases)
 	if err != nil {
 		return err
 	}
 	if v.Refused {
 		return fmt.Errorf("%s: the original does not validate: %v", s.Name, v.Diags)
+	}
+	if c.warnings == nil {
+		c.warnings = map[string]map[string]bool{}
+	}
+	c.warnings[s.Name] = map[string]bool{}
+	for _, d := range v.Diags {
+		c.warnings[s.Name][withoutNumbers(d.Message)] = true
 	}
 	return nil
 }
@@ -248,7 +290,7 @@ func (c *Checker) Check(ctx context.Context, s Subject, m Mutant) Result {
 		r.Verdict, r.Diff = Broken, err.Error()
 		return r
 	}
-	v, err := c.Exec.Validate(ctx, file)
+	v, err := c.Exec.Validate(ctx, file, s.Cases)
 	if err != nil {
 		r.Verdict, r.Diff = Broken, err.Error()
 		return r
@@ -280,6 +322,9 @@ func (c *Checker) Check(ctx context.Context, s Subject, m Mutant) Result {
 		}
 		if got != base[i] {
 			r.Verdict = Survivor
+			if names(m, newWarnings(v, c.warnings[s.Name]), "warning") {
+				r.Verdict = Warned
+			}
 			r.Diff = "case " + cs.Name + ":\n" + lineDiff(base[i], got)
 			break
 		}

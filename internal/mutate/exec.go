@@ -58,14 +58,39 @@ func (e *CLIExec) main(ctx context.Context, home, stdin string, args ...string) 
 	return out.String(), code, errors.Is(ctx.Err(), context.DeadlineExceeded)
 }
 
-// Validate runs `pflow --validate-only --output-format json file`.
-func (e *CLIExec) Validate(ctx context.Context, file string) (Validation, error) {
+// Validate runs `pflow --validate-only --output-format json file`, and,
+// when the file passes, again with the inputs of each case (params and
+// stdin): a mutant that only the run's inputs show wrong (an input's type)
+// is refused there, as validation with inputs refuses it.
+func (e *CLIExec) Validate(ctx context.Context, file string, cases []Case) (Validation, error) {
+	v, err := e.validate(ctx, file, Case{})
+	if err != nil || v.Refused {
+		return v, err
+	}
+	for _, c := range cases {
+		if len(c.Params) == 0 && c.Stdin == "" {
+			continue
+		}
+		vc, err := e.validate(ctx, file, c)
+		if err != nil || vc.Refused {
+			return vc, err
+		}
+	}
+	return v, nil
+}
+
+func (e *CLIExec) validate(ctx context.Context, file string, c Case) (Validation, error) {
 	home, err := e.home()
 	if err != nil {
 		return Validation{}, err
 	}
 	defer os.RemoveAll(home)
-	out, code, timedOut := e.main(ctx, home, "", "--validate-only", "--output-format", "json", file)
+	args := []string{"--validate-only", "--output-format", "json", file}
+	vars := e.expander(home)
+	for _, p := range c.Params {
+		args = append(args, vars(p))
+	}
+	out, code, timedOut := e.main(ctx, home, vars(c.Stdin), args...)
 	if timedOut {
 		return Validation{}, fmt.Errorf("validation of %s timed out", file)
 	}
@@ -78,6 +103,7 @@ func (e *CLIExec) Validate(ctx context.Context, file string) (Validation, error)
 				Line        int              `json:"line"`
 				Diagnostics []map[string]any `json:"diagnostics"`
 				Warnings    []map[string]any `json:"warnings"`
+				InputErrors []map[string]any `json:"input_errors"`
 			} `json:"details"`
 		} `json:"error"`
 	}
@@ -104,15 +130,33 @@ func (e *CLIExec) Validate(ctx context.Context, file string) (Validation, error)
 		for _, m := range doc.Error.Details.Diagnostics {
 			v.Diags = append(v.Diags, diag(m, "error"))
 		}
+		for _, m := range doc.Error.Details.InputErrors {
+			v.Diags = append(v.Diags, diag(m, "error"))
+		}
 		for _, m := range doc.Error.Details.Warnings {
 			v.Diags = append(v.Diags, diag(m, "warning"))
 		}
-		if len(doc.Error.Details.Diagnostics) == 0 {
+		if len(doc.Error.Details.Diagnostics) == 0 && len(doc.Error.Details.InputErrors) == 0 {
 			// a syntax error (with its line) or another refusal
 			v.Diags = append(v.Diags, Diag{Severity: "error", Line: doc.Error.Details.Line, Message: doc.Error.Message})
 		}
 	}
 	return v, nil
+}
+
+// expander expands a case's $WORK (to dir) and e's Vars.
+func (e *CLIExec) expander(dir string) func(string) string {
+	return func(s string) string {
+		return os.Expand(s, func(k string) string {
+			if k == "WORK" {
+				return dir
+			}
+			if v, ok := e.Vars[k]; ok {
+				return v
+			}
+			return "$" + k
+		})
+	}
 }
 
 // Run runs file with c's inputs in dir and returns its signature: the
@@ -124,17 +168,7 @@ func (e *CLIExec) Run(ctx context.Context, file string, c Case, dir string) (str
 		return "", err
 	}
 	defer os.RemoveAll(home)
-	vars := func(s string) string {
-		return os.Expand(s, func(k string) string {
-			if k == "WORK" {
-				return dir
-			}
-			if v, ok := e.Vars[k]; ok {
-				return v
-			}
-			return "$" + k
-		})
-	}
+	vars := e.expander(dir)
 	args := []string{"--output-format", "json", "--no-trace", file}
 	for _, p := range c.Params {
 		args = append(args, vars(p))

@@ -10,7 +10,7 @@ import (
 
 // Tally counts verdicts.
 type Tally struct {
-	Mutants, Caught, Located, Equivalent, Survivors, Errors int
+	Mutants, Caught, Located, Equivalent, Warned, Survivors, Errors int
 }
 
 func (t *Tally) add(v Verdict) {
@@ -23,6 +23,8 @@ func (t *Tally) add(v Verdict) {
 		t.Caught++
 	case Equivalent:
 		t.Equivalent++
+	case Warned:
+		t.Warned++
 	case Survivor:
 		t.Survivors++
 	case Broken:
@@ -31,12 +33,12 @@ func (t *Tally) add(v Verdict) {
 }
 
 // CaughtShare is the share of mutants that behave differently which
-// validation refused: caught / (caught + survivors).
+// validation refused: caught / (caught + warned + survivors).
 func (t Tally) CaughtShare() float64 {
-	if t.Caught+t.Survivors == 0 {
+	if t.Caught+t.Warned+t.Survivors == 0 {
 		return 1
 	}
-	return float64(t.Caught) / float64(t.Caught+t.Survivors)
+	return float64(t.Caught) / float64(t.Caught+t.Warned+t.Survivors)
 }
 
 // Report is the outcome of a harness run.
@@ -100,10 +102,10 @@ func tallyBy(results []Result, key func(Result) string) (map[string]*Tally, []st
 }
 
 func writeTable(w io.Writer, title string, m map[string]*Tally, keys []string, total Tally) {
-	fmt.Fprintf(w, "| %s | mutants | caught | caught, located | equivalent | survivors | errors | caught share |\n", title)
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintf(w, "| %s | mutants | caught | caught, located | equivalent | warned | survivors | errors | caught share |\n", title)
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	row := func(k string, t Tally) {
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %.1f %% |\n", k, t.Mutants, t.Caught, t.Located, t.Equivalent, t.Survivors, t.Errors, 100*t.CaughtShare())
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %d | %.1f %% |\n", k, t.Mutants, t.Caught, t.Located, t.Equivalent, t.Warned, t.Survivors, t.Errors, 100*t.CaughtShare())
 	}
 	for _, k := range keys {
 		row(k, *m[k])
@@ -119,8 +121,8 @@ func (r *Report) Write(w io.Writer) {
 	if r.Sample > 1 {
 		sample = fmt.Sprintf("a 1-in-%d sample of the mutants", r.Sample)
 	}
-	fmt.Fprintf(w, "# Mutation report\n\nChecked %s: %d mutants; %d caught (%d naming the edited line or step, %d refused without naming it), %d equivalent, %d survivors, %d harness errors. Caught share (caught / (caught + survivors)): %.1f %%.\n\n",
-		sample, total.Mutants, total.Caught, total.Located, total.Caught-total.Located, total.Equivalent, total.Survivors, total.Errors, 100*total.CaughtShare())
+	fmt.Fprintf(w, "# Mutation report\n\nChecked %s: %d mutants; %d caught (%d naming the edited line or step, %d refused without naming it), %d equivalent, %d warned (accepted with a new warning naming the edit, ran differently), %d survivors (accepted without one, ran differently), %d harness errors. Caught share (caught / (caught + warned + survivors)): %.1f %%.\n\n",
+		sample, total.Mutants, total.Caught, total.Located, total.Caught-total.Located, total.Equivalent, total.Warned, total.Survivors, total.Errors, 100*total.CaughtShare())
 	if len(r.Skipped) > 0 {
 		fmt.Fprintln(w, "Not mutated:")
 		keys := make([]string, 0, len(r.Skipped))
@@ -158,6 +160,18 @@ func (r *Report) Write(w io.Writer) {
 			fmt.Fprintf(w, "### %s\n\n", op)
 		}
 		WriteResult(w, x, r.Known[x.Mutant.ID])
+	}
+	var warned []Result
+	for _, x := range r.Results {
+		if x.Verdict == Warned {
+			warned = append(warned, x)
+		}
+	}
+	if len(warned) > 0 {
+		fmt.Fprintf(w, "## Warned (%d): accepted with a warning that names the edit\n\n", len(warned))
+		for _, x := range warned {
+			WriteResult(w, x, false)
+		}
 	}
 	if fixed := r.Fixed(); len(fixed) > 0 {
 		fmt.Fprintf(w, "## Known survivors that no longer survive (%d): remove them from internal/mutate/testdata/known-survivors.txt\n\n", len(fixed))

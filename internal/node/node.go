@@ -20,6 +20,8 @@ import (
 	"context"
 	"io"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/netpolicy"
 )
 
 // Field describes one param or output of a node interface.
@@ -250,15 +252,9 @@ type Request struct {
 	Network *NetPolicy
 }
 
-// NetPolicy is where a run's network nodes may connect. Agent is set for a
-// run an agent started (pflow mcp serve); AllowPrivate and AllowHosts are
-// the settings' network section (settings.NetworkSettings), which widen
-// the rules.
-type NetPolicy struct {
-	Agent        bool
-	AllowPrivate bool
-	AllowHosts   []string
-}
+// NetPolicy is where a run's network nodes (and the MCP servers it
+// reaches over the network) may connect: see netpolicy.Policy.
+type NetPolicy = netpolicy.Policy
 
 // Scope gives nodes access to resources that live as long as one workflow run
 // (including nested workflows and batch items) and are closed when it ends.

@@ -22,6 +22,9 @@ type InputError struct {
 	// ('- env: NAME'), which is not set: the fix is to set it, not to pass
 	// the value (usually a secret) as a parameter.
 	Env string `json:"env,omitempty"`
+	// Line is the line of the input's declaration in a .pflow.md file (0
+	// when unknown, or for an input the workflow does not declare).
+	Line int `json:"line,omitempty"`
 }
 
 func (e InputError) Error() string { return e.Message }
@@ -105,7 +108,7 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 			if desc == "" {
 				desc = "No description provided"
 			}
-			ie := InputError{Input: in.Name, Path: "inputs." + in.Name, Missing: true, Env: in.Env,
+			ie := InputError{Input: in.Name, Path: "inputs." + in.Name, Missing: true, Env: in.Env, Line: in.Line,
 				Message: fmt.Sprintf("Workflow requires input '%s': %s", in.Name, desc)}
 			if in.Env != "" {
 				ie.Message += fmt.Sprintf(" (it is read from the environment variable %s, which is not set)", in.Env)
@@ -125,7 +128,7 @@ func PrepareInputs(w *workflow.Workflow, provided map[string]any, env EnvLookup)
 		}
 		v, err := Coerce(raw, in.Type)
 		if err != nil {
-			errs = append(errs, InputError{Input: in.Name, Path: "inputs." + in.Name,
+			errs = append(errs, InputError{Input: in.Name, Path: "inputs." + in.Name, Line: in.Line,
 				Message: fmt.Sprintf("Input '%s' %s", in.Name, err.Error())})
 			continue
 		}

@@ -47,17 +47,18 @@ type Settings struct {
 	// Retention bounds the per-run files pflow keeps (traces in debug/, run
 	// records in runs/).
 	Retention Retention `json:"retention"`
-	// Network widens where the http node may connect in runs an agent
-	// starts (pflow mcp serve).
+	// Network widens where the http node and remote MCP servers may
+	// connect (internal/netpolicy).
 	Network NetworkSettings `json:"network"`
 }
 
 // NetworkSettings: in a run an agent starts through pflow mcp serve, an
 // http redirect may not lead to a loopback, private or link-local address,
 // and no request may go to a link-local (cloud metadata) address; in every
-// run, no redirect may lead to a link-local address. AllowPrivate lifts the
-// loopback and private rule; AllowHosts lifts every rule for the hosts it
-// names (a host name, an IP address or a CIDR range such as 10.0.0.0/8).
+// run, no redirect may lead to a link-local address, and no MCP server is
+// reached at one. AllowPrivate lifts the loopback and private rule;
+// AllowHosts lifts every rule for the hosts it names (a host name, an IP
+// address or a CIDR range such as 10.0.0.0/8).
 type NetworkSettings struct {
 	AllowPrivate bool     `json:"allow_private,omitempty"`
 	AllowHosts   []string `json:"allow_hosts,omitempty"`

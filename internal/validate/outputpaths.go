@@ -129,11 +129,18 @@ func (v *validator) outputsOnEveryPath() {
 		if len(steps) == 0 {
 			continue
 		}
-		msg := fmt.Sprintf("Output '%s' reads step '%s', which does not run on every path: a run that takes %s ends without it, and then '%s' is absent from the result",
-			o.Name, steps[0], pathList(paths), o.Name)
+		// the steps those runs end after: where a 'next' may be missing
+		var last []string
+		for _, p := range paths {
+			if l := p[strings.LastIndex(p, " ")+1:]; !slices.Contains(last, l) {
+				last = append(last, l)
+			}
+		}
+		msg := fmt.Sprintf("Output '%s' reads step '%s', which does not run on every path: a run that takes %s ends after %s without it, and then '%s' is absent from the result",
+			o.Name, steps[0], pathList(paths), orList(last), o.Name)
 		if len(steps) > 1 {
-			msg = fmt.Sprintf("Output '%s' reads steps %s, which do not run on every path: a run that takes %s ends without them, and then '%s' is absent from the result",
-				o.Name, quoteList(steps), pathList(paths), o.Name)
+			msg = fmt.Sprintf("Output '%s' reads steps %s, which do not run on every path: a run that takes %s ends after %s without them, and then '%s' is absent from the result",
+				o.Name, quoteList(steps), pathList(paths), orList(last), o.Name)
 		}
 		var alt []string
 		for _, id := range onEvery {
@@ -155,4 +162,13 @@ func pathList(paths []string) string {
 		return "the path " + paths[0]
 	}
 	return "the paths " + strings.Join(paths, " or ")
+}
+
+// orList quotes ids as "'a'" or "'a' or 'b'".
+func orList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = "'" + id + "'"
+	}
+	return strings.Join(q, " or ")
 }

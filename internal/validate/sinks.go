@@ -7,6 +7,7 @@ import (
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/sink"
 	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 // sinkChecks finds templates that cannot reach their param safely (see
@@ -28,6 +29,9 @@ func (v *validator) sinkChecks() {
 		splice, _ := n.Params[node.UnsafeSpliceParam].(bool)
 		for _, fld := range spec.Interface.Params {
 			raw, ok := n.Params[fld.Key].(string)
+			if ok && fld.Sink == node.SinkShell {
+				v.emptyStdin(n, spec, fld.Key, raw)
+			}
 			if fld.Sink == "" || !ok || !strings.Contains(raw, "${") {
 				continue
 			}
@@ -73,4 +77,41 @@ func (v *validator) sinkChecks() {
 			}
 		}
 	}
+}
+
+// emptyStdin refuses a command that reads its standard input in a step
+// that gives it none (its `stdin` param is missing): the command reads an
+// empty input, so `tr a-z A-Z` or `jq .x` can only produce nothing. The
+// usual cause is a `- stdin:` line written on, or moved to, another step.
+func (v *validator) emptyStdin(n *workflow.Node, spec *node.Spec, key, cmd string) {
+	if _, ok := n.Params["stdin"]; ok {
+		return
+	}
+	if m := v.w.Mappings[n.ID]; m != nil {
+		if _, ok := m.InputMappings["stdin"]; ok {
+			return
+		}
+	}
+	if _, ok := spec.Interface.Param("stdin"); !ok {
+		return
+	}
+	reader := sink.StdinReader(cmd)
+	if reader == "" {
+		return
+	}
+	hint := fmt.Sprintf("Add '- stdin: ${<step>.stdout}' to step '%s' with the data '%s' should read, or give '%s' a file to read.", n.ID, reader, reader)
+	if p := v.previous(n.ID); p != "" {
+		hint = fmt.Sprintf("Add '- stdin: ${%s.stdout}' (or the data '%s' should read) to step '%s', or give '%s' a file to read.", p, reader, n.ID, reader)
+	}
+	v.add(layerTypes, Diagnostic{
+		Message: fmt.Sprintf("Step '%s' (%s), param '%s': '%s' reads standard input, but the step has no 'stdin', so it reads nothing", n.ID, n.Type, key, reader),
+		NodeID:  n.ID, Param: key, Line: n.Line, Hint: hint})
+}
+
+// previous is the step written before id, "" for the first.
+func (v *validator) previous(id string) string {
+	if i, ok := v.index[id]; ok && i > 0 {
+		return v.nodes[i-1].ID
+	}
+	return ""
 }

@@ -108,6 +108,8 @@ func validate(ctx context.Context, w *workflow.Workflow, opts Options) *validato
 	v.edgeActions()
 	v.conditions()
 	v.outputsOnEveryPath()
+	v.overwrittenPublish()
+	v.failureReads()
 	return v
 }
 

@@ -34,6 +34,7 @@ func testCatalog() fakeCatalog {
 				{Key: "stdin", Type: "any"},
 				{Key: "timeout", Type: "int", Default: int64(30)},
 				{Key: "env", Type: "dict"},
+				{Key: "ignore_errors", Type: "bool"},
 			},
 			Outputs: []node.Field{
 				{Key: "stdout", Type: "str"}, {Key: "stderr", Type: "str"}, {Key: "exit_code", Type: "int"},

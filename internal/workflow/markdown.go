@@ -642,8 +642,15 @@ func titleCase(s string) string {
 }
 
 func (p *mdParser) onLine(l int, line string) {
-	if m := deepHeadingRe().FindStringSubmatch(line); m != nil && p.ent != nil && p.ent.section != secOther && entityIDRe().MatchString(m[2]) && !p.itemFollows(l, "type") {
-		p.misleveled = append(p.misleveled, misleveled{text: m[2], line: l, level: len(m[1]), section: p.ent.section})
+	if m := deepHeadingRe().FindStringSubmatch(line); m != nil && entityIDRe().MatchString(m[2]) && !p.itemFollows(l, "type") {
+		// inside an entry, or before the first entry of a section
+		sec := p.section
+		if p.ent != nil {
+			sec = p.ent.section
+		}
+		if sec == secInputs || sec == secSteps || sec == secOutputs {
+			p.misleveled = append(p.misleveled, misleveled{text: m[2], line: l, level: len(m[1]), section: sec})
+		}
 	}
 	if m := deepHeadingRe().FindStringSubmatch(line); m != nil && p.ent != nil && p.ent.section != secOther && entityIDRe().MatchString(m[2]) && p.itemFollows(l, "type") {
 		p.stray = p.errf(l, fmt.Sprintf("Write '### %s' (three '#') for a step, input or output; a level-%d heading is text inside '%s', so its settings would join '%s'.", m[2], len(m[1]), p.ent.id, p.ent.id),

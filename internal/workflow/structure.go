@@ -14,7 +14,7 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
-// StructureError is one violation of the IR schema (§1.2 validate_ir) or of
+// StructureError is one violation of the JSON IR's shape (docs/workflow-format.md) or of
 // the structural rules checked after it (edge endpoints, duplicate ids).
 // Path locates the problem in IR terms ("nodes[0].type", "edges[1].to",
 // "inputs.name.type", or "root" for the top level).

@@ -29,6 +29,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pflow-go/pflow/internal/netpolicy"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
@@ -110,13 +111,10 @@ var httpClasses = []string{node.ClassRateLimited, node.ClassAuthFailed, node.Cla
 
 // defaultClient is made on first use (a transport is many allocations).
 var defaultClient = sync.OnceValue(func() *nethttp.Client {
-	t := nethttp.DefaultTransport.(*nethttp.Transport).Clone()
+	// Every address dialled is checked against the request's guard;
+	// through a proxy, the host a request is for is checked instead.
+	t := netpolicy.Transport()
 	t.MaxIdleConnsPerHost = 16
-	// Every address dialled is checked against the request's guard.
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, ControlContext: guardControl}
-	t.DialContext = d.DialContext
-	// Through a proxy, the host a request is for is checked instead.
-	t.Proxy = guardedProxy(nethttp.ProxyFromEnvironment)
 	return newClient(t)
 })
 

@@ -2,14 +2,15 @@ package http
 
 import (
 	"context"
-	"net"
 	nethttp "net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/pflow-go/pflow/internal/netpolicy"
 	"github.com/pflow-go/pflow/internal/node"
 )
 
@@ -125,30 +126,9 @@ func TestMetadataAddressRefused(t *testing.T) {
 		t.Fatalf("an agent's request to the metadata address was not refused: %+v", res)
 	}
 	// allow_hosts lifts it.
-	g := &chainGuard{policy: node.NetPolicy{Agent: true, AllowHosts: []string{"169.254.169.254"}}}
-	if err := g.check("169.254.169.254", metadataV4, true, "x"); err != nil {
+	allowed := &node.NetPolicy{Agent: true, AllowHosts: []string{"169.254.169.254"}}
+	if err := netpolicy.NewGuard(allowed, "", "169.254.169.254").Check("169.254.169.254", netip.MustParseAddr("169.254.169.254"), true, "x"); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// The address actually dialled is checked, whatever a name resolved to
-// when the redirect was checked (DNS rebinding): the dial hook refuses a
-// loopback address once the chain has followed a redirect.
-func TestDialHookChecksDialledAddress(t *testing.T) {
-	u, _ := url.Parse("http://rebind.example/")
-	ctx := withGuard(context.Background(), &node.NetPolicy{Agent: true}, u)
-	if err := guardControl(ctx, "tcp4", "127.0.0.1:8080", nil); err != nil {
-		t.Fatalf("the first request was refused: %v", err)
-	}
-	g := ctx.Value(guardKey{}).(*chainGuard)
-	g.redirected, g.from = true, "http://rebind.example/"
-	for _, addr := range []string{"127.0.0.1:8080", "[::1]:80", "10.1.2.3:80", "192.168.0.1:443", "[::ffff:127.0.0.1]:80", "0.0.0.0:80", "[fd00:ec2::254]:80"} {
-		if err := guardControl(ctx, "tcp", addr, nil); err == nil {
-			t.Errorf("dialling %s after a redirect was allowed", addr)
-		}
-	}
-	if err := guardControl(ctx, "tcp", "93.184.216.34:80", nil); err != nil {
-		t.Errorf("a public address was refused: %v", err)
 	}
 }
 
@@ -160,11 +140,9 @@ func errText(res *node.Result) string {
 // proxiedNode is the http node with a transport that sends every request
 // through proxy, as HTTP_PROXY would.
 func proxiedNode(proxy string) node.Node {
-	t := nethttp.DefaultTransport.(*nethttp.Transport).Clone()
-	d := &net.Dialer{ControlContext: guardControl}
-	t.DialContext = d.DialContext
+	t := netpolicy.Transport()
 	pu, _ := url.Parse(proxy)
-	t.Proxy = guardedProxy(func(*nethttp.Request) (*url.URL, error) { return pu, nil })
+	t.Proxy = netpolicy.Proxy(func(*nethttp.Request) (*url.URL, error) { return pu, nil })
 	return httpNode{client: newClient(t)}
 }
 

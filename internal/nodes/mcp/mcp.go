@@ -149,13 +149,15 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 	failedErr := func(err error) *node.Result {
 		r := failed(mcpclient.ErrorText(err), mcpclient.ErrorClass(err))
 		r.RetryAfter = mcpclient.RetryAfter(err)
+		// A refused address or a pin mismatch fails once, never retried.
+		r.Permanent = mcpclient.Permanent(err)
 		return r
 	}
 	var conn *mcpclient.Conn
 	if req.Scope != nil {
 		r, err := req.Scope.Resource("mcp:"+server, func() (io.Closer, error) {
 			c := mcpclient.NewConn(n.cfg.ServersPath, server, env, log)
-			c.Pool, c.Sample = n.cfg.Pool, n.cfg.Sample
+			c.Pool, c.Sample, c.Network = n.cfg.Pool, n.cfg.Sample, req.Network
 			return c, nil
 		})
 		if err != nil {
@@ -168,7 +170,7 @@ func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, err
 		conn = c
 	} else {
 		conn = mcpclient.NewConn(n.cfg.ServersPath, server, env, log)
-		conn.Sample = n.cfg.Sample
+		conn.Sample, conn.Network = n.cfg.Sample, req.Network
 		defer conn.Close()
 	}
 	sess, err := conn.Session(ctx)
