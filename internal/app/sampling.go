@@ -1,5 +1,7 @@
 package app
 
+//lint:file-ignore SA1019 this file answers MCP sampling requests, which the 2025 MCP revisions pflow still speaks define (docs/decisions.md, "Both protocol revisions")
+
 import (
 	"context"
 	"fmt"
@@ -7,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/nodes/llm"
 )
 
@@ -15,7 +18,7 @@ import (
 // conversation's text messages become the prompt, the
 // server's system prompt and limits are kept; the model is settings'
 // default (or the one the API keys select).
-func sampler(env func(string) (string, bool), model string) func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+func sampler(env func(string) (string, bool), model string) mcpclient.Sampler {
 	return func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 		var b strings.Builder
 		for i, m := range p.Messages {

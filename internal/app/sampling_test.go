@@ -1,5 +1,7 @@
 package app
 
+//lint:file-ignore SA1019 this file tests MCP sampling, which the 2025 MCP revisions pflow still speaks define (docs/decisions.md, "Both protocol revisions")
+
 import (
 	"context"
 	"encoding/json"

@@ -337,7 +337,7 @@ func (e Engine) Prior(ctx context.Context, conn wire.Conn, id string) (*wire.Pri
 		return nil, err
 	}
 	defer c.Close()
-	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	d, err := c.DescribeWorkflow(ctx, id, "")
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
@@ -346,6 +346,7 @@ func (e Engine) Prior(ctx context.Context, conn wire.Conn, id string) (*wire.Pri
 		}
 		return nil, &wire.Error{Message: fmt.Sprintf("cannot read run '%s' on Temporal: %s", id, innermost(err)), Err: err}
 	}
+	desc := d.RawResponse
 	if desc.GetWorkflowExecutionInfo().GetType().GetName() != wire.WorkflowName {
 		return nil, &wire.Error{Message: fmt.Sprintf("Temporal run '%s' is not a pflow run", id)}
 	}

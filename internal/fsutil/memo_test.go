@@ -34,8 +34,8 @@ func TestMemoDecodesEachVersionOnce(t *testing.T) {
 		return v
 	}
 	os.WriteFile(path, []byte("one"), 0o600)
-	if load() != "one" || load() != "one" || decodes != 1 {
-		t.Fatalf("an unchanged file was decoded %d times", decodes)
+	if first, second := load(), load(); first != "one" || second != "one" || decodes != 1 {
+		t.Fatalf("an unchanged file was decoded %d times (loads %q, %q)", decodes, first, second)
 	}
 
 	tmp := path + ".tmp" // replaced by rename: same size, new inode

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/pflow-go/pflow/internal/netpolicy"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
@@ -28,7 +26,7 @@ type Conn struct {
 	Pool *Pool
 	// Sample answers sampling requests of a server configured with
 	// "sampling": true.
-	Sample func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	Sample Sampler
 	// Network is the run's network policy (node.Request.Network): where a
 	// remote server's connections may go (Server.Network).
 	Network *netpolicy.Policy

@@ -54,7 +54,6 @@ type poolEntry struct {
 	lastUsed time.Time
 	retired  bool          // replaced or dropped: closed when its last user releases it
 	ready    chan struct{} // closed when the connect in progress ended
-	err      error
 	idle     *time.Timer
 }
 

@@ -41,11 +41,13 @@ func TestProgressKeepsACallAliveAndLogsReachTheStep(t *testing.T) {
 	defer func() { afterFunc = orig }()
 
 	release := make(chan struct{})
+	//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where logging is current (docs/decisions.md, "Both protocol revisions")
 	srv := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
 	gotToken := make(chan bool, 2)
 	mcp.AddTool(srv, &mcp.Tool{Name: "work"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		tok := r.Params.GetProgressToken()
 		gotToken <- tok != nil
+		//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where logging is current (docs/decisions.md, "Both protocol revisions")
 		r.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "worker", Data: "halfway"})
 		for i := 1; i <= 3; i++ {
 			r.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3})

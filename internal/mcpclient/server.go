@@ -22,6 +22,12 @@ import (
 	"github.com/pflow-go/pflow/internal/value"
 )
 
+// Sampler answers a server's sampling/createMessage request (a server whose
+// config says "sampling": true may ask pflow's configured LLM).
+//
+//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where sampling is current (docs/decisions.md, "Both protocol revisions")
+type Sampler func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+
 // Server is one configured server with every ${VAR} expanded, ready to
 // connect to. It lives only in memory: secrets are never written back.
 type Server struct {
@@ -78,7 +84,7 @@ type Server struct {
 	// LLM for completions (sampling/createMessage), answered by Sample.
 	// Without it pflow does not advertise sampling and refuses such requests.
 	Sampling bool
-	Sample   func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	Sample   Sampler
 	// KeepAlive lets a long-lived pflow (pflow mcp serve) keep the session
 	// open across runs ("keep_alive", default true; see Pool).
 	KeepAlive bool

@@ -223,12 +223,15 @@ func connect(ctx context.Context, srv *Server, log io.Writer, version string, gu
 		},
 		// The server's log messages go with the step that was running
 		// (its trace, and the step's lines with -v).
+		//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where logging is current (docs/decisions.md, "Both protocol revisions")
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { s.addLog(r.Params) },
 	}
 	if srv.Sampling && srv.Sample != nil {
 		// The config opted in: the server may use pflow's LLM; otherwise
 		// sampling is neither advertised nor answered.
+		//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where sampling is current (docs/decisions.md, "Both protocol revisions")
 		copts.Capabilities = &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
+		//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where sampling is current (docs/decisions.md, "Both protocol revisions")
 		copts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return srv.Sample(ctx, r.Params)
 		}
@@ -256,9 +259,11 @@ func connect(ctx context.Context, srv *Server, log io.Writer, version string, gu
 		s.rt.status, s.rt.dialErr, s.rt.retryAfter = 0, nil, 0
 		s.rt.mu.Unlock()
 	}
+	//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where logging is current (docs/decisions.md, "Both protocol revisions")
 	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil && cs.InitializeResult().ProtocolVersion < ModernVersion {
 		// Ask for info and above: debug chatter stays with the server.
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where logging is current (docs/decisions.md, "Both protocol revisions")
 		_ = cs.SetLoggingLevel(lctx, &mcp.SetLoggingLevelParams{Level: "info"})
 		cancel()
 	}
@@ -318,15 +323,11 @@ func (s *Session) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 	s.toolsMu.Lock()
 	loaded := s.tools != nil
-	t := s.tools[name]
 	s.toolsMu.Unlock()
 	if !loaded {
 		if _, err := s.ListTools(ctx); err != nil {
 			return nil, err
 		}
-		s.toolsMu.Lock()
-		t = s.tools[name]
-		s.toolsMu.Unlock()
 	}
 	find := func() *mcp.Tool {
 		s.toolsMu.Lock()
@@ -342,7 +343,7 @@ func (s *Session) Tool(ctx context.Context, name string) (*mcp.Tool, error) {
 		}
 		return nil
 	}
-	t = find()
+	t := find()
 	if t == nil && loaded {
 		// The list this session holds may be older than the server's (a
 		// server that adds tools without telling): ask once more.
@@ -372,6 +373,10 @@ var afterFunc = func(d time.Duration, f func()) timer { return time.AfterFunc(d,
 // maxLogs bounds the log messages a session keeps for the next step.
 const maxLogs = 200
 
+// addLog keeps a server's log message (redacted, at most maxLogs) until the
+// step's DrainLogs.
+//
+//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where logging is current (docs/decisions.md, "Both protocol revisions")
 func (s *Session) addLog(p *mcp.LoggingMessageParams) {
 	line := string(p.Level)
 	if p.Logger != "" {

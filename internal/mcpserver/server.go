@@ -128,6 +128,7 @@ func New(opts Options) *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "pflow", Title: "pflow workflows", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: guide,
 		// Tools and resources change with the library: clients are told.
+		//lint:ignore SA1019 pflow speaks the 2025 MCP revisions too, where logging is current (docs/decisions.md, "Both protocol revisions")
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{},
 			Tools: &mcp.ToolCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
 	})

@@ -45,9 +45,7 @@ func scoreKeyword(name, desc, kw string) (int, string) {
 func (c *Catalog) Search(keywords []string) []SearchResult {
 	var kws []string
 	for _, k := range keywords {
-		for _, f := range strings.Fields(strings.ToLower(k)) {
-			kws = append(kws, f)
-		}
+		kws = append(kws, strings.Fields(strings.ToLower(k))...)
 	}
 	if len(kws) == 0 {
 		return nil

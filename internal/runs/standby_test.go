@@ -36,8 +36,9 @@ func TestStandby(t *testing.T) {
 	}
 	spare := inode(t, s.spare(1))
 	sb := &Standby{}
-	if !sb.Refill(s) || !sb.Refill(s) {
-		t.Fatal("no standby made")
+	// A second refill finds the first one's standby and makes no other.
+	if made, again := sb.Refill(s), sb.Refill(s); !made || !again {
+		t.Fatalf("no standby made: first refill %v, second %v", made, again)
 	}
 	if got := standbys(t, s); len(got) != 1 {
 		t.Fatalf("standbys: %v", got)

@@ -220,11 +220,11 @@ func (e *executor) runWave(ctx context.Context, f *frame, wave []*workflow.Node,
 		view.touched = []string{}
 		out[i].view = &view
 	}
-	run := func(i int, ctx context.Context) {
+	run := func(ctx context.Context, i int) {
 		out[i].step, out[i].fail = e.runStep(ctx, out[i].view, wave[i])
 	}
 	if len(wave) == 1 {
-		run(0, ctx)
+		run(ctx, 0)
 	} else {
 		next := make(chan int, len(wave))
 		for i := range wave {
@@ -232,7 +232,7 @@ func (e *executor) runWave(ctx context.Context, f *frame, wave []*workflow.Node,
 		}
 		close(next)
 		e.opts.Scheduler.Parallel(ctx, len(wave), func(ctx context.Context) {
-			run(<-next, ctx)
+			run(ctx, <-next)
 		})
 	}
 	stop := false

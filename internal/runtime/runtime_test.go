@@ -466,7 +466,8 @@ func TestNodePanicFailsTheStepWithoutAStackTrace(t *testing.T) {
 	cat := testCatalog(nil)
 	cat["bad"] = &node.Spec{Type: "bad", Attempts: 1, Node: node.Func(func(ctx context.Context, r *node.Request) (*node.Result, error) {
 		var m map[string]int
-		m["x"] = 1 // panics
+		//lint:ignore SA5000 the node is meant to panic with a runtime error
+		m["x"] = 1
 		return nil, nil
 	})}
 	res := Run(context.Background(), chain(step("b", "bad", nil)), nil, Options{Catalog: cat})

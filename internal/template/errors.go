@@ -80,11 +80,11 @@ func UnresolvedError(param string, unresolved []string, root map[string]any) err
 		}
 		v := root[k]
 		fmt.Fprintf(&b, "  • %s (%s)", k, value.TypeName(v))
-		switch v.(type) {
+		switch m := v.(type) {
 		case string, int64, float64, bool:
 			fmt.Fprintf(&b, ": %s", preview(v, maxPreview))
 		case map[string]any:
-			if sub := value.SortedKeys(v.(map[string]any)); len(sub) > 0 {
+			if sub := value.SortedKeys(m); len(sub) > 0 {
 				if len(sub) > 8 {
 					sub = append(sub[:8:8], "...")
 				}

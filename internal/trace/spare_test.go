@@ -23,7 +23,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 	res := func(marker string) *runtime.Result {
 		return &runtime.Result{Status: runtime.RunSuccess, Started: time.Now(), Outputs: map[string]any{"out": marker}}
 	}
-	var old []string
+	old := map[uint64]bool{} // the inodes of the traces written before the prune
 	for i := 0; i < spareSlots+2; i++ {
 		p, err := Write(dir, "flow", &workflow.Workflow{}, nil, res("OLD-MARKER"), redact.NewRedactor())
 		if err != nil {
@@ -31,7 +31,7 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 		}
 		past := time.Now().Add(time.Duration(i-100) * time.Minute)
 		os.Chtimes(p, past, past)
-		old = append(old, p)
+		old[fsutiltest.Inode(t, p)] = true
 	}
 	n, err := retention.Prune(dir, FilePattern, retention.Policy{MaxCount: 1, Recycle: Recycler(dir)}, time.Now())
 	if err != nil || n != spareSlots+1 {
@@ -43,7 +43,11 @@ func TestTracesRecycleRemovedFiles(t *testing.T) {
 		if err != nil || st.Size() != 0 {
 			t.Fatalf("spare %d: %v (size %d)", i, err, st.Size())
 		}
-		spares = append(spares, fsutiltest.Inode(t, spareName(dir, i)))
+		ino := fsutiltest.Inode(t, spareName(dir, i))
+		if !old[ino] {
+			t.Fatalf("spare %d is a new file, not a removed trace", i)
+		}
+		spares = append(spares, ino)
 	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1+spareSlots {

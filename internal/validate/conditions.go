@@ -37,7 +37,7 @@ func (v *validator) conditions() {
 						v.add(layerDataFlow, Diagnostic{
 							Message: fmt.Sprintf("Step '%s': its condition reads %s, but a batch step's 'when' is decided once, before its items run", n.ID, r.Raw),
 							NodeID:  n.ID, Param: stepkeys.When, Line: v.line(n.ID),
-							Hint: fmt.Sprintf("Choose the items first: filter the list in a shell or code step (e.g. jq 'map(select(...))') and batch over its output; or decide inside each item's command. A step's '- when:' reads inputs and earlier steps' outputs."),
+							Hint: "Choose the items first: filter the list in a shell or code step (e.g. jq 'map(select(...))') and batch over its output; or decide inside each item's command. A step's '- when:' reads inputs and earlier steps' outputs.",
 						})
 						break
 					}

@@ -634,12 +634,6 @@ func (v *validator) unreachable(succ [][]int) {
 		if seen[i] {
 			continue
 		}
-		var from []string
-		for _, e := range v.w.Edges {
-			if e.To == nd.ID {
-				from = append(from, e.From)
-			}
-		}
 		hint := fmt.Sprintf("Lead a step to it ('- next: %s' on the step that should run before it), or delete step '%s'.", nd.ID, nd.ID)
 		if v.ir {
 			hint = fmt.Sprintf(`Add an edge to it, e.g. {"from": "<step before it>", "to": "%s"} in "edges", or remove node '%s'.`, nd.ID, nd.ID)

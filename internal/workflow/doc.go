@@ -1,5 +1,12 @@
-// Parsing side of package workflow: the .pflow.md format, JSON IR and the
-// structural check.
+// Package workflow holds pflow's workflow model (the IR) and its two source
+// formats: the .pflow.md markdown format (the authoring format) and JSON IR.
+//
+// Values inside Params, Default and Batch.Items follow the canonical value
+// model of package value (nil, bool, int64, float64, string, []any,
+// map[string]any).
+//
+// The rest of this comment is the parsing side: the .pflow.md format, JSON
+// IR and the structural check.
 //
 // # Entry points
 //

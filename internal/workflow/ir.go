@@ -1,9 +1,3 @@
-// Package workflow holds pflow's workflow model (the IR) and its two source
-// formats: the .pflow.md markdown format (the authoring format) and JSON IR.
-//
-// Values inside Params, Default and Batch.Items follow the canonical value
-// model of package value (nil, bool, int64, float64, string, []any,
-// map[string]any).
 package workflow
 
 import (

@@ -187,11 +187,11 @@ func render(errs []StructureError) string {
 
 func TestLineOf(t *testing.T) {
 	t.Parallel()
-	w, err := ParseMarkdown([]byte("# T\n## Inputs\n### in.x\nIn.\n## Steps\n### a\nA.\n- type: shell\n### b\nB.\n- type: shell\n## Outputs\n### out\nO.\n"), "")
+	_, err := ParseMarkdown([]byte("# T\n## Inputs\n### in.x\nIn.\n## Steps\n### a\nA.\n- type: shell\n### b\nB.\n- type: shell\n## Outputs\n### out\nO.\n"), "")
 	if err == nil {
 		t.Fatalf("dotted input id should be rejected")
 	}
-	w, err = ParseMarkdown([]byte("# T\n## Inputs\n### in_x\nIn.\n## Steps\n### a\nA.\n- type: shell\n### b\nB.\n- type: shell\n- input_mappings: {p: q}\n## Outputs\n### out\nO.\n"), "")
+	w, err := ParseMarkdown([]byte("# T\n## Inputs\n### in_x\nIn.\n## Steps\n### a\nA.\n- type: shell\n### b\nB.\n- type: shell\n- input_mappings: {p: q}\n## Outputs\n### out\nO.\n"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

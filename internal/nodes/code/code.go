@@ -115,11 +115,6 @@ func check(ctx context.Context, params map[string]any) []node.Problem {
 	return nil
 }
 
-type request struct {
-	Code   string         `json:"code"`
-	Inputs map[string]any `json:"inputs"`
-}
-
 type reply struct {
 	OK     bool            `json:"ok"`
 	Result json.RawMessage `json:"result"`
@@ -413,9 +408,10 @@ func isExecutable(p string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-// encodeRequest writes the driver's request. Floats always carry a decimal
-// point (or NaN/Infinity, which Python's json accepts) so that 3.0 arrives as
-// a Python float, not an int.
+// encodeRequest writes the driver's request, {"code": ..., "inputs": {...}},
+// which the driver reads on stdin. Floats always carry a decimal point (or
+// NaN/Infinity, which Python's json accepts) so that 3.0 arrives as a Python
+// float, not an int.
 func encodeRequest(code string, inputs map[string]any) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"code":`)

@@ -306,8 +306,7 @@ func TestHTTPNon2xx(t *testing.T) {
 }
 
 func TestHTTPFollowsRedirect(t *testing.T) {
-	var srv *server
-	srv = newServer(t, func(w nethttp.ResponseWriter, r *nethttp.Request) {
+	srv := newServer(t, func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		if r.URL.Path == "/old" {
 			nethttp.Redirect(w, r, "/new", nethttp.StatusMovedPermanently)
 			return

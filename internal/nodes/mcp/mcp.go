@@ -7,16 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pflow-go/pflow/internal/stepkeys"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/registry"
+	"github.com/pflow-go/pflow/internal/stepkeys"
 )
 
 // Config configures the MCP node.
@@ -36,7 +34,7 @@ type Config struct {
 	SchemaHash func(nodeType string) string
 	// Sample answers the sampling requests of servers configured with
 	// "sampling": true (pflow's configured LLM).
-	Sample func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	Sample mcpclient.Sampler
 }
 
 type mcpNode struct{ cfg Config }
