@@ -482,7 +482,7 @@ func newMCPToolsCmd(f *Factory) *cobra.Command {
 						fmt.Fprintf(out, "    ... and %d more (pflow mcp tools %s)\n", len(by[s])-5, s)
 						break
 					}
-					fmt.Fprintf(out, "    - %s: %s\n", t.Node, truncate(t.Description, 60))
+					fmt.Fprintf(out, "    - %s: %s\n", t.Node, cut(firstLine(t.Description), 60))
 				}
 			}
 			return nil

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
@@ -127,28 +126,21 @@ func appendFloat(b []byte, f float64) []byte {
 	return append(b, ".0"...)
 }
 
-// preview returns v with strings longer than max bytes cut (at a rune
+// bounded returns v with strings longer than max bytes cut (at a rune
 // boundary, marked), as traces bound their values.
 // TODO: use the trace package's bounding helper once it has one.
-func preview(v any, max int) any {
+func bounded(v any, max int) any {
 	switch x := v.(type) {
 	case string:
-		if len(x) <= max {
-			return x
-		}
-		cut := max
-		for cut > 0 && !utf8.RuneStart(x[cut]) {
-			cut--
-		}
-		return x[:cut] + "... [truncated]"
+		return value.Truncate(x, max, "... [truncated]")
 	case []any:
 		n := len(x)
-		if n > previewItems {
-			n = previewItems
+		if n > boundedItems {
+			n = boundedItems
 		}
 		out := make([]any, 0, n+1)
 		for _, el := range x[:n] {
-			out = append(out, preview(el, max))
+			out = append(out, bounded(el, max))
 		}
 		if len(x) > n {
 			out = append(out, "... ["+strconv.Itoa(len(x)-n)+" more items]")
@@ -157,7 +149,7 @@ func preview(v any, max int) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, el := range x {
-			out[k] = preview(el, max)
+			out[k] = bounded(el, max)
 		}
 		return out
 	default:
@@ -165,5 +157,5 @@ func preview(v any, max int) any {
 	}
 }
 
-// previewItems bounds the list items kept in a preview.
-const previewItems = 100
+// boundedItems bounds the list items bounded keeps.
+const boundedItems = 100

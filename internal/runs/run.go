@@ -1099,7 +1099,7 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 			why = "its outputs hold a secret value, which is never written"
 		case len(b)-start > MaxOutputBytes:
 			why = fmt.Sprintf("its outputs are larger than %d MiB", MaxOutputBytes>>20)
-			b = enc.value(b[:start], preview(rec.Outputs, previewString))
+			b = enc.value(b[:start], bounded(rec.Outputs, previewString))
 		}
 		if why == "" && rec.Kind == runtime.KindNode {
 			if p.put {

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/template"
@@ -860,7 +859,7 @@ func coerceParams(params map[string]any, spec *node.Spec) error {
 			}
 			p, ok := value.TryParseContainer(trimmed)
 			if !ok {
-				return fmt.Errorf("Parameter '%s' expects %s but received malformed JSON string: %q. Fix: make the source output valid JSON (double-quoted keys, no trailing commas).", fld.Key, t, truncate(s, 80))
+				return fmt.Errorf("Parameter '%s' expects %s but received malformed JSON string: %q. Fix: make the source output valid JSON (double-quoted keys, no trailing commas).", fld.Key, t, value.Truncate(s, 80, "..."))
 			}
 			if (t == "dict") == (value.TypeName(p) == "dict") {
 				params[fld.Key] = p
@@ -880,17 +879,6 @@ func baseType(t string) string {
 		return t[:i]
 	}
 	return t
-}
-
-// truncate cuts s to at most n bytes, at a rune boundary, and marks the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 func sortedParamsWith(params map[string]any, unresolved []string) []string {
@@ -937,7 +925,7 @@ func failureDetails(out map[string]any) map[string]any {
 	pick := func(from, to string, limit int) {
 		if v, ok := out[from]; ok && v != nil {
 			if s, isStr := v.(string); isStr && limit > 0 {
-				v = truncate(s, limit)
+				v = value.Truncate(s, limit, "...")
 			}
 			d[to] = v
 		}
