@@ -176,30 +176,7 @@ func StepDeps(w *workflow.Workflow) map[string][]string {
 				list = append(list, head)
 			}
 		}
-		var walk func(v any)
-		walk = func(v any) {
-			switch x := v.(type) {
-			case string:
-				for _, r := range template.Refs(x) {
-					add(r.Head)
-				}
-			case []any:
-				for _, e := range x {
-					walk(e)
-				}
-			case map[string]any:
-				for k, e := range x {
-					if n.Nested() && k == "workflow_ir" {
-						continue
-					}
-					walk(e)
-				}
-			}
-		}
-		walk(n.Params)
-		if n.Batch != nil {
-			walk(n.Batch.Items)
-		}
+		n.EachRef(func(r template.Ref) { add(r.Head) })
 		if m := w.Mappings[n.ID]; m != nil {
 			for _, path := range m.InputMappings {
 				p := strings.TrimSuffix(strings.TrimPrefix(path, "${"), "}")

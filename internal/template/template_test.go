@@ -556,3 +556,14 @@ func TestUnresolvedErrorCutsStderrAtARune(t *testing.T) {
 		t.Errorf("string not quoted:\n%s", msg)
 	}
 }
+
+// EachString visits every string of a value once, maps in key order.
+func TestEachString(t *testing.T) {
+	var got []string
+	EachString(map[string]any{"b": []any{"b1", int64(2), map[string]any{"z": "bz", "a": "ba"}}, "a": "a", "c": nil}, func(s string) {
+		got = append(got, s)
+	})
+	if want := []string{"a", "b1", "ba", "bz"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("EachString visited %q, want %q", got, want)
+	}
+}
