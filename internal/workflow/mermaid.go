@@ -120,11 +120,12 @@ func Mermaid(w *Workflow) string {
 		}
 	}
 	if w.Parallel > 0 {
+		waits := w.WaitsFor()
 		for _, n := range w.Nodes {
 			if n == nil {
 				continue
 			}
-			for _, d := range stepDependencies(w, n) {
+			for _, d := range waits[n.ID] {
 				fmt.Fprintf(&b, "    %s ==> %s\n", id("s_", d), id("s_", n.ID))
 			}
 		}
@@ -162,26 +163,6 @@ func caseConditions(w *Workflow) map[string]map[string]string {
 			}
 		}
 		out[n.ID] = m
-	}
-	return out
-}
-
-// stepDependencies are the steps n waits for in a parallel workflow: those
-// its templates read and those its after names, in file order.
-func stepDependencies(w *Workflow, n *Node) []string {
-	want := map[string]bool{}
-	n.EachRef(func(r template.Ref) { want[r.Head] = true })
-	if v, ok := n.Params[stepkeys.After]; ok {
-		after, _ := stepkeys.ParseAfter(v)
-		for _, a := range after {
-			want[a] = true
-		}
-	}
-	var out []string
-	for _, o := range w.Nodes {
-		if o != nil && o.ID != n.ID && want[o.ID] {
-			out = append(out, o.ID)
-		}
 	}
 	return out
 }
