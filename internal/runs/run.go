@@ -1086,7 +1086,7 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	}
 	if rec.Batch != nil {
 		b = append(b, `,"batch":`...)
-		b = enc.value(b, batchValue(rec.Batch))
+		b = enc.value(b, rec.Batch.Value(batchErrorsKept, false)) // the first failed items
 	}
 	if rec.Outputs != nil {
 		b = append(b, `,"out":`...)
@@ -1119,22 +1119,6 @@ func (r *Run) cachePut(rec *runtime.StepRecord, out []byte) {
 	if err := r.opts.Cache.Put(r.cacheKey(rec), out, rec.Action, r.cacheTTL(rec), info); err != nil {
 		fmt.Fprintf(r.log, "Warning: could not store step '%s' in the step cache: %v\n", rec.Path, err)
 	}
-}
-
-// batchValue is a batch summary as an event keeps it (the first failed items).
-func batchValue(s *runtime.BatchSummary) map[string]any {
-	m := map[string]any{"total": int64(s.Total), "success": int64(s.Success), "failed": int64(s.Failed), "parallel": s.Parallel}
-	if len(s.Errors) > 0 {
-		var errs []any
-		for i, e := range s.Errors {
-			if i == batchErrorsKept {
-				break
-			}
-			errs = append(errs, map[string]any{"index": int64(e.Index), "error": e.Error})
-		}
-		m["errors"] = errs
-	}
-	return m
 }
 
 func decodeOutputs(b []byte) map[string]any {

@@ -180,6 +180,25 @@ type BatchSummary struct {
 	Parallel bool         `json:"parallel"`
 }
 
+// Value is s as a canonical value, as traces and run records write it, with
+// the first maxErrors failed items (each with the item itself when
+// withItems).
+func (s *BatchSummary) Value(maxErrors int, withItems bool) map[string]any {
+	m := map[string]any{"total": int64(s.Total), "success": int64(s.Success), "failed": int64(s.Failed), "parallel": s.Parallel}
+	if len(s.Errors) > 0 {
+		errs := make([]any, 0, min(len(s.Errors), maxErrors))
+		for _, e := range s.Errors[:min(len(s.Errors), maxErrors)] {
+			em := map[string]any{"index": int64(e.Index), "error": e.Error}
+			if withItems {
+				em["item"] = e.Item
+			}
+			errs = append(errs, em)
+		}
+		m["errors"] = errs
+	}
+	return m
+}
+
 // BatchError is one failed batch item.
 type BatchError struct {
 	Index int    `json:"index"`
