@@ -273,12 +273,7 @@ func newMCPRemoveCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if _, ok := servers[name]; !ok {
-				names := value.SortedKeys(servers)
-				avail := strings.Join(names, ", ")
-				if avail == "" {
-					avail = "none"
-				}
-				return pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + avail)
+				return app.MCPServerNotFound(value.SortedKeys(servers), name)
 			}
 			tools, _ := f.App.MCPTools(name)
 			prompt := fmt.Sprintf("Remove server '%s'?", name)
