@@ -296,9 +296,18 @@ type MCPSyncEvent struct {
 	Result *MCPSyncResult
 }
 
-// serverNames are the servers a command names (pflow mcp sync|test
-// <server>... | --all): every configured one with all, else names, each of
-// which must be configured.
+// namedServers loads the MCP config and resolves the servers a command
+// names (pflow mcp sync|test <server>... | --all): every configured one
+// with all, else names, each of which must be configured.
+func (a *App) namedServers(names []string, all bool) (*mcpclient.File, []string, error) {
+	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err = serverNames(f, names, all)
+	return f, names, err
+}
+
 func serverNames(f *mcpclient.File, names []string, all bool) ([]string, error) {
 	switch {
 	case len(names) == 0 && !all:
@@ -348,11 +357,8 @@ func (a *App) syncMCP(ctx context.Context, names []string, all bool, progress fu
 	// are stopped when the sync ends, even a descendant that left its group.
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
-	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
+	f, names, err := a.namedServers(names, all)
 	if err != nil {
-		return nil, err
-	}
-	if names, err = serverNames(f, names, all); err != nil {
 		return nil, err
 	}
 	st, err := a.Settings()
@@ -760,11 +766,8 @@ type MCPTestResult struct {
 func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]MCPTestResult, error) {
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
-	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
+	f, names, err := a.namedServers(names, all)
 	if err != nil {
-		return nil, err
-	}
-	if names, err = serverNames(f, names, all); err != nil {
 		return nil, err
 	}
 	st, err := a.Settings()

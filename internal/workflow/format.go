@@ -53,13 +53,8 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 			if in == nil {
 				continue
 			}
-			if !entityIDRe().MatchString(in.Name) {
-				return nil, fmt.Errorf("cannot write markdown: input name '%s' is not a valid entity ID (%s)", in.Name, entityIDRe())
-			}
-			b.WriteString("\n### " + in.Name + "\n")
-			b.WriteString(proseOr(in.Description, "Input "+in.Name+"."))
-			if in.Type != "" {
-				writeItem(&b, "type", in.Type)
+			if err := writeEntity(&b, "input", in.Name, in.Description, in.Type); err != nil {
+				return nil, err
 			}
 			if in.Required != nil {
 				writeItem(&b, "required", *in.Required)
@@ -146,13 +141,8 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 			if o == nil {
 				continue
 			}
-			if !entityIDRe().MatchString(o.Name) {
-				return nil, fmt.Errorf("cannot write markdown: output name '%s' is not a valid entity ID (%s)", o.Name, entityIDRe())
-			}
-			b.WriteString("\n### " + o.Name + "\n")
-			b.WriteString(proseOr(o.Description, "Output "+o.Name+"."))
-			if o.Type != "" {
-				writeItem(&b, "type", o.Type)
+			if err := writeEntity(&b, "output", o.Name, o.Description, o.Type); err != nil {
+				return nil, err
 			}
 			if o.Source != "" {
 				if blockable(o.Source) {
@@ -254,6 +244,20 @@ func batchValue(b *Batch) map[string]any {
 		m["retry_wait"] = b.RetryWait
 	}
 	return m
+}
+
+// writeEntity writes the heading, prose and type of an input or output
+// (kind), refusing a name that is not an entity id.
+func writeEntity(b *strings.Builder, kind, name, desc, typ string) error {
+	if !entityIDRe().MatchString(name) {
+		return fmt.Errorf("cannot write markdown: %s name '%s' is not a valid entity ID (%s)", kind, name, entityIDRe())
+	}
+	b.WriteString("\n### " + name + "\n")
+	b.WriteString(proseOr(desc, strings.ToUpper(kind[:1])+kind[1:]+" "+name+"."))
+	if typ != "" {
+		writeItem(b, "type", typ)
+	}
+	return nil
 }
 
 // writeItem writes "- key: value" on one line: plain text when it reads back as
