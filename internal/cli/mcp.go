@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	goruntime "runtime"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -464,11 +463,7 @@ func newMCPToolsCmd(f *Factory) *cobra.Command {
 			for _, t := range tools {
 				by[t.Server] = append(by[t.Server], t)
 			}
-			servers := make([]string, 0, len(by))
-			for s := range by {
-				servers = append(servers, s)
-			}
-			sort.Strings(servers)
+			servers := value.SortedKeys(by)
 			fmt.Fprintln(out, "Registered MCP tools:")
 			for _, s := range servers {
 				fmt.Fprintf(out, "\n  %s (%d tools):\n", s, len(by[s]))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -343,11 +342,7 @@ func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) err
 	fmt.Fprintln(w, "✓ Node executed successfully")
 	if mode != settings.OutputStructure {
 		fmt.Fprintln(w, "\nOutput:")
-		keys := make([]string, 0, len(tr.Outputs))
-		for k := range tr.Outputs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := value.SortedKeys(tr.Outputs)
 		limit := 200
 		if mode == settings.OutputFull {
 			limit = 1 << 30

@@ -434,12 +434,7 @@ func (e *encoder) object(m map[string]any, d int) {
 // memory: a map with a million keys is not sorted whole to keep a thousand.
 func smallestKeys(m map[string]any, k int) []string {
 	if len(m) <= k {
-		keys := make([]string, 0, len(m))
-		for key := range m {
-			keys = append(keys, key)
-		}
-		sort.Strings(keys)
-		return keys
+		return value.SortedKeys(m)
 	}
 	h := &maxHeap{}
 	for key := range m {
