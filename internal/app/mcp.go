@@ -239,11 +239,7 @@ func maskEntry(cfg map[string]any) map[string]any {
 func (a *App) RemoveMCPServer(ctx context.Context, name string) (int, error) {
 	err := mcpclient.Update(ctx, a.Paths.MCPServers, func(f *mcpclient.File) error {
 		if _, ok := f.Servers[name]; !ok {
-			avail := strings.Join(f.Names(), ", ")
-			if avail == "" {
-				avail = "none"
-			}
-			return pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + avail)
+			return MCPServerNotFound(f.Names(), name)
 		}
 		delete(f.Servers, name)
 		return nil
@@ -300,6 +296,50 @@ type MCPSyncEvent struct {
 	Result *MCPSyncResult
 }
 
+// namedServers loads the MCP config and resolves the servers a command
+// names (pflow mcp sync|test <server>... | --all): every configured one
+// with all, else names, each of which must be configured.
+func (a *App) namedServers(names []string, all bool) (*mcpclient.File, []string, error) {
+	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err = serverNames(f, names, all)
+	return f, names, err
+}
+
+func serverNames(f *mcpclient.File, names []string, all bool) ([]string, error) {
+	switch {
+	case len(names) == 0 && !all:
+		return nil, pferr.New(pferr.Usage, "Specify a server name or use --all")
+	case len(names) > 0 && all:
+		return nil, pferr.New(pferr.Usage, "Cannot specify both server name and --all")
+	case all:
+		names = f.Names()
+		if len(names) == 0 {
+			return nil, pferr.New(pferr.NotFound, "No MCP servers configured.").
+				WithHint(`Add one with: pflow mcp add '{"name": {"command": "...", "args": [...]}}'`)
+		}
+	}
+	for _, n := range names {
+		if _, ok := f.Servers[n]; !ok {
+			return nil, MCPServerNotFound(f.Names(), n).
+				WithFix(pferr.Fix{Text: "To add it, {do}.", Do: pferr.PersonOnly("mcp add <config>")})
+		}
+	}
+	return names, nil
+}
+
+// MCPServerNotFound is the error for a server name that is not among the
+// configured ones (sorted).
+func MCPServerNotFound(configured []string, name string) *pferr.Error {
+	avail := strings.Join(configured, ", ")
+	if avail == "" {
+		avail = "none"
+	}
+	return pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + avail + ".")
+}
+
 // SyncMCP discovers the tools of the named servers (every server when
 // names is empty and all is set) and registers each as mcp-<server>-<tool>.
 // Tools a server no longer has are removed; a server that fails keeps its
@@ -317,31 +357,9 @@ func (a *App) syncMCP(ctx context.Context, names []string, all bool, progress fu
 	// are stopped when the sync ends, even a descendant that left its group.
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
-	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
+	f, names, err := a.namedServers(names, all)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case len(names) == 0 && !all:
-		return nil, pferr.New(pferr.Usage, "Specify a server name or use --all")
-	case len(names) > 0 && all:
-		return nil, pferr.New(pferr.Usage, "Cannot specify both server name and --all")
-	case all:
-		names = f.Names()
-		if len(names) == 0 {
-			return nil, pferr.New(pferr.NotFound, "No MCP servers configured.").
-				WithHint(`Add one with: pflow mcp add '{"name": {"command": "...", "args": [...]}}'`)
-		}
-	}
-	for _, n := range names {
-		if _, ok := f.Servers[n]; !ok {
-			avail := strings.Join(f.Names(), ", ")
-			if avail == "" {
-				avail = "none"
-			}
-			return nil, pferr.Newf(pferr.NotFound, "Server '%s' not found", n).WithHint("Configured MCP servers: " + avail + ".").
-				WithFix(pferr.Fix{Text: "To add it, {do}.", Do: pferr.PersonOnly("mcp add <config>")})
-		}
 	}
 	st, err := a.Settings()
 	if err != nil {
@@ -748,19 +766,9 @@ type MCPTestResult struct {
 func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]MCPTestResult, error) {
 	ctx, tracker := proc.Track(ctx)
 	defer tracker.Close()
-	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
+	f, names, err := a.namedServers(names, all)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case len(names) == 0 && !all:
-		return nil, pferr.New(pferr.Usage, "Specify a server name or use --all")
-	case all:
-		names = f.Names()
-		if len(names) == 0 {
-			return nil, pferr.New(pferr.NotFound, "No MCP servers configured.").
-				WithHint(`Add one with: pflow mcp add '{"name": {"command": "...", "args": [...]}}'`)
-		}
 	}
 	st, err := a.Settings()
 	if err != nil {
@@ -770,10 +778,7 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 	reg, _ := a.RegistryStore().LoadWithoutSchemas()
 	var out []MCPTestResult
 	for _, name := range names {
-		raw, ok := f.Servers[name]
-		if !ok {
-			return nil, pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + strings.Join(f.Names(), ", "))
-		}
+		raw := f.Servers[name]
 		r := MCPTestResult{Server: name, Transport: mcpclient.Transport(raw)}
 		if mcpclient.Disabled(raw) {
 			r.Skipped = "disabled"

@@ -621,40 +621,22 @@ func unknownInputs(w *workflow.Workflow, params map[string]any) []runtime.InputE
 	return errs
 }
 
-// templateHeads lists the first path segment of every template in the
-// workflow's params, batch items and output sources.
+// templateHeads lists the first path segment of every template the
+// workflow reads: in its steps (params and batch items, not a nested
+// step's own workflow) and its output sources.
 func templateHeads(w *workflow.Workflow) map[string]bool {
 	heads := map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			for _, r := range template.Refs(x) {
-				heads[r.Head] = true
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
+	add := func(r template.Ref) { heads[r.Head] = true }
 	for _, n := range w.Nodes {
-		if n == nil {
-			continue
-		}
-		walk(n.Params)
-		if n.Batch != nil {
-			walk(n.Batch.Items)
+		if n != nil {
+			n.EachRef(add)
 		}
 	}
 	for _, o := range w.Outputs {
 		if o != nil {
-			walk(o.Source)
-			heads[strings.TrimPrefix(o.Source, "$")] = true
+			for _, r := range template.Refs(o.SourceTemplate()) {
+				add(r)
+			}
 		}
 	}
 	return heads

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -150,11 +149,7 @@ func TrialOutputPaths(v map[string]any) []OutputPath {
 func trialWalkChildren(prefix string, v any, depth int, walk func(string, any, int)) {
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := value.SortedKeys(x)
 		for _, k := range keys {
 			p := k
 			if prefix != "" {

@@ -3,10 +3,12 @@ package app_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/pflow-go/pflow/internal/app"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/workflow"
 )
 
 const serveEchoMD = "# Echo\nEcho.\n\n## Steps\n\n### say\nSay it.\n- type: echo\n- message: hi\n"
@@ -121,5 +123,28 @@ func TestReadTraceFileStaysInTraceDir(t *testing.T) {
 		if _, _, err := a.ReadTraceFile(ref); pferr.KindOf(err) != pferr.Security {
 			t.Errorf("%s: %v", ref, err)
 		}
+	}
+}
+
+// The template inputs of a saved workflow are the names its own steps and
+// outputs read without declaring them; a nested step's inline workflow
+// reads its own inputs (passed by param_mapping), which are not the
+// parent's (they were listed as the parent's).
+func TestUndeclaredTemplateInputsSkipsANestedWorkflow(t *testing.T) {
+	child := map[string]any{
+		"inputs": map[string]any{"topic": map[string]any{"type": "string"}},
+		"nodes":  []any{map[string]any{"id": "say", "type": "echo", "params": map[string]any{"value": "${topic} ${child_only}"}}},
+	}
+	w := &workflow.Workflow{
+		Inputs: workflow.Inputs{{Name: "declared"}},
+		Nodes: []*workflow.Node{
+			{ID: "call", Type: workflow.NestedType, Params: map[string]any{"workflow_ir": child, "param_mapping": map[string]any{"topic": "${t}"}}},
+			{ID: "each", Type: "echo", Params: map[string]any{"value": "${item} ${declared} ${call.line}"}, Batch: &workflow.Batch{Items: []any{"${list_in}"}}},
+		},
+		Outputs: workflow.Outputs{{Name: "o", Source: "bare_out"}},
+	}
+	got := app.UndeclaredTemplateInputs(w)
+	if want := []string{"bare_out", "list_in", "t"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("UndeclaredTemplateInputs = %q, want %q", got, want)
 	}
 }

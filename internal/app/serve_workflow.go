@@ -11,7 +11,6 @@ import (
 
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/pferr"
-	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -199,10 +198,10 @@ func SavedInfoOf(s *library.Saved, full bool) *SavedInfo {
 	return info
 }
 
-// TemplateInputs returns, sorted, the heads of ${...} references in step
-// params and batch items that are neither step ids nor declared inputs nor
-// batch item aliases: values the workflow expects from its caller without
-// declaring them.
+// UndeclaredTemplateInputs returns, sorted, the heads of ${...} references
+// in step params, batch items and output sources that are neither step ids
+// nor declared inputs nor batch item aliases: values the workflow expects
+// from its caller without declaring them.
 func UndeclaredTemplateInputs(w *workflow.Workflow) []string {
 	known := map[string]bool{}
 	for _, n := range w.Nodes {
@@ -214,38 +213,11 @@ func UndeclaredTemplateInputs(w *workflow.Workflow) []string {
 	for _, in := range w.Inputs {
 		known[in.Name] = true
 	}
-	found := map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			for _, r := range template.Refs(x) {
-				if r.Head != "" && !known[r.Head] {
-					found[r.Head] = true
-				}
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
+	out := []string{}
+	for h := range templateHeads(w) {
+		if h != "" && !known[h] {
+			out = append(out, h)
 		}
-	}
-	for _, n := range w.Nodes {
-		walk(n.Params)
-		if n.Batch != nil {
-			walk(n.Batch.Items)
-		}
-	}
-	for _, o := range w.Outputs {
-		walk(o.Source)
-	}
-	out := make([]string, 0, len(found))
-	for k := range found {
-		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	goruntime "runtime"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -273,12 +272,7 @@ func newMCPRemoveCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if _, ok := servers[name]; !ok {
-				names := value.SortedKeys(servers)
-				avail := strings.Join(names, ", ")
-				if avail == "" {
-					avail = "none"
-				}
-				return pferr.Newf(pferr.NotFound, "Server '%s' not found", name).WithHint("Configured MCP servers: " + avail)
+				return app.MCPServerNotFound(value.SortedKeys(servers), name)
 			}
 			tools, _ := f.App.MCPTools(name)
 			prompt := fmt.Sprintf("Remove server '%s'?", name)
@@ -469,11 +463,7 @@ func newMCPToolsCmd(f *Factory) *cobra.Command {
 			for _, t := range tools {
 				by[t.Server] = append(by[t.Server], t)
 			}
-			servers := make([]string, 0, len(by))
-			for s := range by {
-				servers = append(servers, s)
-			}
-			sort.Strings(servers)
+			servers := value.SortedKeys(by)
 			fmt.Fprintln(out, "Registered MCP tools:")
 			for _, s := range servers {
 				fmt.Fprintf(out, "\n  %s (%d tools):\n", s, len(by[s]))
@@ -482,7 +472,7 @@ func newMCPToolsCmd(f *Factory) *cobra.Command {
 						fmt.Fprintf(out, "    ... and %d more (pflow mcp tools %s)\n", len(by[s])-5, s)
 						break
 					}
-					fmt.Fprintf(out, "    - %s: %s\n", t.Node, truncate(t.Description, 60))
+					fmt.Fprintf(out, "    - %s: %s\n", t.Node, cut(firstLine(t.Description), 60))
 				}
 			}
 			return nil

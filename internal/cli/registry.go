@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -33,15 +31,13 @@ func newRegistryCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-// truncate is the first line of s, cut to n characters.
-func truncate(s string, n int) string { return cut(firstLine(s), n) }
-
-// cut shortens s to n characters, the last three "..." when it was longer.
+// cut shortens s to at most n bytes, the last three "..." when it was
+// longer.
 func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
+	if len(s) <= n {
 		return s
 	}
-	return string([]rune(s)[:n-3]) + "..."
+	return value.Truncate(s, n-3, "...")
 }
 
 func newRegistryListCmd(f *Factory) *cobra.Command {
@@ -94,7 +90,7 @@ func newRegistryListCmd(f *Factory) *cobra.Command {
 func renderGrouped(w io.Writer, cat *registry.Catalog) {
 	g := cat.Group()
 	line := func(s *node.Spec) {
-		fmt.Fprintf(w, "  %-25s %s\n", s.Type, truncate(s.Interface.Description, 75))
+		fmt.Fprintf(w, "  %-25s %s\n", s.Type, cut(firstLine(s.Interface.Description), 75))
 	}
 	fmt.Fprintln(w, "Core Packages:")
 	fmt.Fprintln(w, "─────────────")
@@ -158,7 +154,7 @@ func renderSearch(w io.Writer, cat *registry.Catalog, kws []string, asJSON bool)
 			fmt.Fprintf(w, "... and %d more results\n", len(rs)-10)
 			break
 		}
-		fmt.Fprintf(w, "%-30s %-5s %-7s %s\n", r.Spec.Type, registry.TypeOf(r.Spec), r.Match, truncate(r.Spec.Interface.Description, 35))
+		fmt.Fprintf(w, "%-30s %-5s %-7s %s\n", r.Spec.Type, registry.TypeOf(r.Spec), r.Match, cut(firstLine(r.Spec.Interface.Description), 35))
 	}
 	return nil
 }
@@ -346,45 +342,25 @@ func registryRun(cmd *cobra.Command, f *Factory, args []string, asJSON bool) err
 	fmt.Fprintln(w, "✓ Node executed successfully")
 	if mode != settings.OutputStructure {
 		fmt.Fprintln(w, "\nOutput:")
-		keys := make([]string, 0, len(tr.Outputs))
-		for k := range tr.Outputs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := value.SortedKeys(tr.Outputs)
 		limit := 200
 		if mode == settings.OutputFull {
 			limit = 1 << 30
 		}
 		for _, k := range keys {
-			fmt.Fprintf(w, "  %s = %s\n", k, preview(tr.Outputs[k], limit))
+			fmt.Fprintf(w, "  %s = %s\n", k, value.Preview(tr.Outputs[k], limit))
 		}
 	}
 	fmt.Fprintln(w, "\nTemplate paths:")
 	for _, p := range tr.Paths {
 		fmt.Fprintf(w, "  ${%s.%s} (%s)", tr.NodeType, p.Path, p.Type)
 		if p.Example != nil && mode != settings.OutputStructure {
-			fmt.Fprintf(w, " = %s", preview(p.Example, 60))
+			fmt.Fprintf(w, " = %s", value.Preview(p.Example, 60))
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nExecution time: %s\n", fmtDur(d))
 	return nil
-}
-
-// preview renders a value on one line, cut at n characters.
-func preview(v any, n int) string {
-	var s string
-	if str, ok := v.(string); ok {
-		s = fmt.Sprintf("%q", str)
-	} else {
-		b, err := value.MarshalJSON(v)
-		if err != nil {
-			s = value.Stringify(v)
-		} else {
-			s = string(b)
-		}
-	}
-	return cut(s, n)
 }
 
 func newRegistryValidateCmd(f *Factory) *cobra.Command {

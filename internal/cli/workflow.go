@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -244,11 +243,7 @@ func writeSavedDescription(w io.Writer, s *library.Saved) {
 			fmt.Fprintln(w, "  Status: ✓ Success")
 		}
 		if len(m.LastExecutionParams) > 0 {
-			keys := make([]string, 0, len(m.LastExecutionParams))
-			for k := range m.LastExecutionParams {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := value.SortedKeys(m.LastExecutionParams)
 			var kv []string
 			for _, k := range keys {
 				kv = append(kv, k+"="+value.Stringify(m.LastExecutionParams[k]))

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/pflow-go/pflow/internal/durable/wire"
 	"github.com/pflow-go/pflow/internal/runtime"
@@ -87,11 +86,7 @@ func digest(rec *runtime.StepRecord) string {
 	fmt.Fprintf(h, "%s\x00%s\x00", rec.NodeType, rec.WorkflowDir)
 	b, _ := value.MarshalJSON(rec.Params)
 	h.Write(b)
-	keys := make([]string, 0, len(rec.TemplateEnv))
-	for k := range rec.TemplateEnv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := value.SortedKeys(rec.TemplateEnv)
 	for _, k := range keys {
 		fmt.Fprintf(h, "\x00%s=%s", k, rec.TemplateEnv[k])
 	}

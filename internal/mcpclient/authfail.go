@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // credentialVars are the variables a remote entry's credentials come from:
@@ -32,12 +32,7 @@ func credentialVars(raw map[string]any) []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return value.SortedKeys(seen)
 }
 
 // AuthFailed is the error of a request a remote server refused for its

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
+
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // envRef matches ${VAR} and ${VAR:-default}. The default runs to the first
@@ -92,12 +93,7 @@ func (e *Expander) Expand(v any) any {
 func (e *Expander) Missing() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]string, 0, len(e.missing))
-	for k := range e.missing {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return value.SortedKeys(e.missing)
 }
 
 // WarnMissing writes one warning per undefined variable to w, naming the

@@ -308,7 +308,7 @@ func schemaWord(t string) string {
 func shortValue(v any) string {
 	s := value.Stringify(v)
 	if len(s) > 60 {
-		s = s[:57] + "..."
+		s = value.Truncate(s, 57, "...")
 	}
 	return strconv.Quote(s)
 }

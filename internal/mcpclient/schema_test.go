@@ -123,3 +123,11 @@ func BenchmarkCoerceArgs(b *testing.B) {
 		}
 	})
 }
+
+// A long value in a coercion error is cut at a rune boundary (it was cut at
+// byte 57 even inside a character, which Quote then showed as \x bytes).
+func TestShortValueCutsAtARune(t *testing.T) {
+	if got, want := shortValue(strings.Repeat("a", 56)+"é and more"), `"`+strings.Repeat("a", 56)+`..."`; got != want {
+		t.Errorf("shortValue = %s, want %s", got, want)
+	}
+}

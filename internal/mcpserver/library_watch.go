@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pflow-go/pflow/internal/runs"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Resource URIs of the library and the run records.
@@ -167,7 +168,7 @@ func (s *Server) syncLibraryResources() {
 	if len(gone) > 0 {
 		s.mcp.RemoveResources(gone...)
 	}
-	for _, uri := range sortedKeys(want) {
+	for _, uri := range value.SortedKeys(want) {
 		r := want[uri]
 		sig := r.Title + "\x00" + r.Description
 		if s.resources[uri] == sig {
@@ -176,15 +177,6 @@ func (s *Server) syncLibraryResources() {
 		s.resources[uri] = sig
 		s.mcp.AddResource(r, s.readLibraryResource)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // focused reports whether the server publishes only part of pflow: chosen

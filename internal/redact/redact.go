@@ -518,18 +518,14 @@ func (m Masker) Bytes(b []byte) []byte {
 }
 
 // Value returns a copy of v with secret-looking keys and secret values redacted.
-func (r *Redactor) Value(v any) any { return r.value(v, 0) }
-
-// value is Value that also cuts strings longer than maxLen bytes (0: no
-// limit) in the same walk, so a trace copies each value once.
-func (r *Redactor) value(v any, maxLen int) any {
+func (r *Redactor) Value(v any) any {
 	switch x := v.(type) {
 	case string:
-		return truncate(r.String(x), maxLen)
+		return r.String(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = r.value(e, maxLen)
+			out[i] = r.Value(e)
 		}
 		return out
 	case map[string]any:
@@ -539,7 +535,7 @@ func (r *Redactor) value(v any, maxLen int) any {
 				out[k] = Redacted
 				continue
 			}
-			out[k] = r.value(e, maxLen)
+			out[k] = r.Value(e)
 		}
 		return out
 	default:
@@ -580,19 +576,6 @@ func (x *Writer) Unwrap() io.Writer { return x.w }
 
 // Redactor returns the redactor the writer masks with.
 func (x *Writer) Redactor() *Redactor { return x.r }
-
-// truncate cuts s to at most maxLen bytes (0: no limit) at a rune boundary
-// and marks the cut.
-func truncate(s string, maxLen int) string {
-	if maxLen <= 0 || len(s) <= maxLen {
-		return s
-	}
-	cut := maxLen
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "... [truncated]"
-}
 
 // HidesKey reports whether the value e of key k is replaced by Redacted as a
 // whole: a non-empty value (other than an object, which is walked) of a

@@ -101,12 +101,7 @@ func (c *Catalog) DeniedReason(nodeType string) (string, bool) {
 
 // Denied lists the filtered-out node types, sorted.
 func (c *Catalog) Denied() []string {
-	out := make([]string, 0, len(c.denied))
-	for t := range c.denied {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return value.SortedKeys(c.denied)
 }
 
 // TypeOf returns a spec's registry type: "core", "mcp" or "user".

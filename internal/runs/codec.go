@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
@@ -75,7 +74,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 			e.changed = true
 			x = r
 		}
-		return appendString(b, x)
+		return value.AppendJSONString(b, x)
 	case []any:
 		b = append(b, '[')
 		for i, el := range x {
@@ -93,12 +92,12 @@ func (e *encoder) value(b []byte, v any) []byte {
 				b = append(b, ',')
 			}
 			first = false
-			b = appendString(b, k)
+			b = value.AppendJSONString(b, k)
 			b = append(b, ':')
 			if el != nil && el != "" && e.secretKey(k) {
 				if _, isMap := el.(map[string]any); !isMap {
 					e.changed = true
-					b = appendString(b, redact.Redacted)
+					b = value.AppendJSONString(b, redact.Redacted)
 					continue
 				}
 			}
@@ -115,7 +114,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 func appendFloat(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f), math.IsInf(f, 0):
-		return appendString(b, value.FormatFloat(f))
+		return value.AppendJSONString(b, value.FormatFloat(f))
 	}
 	start := len(b)
 	b = strconv.AppendFloat(b, f, 'g', -1, 64)
@@ -127,89 +126,21 @@ func appendFloat(b []byte, f float64) []byte {
 	return append(b, ".0"...)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// plain marks the bytes a JSON string holds as they are: ASCII but for
-// control characters, '"' and '\\'.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendString writes s as a JSON string (invalid UTF-8 becomes U+FFFD).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	i := 0
-	for i < len(s) && plain[s[i]] {
-		i++
-	}
-	if i == len(s) { // the common case: nothing to escape
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	start := 0
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// preview returns v with strings longer than max bytes cut (at a rune
+// bounded returns v with strings longer than max bytes cut (at a rune
 // boundary, marked), as traces bound their values.
 // TODO: use the trace package's bounding helper once it has one.
-func preview(v any, max int) any {
+func bounded(v any, max int) any {
 	switch x := v.(type) {
 	case string:
-		if len(x) <= max {
-			return x
-		}
-		cut := max
-		for cut > 0 && !utf8.RuneStart(x[cut]) {
-			cut--
-		}
-		return x[:cut] + "... [truncated]"
+		return value.Truncate(x, max, "... [truncated]")
 	case []any:
 		n := len(x)
-		if n > previewItems {
-			n = previewItems
+		if n > boundedItems {
+			n = boundedItems
 		}
 		out := make([]any, 0, n+1)
 		for _, el := range x[:n] {
-			out = append(out, preview(el, max))
+			out = append(out, bounded(el, max))
 		}
 		if len(x) > n {
 			out = append(out, "... ["+strconv.Itoa(len(x)-n)+" more items]")
@@ -218,7 +149,7 @@ func preview(v any, max int) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, el := range x {
-			out[k] = preview(el, max)
+			out[k] = bounded(el, max)
 		}
 		return out
 	default:
@@ -226,5 +157,5 @@ func preview(v any, max int) any {
 	}
 }
 
-// previewItems bounds the list items kept in a preview.
-const previewItems = 100
+// boundedItems bounds the list items bounded keeps.
+const boundedItems = 100

@@ -19,6 +19,7 @@ import (
 	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/stephash"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Limits of what one event keeps.
@@ -1006,16 +1007,16 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	rec := p.rec
 	enc.mask = r.opts.Redactor.Masker() // the secrets known now (one lock, not one per string)
 	b = append(b, `{"ev":`...)
-	b = appendString(b, p.ev)
+	b = value.AppendJSONString(b, p.ev)
 	b = append(b, `,"path":`...)
-	b = appendString(b, rec.Path)
+	b = value.AppendJSONString(b, rec.Path)
 	b = append(b, `,"node":`...)
-	b = appendString(b, rec.NodeID)
+	b = value.AppendJSONString(b, rec.NodeID)
 	b = append(b, `,"type":`...)
-	b = appendString(b, rec.NodeType)
+	b = value.AppendJSONString(b, rec.NodeType)
 	if rec.Kind != runtime.KindNode && rec.Kind != "" {
 		b = append(b, `,"kind":`...)
-		b = appendString(b, rec.Kind)
+		b = value.AppendJSONString(b, rec.Kind)
 	}
 	b = append(b, `,"occ":`...)
 	b = strconv.AppendInt(b, int64(rec.Occurrence), 10)
@@ -1034,12 +1035,12 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	b = append(b, `,"us":`...)
 	b = strconv.AppendInt(b, rec.Duration.Microseconds(), 10)
 	b = append(b, `,"status":`...)
-	b = appendString(b, rec.Status)
+	b = value.AppendJSONString(b, rec.Status)
 	b = append(b, `,"action":`...)
-	b = appendString(b, rec.Action)
+	b = value.AppendJSONString(b, rec.Action)
 	if rec.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, enc.mask.String(rec.Error))
+		b = value.AppendJSONString(b, enc.mask.String(rec.Error))
 	}
 	if rec.Attempts > 0 {
 		b = append(b, `,"attempts":`...)
@@ -1077,15 +1078,15 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 	}
 	if rec.Source != "" {
 		b = append(b, `,"source":`...)
-		b = appendString(b, rec.Source)
+		b = value.AppendJSONString(b, rec.Source)
 		if rec.SourceRun != "" {
 			b = append(b, `,"from":`...)
-			b = appendString(b, rec.SourceRun)
+			b = value.AppendJSONString(b, rec.SourceRun)
 		}
 	}
 	if rec.Batch != nil {
 		b = append(b, `,"batch":`...)
-		b = enc.value(b, batchValue(rec.Batch))
+		b = enc.value(b, rec.Batch.Value(batchErrorsKept, false)) // the first failed items
 	}
 	if rec.Outputs != nil {
 		b = append(b, `,"out":`...)
@@ -1098,7 +1099,7 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 			why = "its outputs hold a secret value, which is never written"
 		case len(b)-start > MaxOutputBytes:
 			why = fmt.Sprintf("its outputs are larger than %d MiB", MaxOutputBytes>>20)
-			b = enc.value(b[:start], preview(rec.Outputs, previewString))
+			b = enc.value(b[:start], bounded(rec.Outputs, previewString))
 		}
 		if why == "" && rec.Kind == runtime.KindNode {
 			if p.put {
@@ -1107,7 +1108,7 @@ func (r *Run) appendEvent(b []byte, enc *encoder, p *pending) []byte {
 			b = append(b, `,"full":true`...)
 		} else if why != "" {
 			b = append(b, `,"why":`...)
-			b = appendString(b, why)
+			b = value.AppendJSONString(b, why)
 		}
 	}
 	return append(b, "}\n"...)
@@ -1118,22 +1119,6 @@ func (r *Run) cachePut(rec *runtime.StepRecord, out []byte) {
 	if err := r.opts.Cache.Put(r.cacheKey(rec), out, rec.Action, r.cacheTTL(rec), info); err != nil {
 		fmt.Fprintf(r.log, "Warning: could not store step '%s' in the step cache: %v\n", rec.Path, err)
 	}
-}
-
-// batchValue is a batch summary as an event keeps it (the first failed items).
-func batchValue(s *runtime.BatchSummary) map[string]any {
-	m := map[string]any{"total": int64(s.Total), "success": int64(s.Success), "failed": int64(s.Failed), "parallel": s.Parallel}
-	if len(s.Errors) > 0 {
-		var errs []any
-		for i, e := range s.Errors {
-			if i == batchErrorsKept {
-				break
-			}
-			errs = append(errs, map[string]any{"index": int64(e.Index), "error": e.Error})
-		}
-		m["errors"] = errs
-	}
-	return m
 }
 
 func decodeOutputs(b []byte) map[string]any {

@@ -202,7 +202,7 @@ func batchItems(b *workflow.Batch, root map[string]any) ([]any, error) {
 		}
 		l, ok := v.([]any)
 		if !ok {
-			return nil, fmt.Errorf("items must be an array, got %s. Template '%s' resolved to: %s", value.TypeName(v), x, truncate(value.Stringify(v), 200))
+			return nil, fmt.Errorf("items must be an array, got %s. Template '%s' resolved to: %s", value.TypeName(v), x, value.Truncate(value.Stringify(v), 200, "..."))
 		}
 		return l, nil
 	case nil:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/pflow-go/pflow/internal/cond"
 	"github.com/pflow-go/pflow/internal/stepkeys"
@@ -85,17 +84,7 @@ func (e *executor) skipped(f *frame, n *workflow.Node, ev StepEvent, step *Step,
 // outputs, records and the exit code are those of an in-order run.
 func (e *executor) walkParallel(ctx context.Context, f *frame, byID map[string]*workflow.Node, succ map[string]map[string]string) {
 	w := f.w
-	deps := StepDeps(w)
-	for _, n := range w.Nodes {
-		if v, ok := n.Params[stepkeys.After]; ok {
-			after, _ := stepkeys.ParseAfter(v)
-			for _, a := range after {
-				if _, known := byID[a]; known && !slices.Contains(deps[n.ID], a) {
-					deps[n.ID] = append(deps[n.ID], a)
-				}
-			}
-		}
-	}
+	deps := w.WaitsFor()
 	start := w.Nodes[0]
 	if n, ok := byID[w.StartNode]; ok {
 		start = n

@@ -239,7 +239,7 @@ func Coerce(v any, declared string) (any, error) {
 func describe(v any) string {
 	s := value.Stringify(v)
 	if len(s) > 60 {
-		s = truncate(s, 57)
+		s = value.Truncate(s, 57, "...")
 	}
 	return fmt.Sprintf("%s %q", value.TypeName(v), s)
 }

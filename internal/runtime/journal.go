@@ -3,12 +3,10 @@ package runtime
 import (
 	"context"
 	"github.com/pflow-go/pflow/internal/stepkeys"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
-	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -146,73 +144,10 @@ func (d *depsCache) deps(w *workflow.Workflow, n *workflow.Node) []string {
 	}
 	byNode, ok := d.m[w]
 	if !ok {
-		byNode = StepDeps(w)
+		byNode = w.StepDeps()
 		d.m[w] = byNode
 	}
 	return byNode[n.ID]
-}
-
-// StepDeps returns, for every step of w, the ids of the other steps whose
-// outputs it reads: the heads of its ${...} references (params, batch items,
-// input mappings) that are step ids. A nested workflow's own definition
-// (workflow_ir) is not looked into: its templates belong to the child.
-func StepDeps(w *workflow.Workflow) map[string][]string {
-	ids := make(map[string]bool, len(w.Nodes))
-	for _, n := range w.Nodes {
-		if n != nil {
-			ids[n.ID] = true
-		}
-	}
-	out := make(map[string][]string, len(w.Nodes))
-	for _, n := range w.Nodes {
-		if n == nil {
-			continue
-		}
-		seen := map[string]bool{}
-		var list []string
-		add := func(head string) {
-			if head != n.ID && ids[head] && !seen[head] {
-				seen[head] = true
-				list = append(list, head)
-			}
-		}
-		var walk func(v any)
-		walk = func(v any) {
-			switch x := v.(type) {
-			case string:
-				for _, r := range template.Refs(x) {
-					add(r.Head)
-				}
-			case []any:
-				for _, e := range x {
-					walk(e)
-				}
-			case map[string]any:
-				for k, e := range x {
-					if n.Nested() && k == "workflow_ir" {
-						continue
-					}
-					walk(e)
-				}
-			}
-		}
-		walk(n.Params)
-		if n.Batch != nil {
-			walk(n.Batch.Items)
-		}
-		if m := w.Mappings[n.ID]; m != nil {
-			for _, path := range m.InputMappings {
-				p := strings.TrimSuffix(strings.TrimPrefix(path, "${"), "}")
-				head, _, _ := strings.Cut(p, ".")
-				if i := strings.IndexByte(head, '['); i >= 0 {
-					head = head[:i]
-				}
-				add(head)
-			}
-		}
-		out[n.ID] = list
-	}
-	return out
 }
 
 // records recycles StepRecords a Journal is done with (ReleaseRecord): a

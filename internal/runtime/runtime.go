@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/template"
@@ -179,6 +178,25 @@ type BatchSummary struct {
 	Failed   int          `json:"failed"`
 	Errors   []BatchError `json:"errors,omitempty"`
 	Parallel bool         `json:"parallel"`
+}
+
+// Value is s as a canonical value, as traces and run records write it, with
+// the first maxErrors failed items (each with the item itself when
+// withItems).
+func (s *BatchSummary) Value(maxErrors int, withItems bool) map[string]any {
+	m := map[string]any{"total": int64(s.Total), "success": int64(s.Success), "failed": int64(s.Failed), "parallel": s.Parallel}
+	if len(s.Errors) > 0 {
+		errs := make([]any, 0, min(len(s.Errors), maxErrors))
+		for _, e := range s.Errors[:min(len(s.Errors), maxErrors)] {
+			em := map[string]any{"index": int64(e.Index), "error": e.Error}
+			if withItems {
+				em["item"] = e.Item
+			}
+			errs = append(errs, em)
+		}
+		m["errors"] = errs
+	}
+	return m
 }
 
 // BatchError is one failed batch item.
@@ -860,7 +878,7 @@ func coerceParams(params map[string]any, spec *node.Spec) error {
 			}
 			p, ok := value.TryParseContainer(trimmed)
 			if !ok {
-				return fmt.Errorf("Parameter '%s' expects %s but received malformed JSON string: %q. Fix: make the source output valid JSON (double-quoted keys, no trailing commas).", fld.Key, t, truncate(s, 80))
+				return fmt.Errorf("Parameter '%s' expects %s but received malformed JSON string: %q. Fix: make the source output valid JSON (double-quoted keys, no trailing commas).", fld.Key, t, value.Truncate(s, 80, "..."))
 			}
 			if (t == "dict") == (value.TypeName(p) == "dict") {
 				params[fld.Key] = p
@@ -880,17 +898,6 @@ func baseType(t string) string {
 		return t[:i]
 	}
 	return t
-}
-
-// truncate cuts s to at most n bytes, at a rune boundary, and marks the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 func sortedParamsWith(params map[string]any, unresolved []string) []string {
@@ -937,7 +944,7 @@ func failureDetails(out map[string]any) map[string]any {
 	pick := func(from, to string, limit int) {
 		if v, ok := out[from]; ok && v != nil {
 			if s, isStr := v.(string); isStr && limit > 0 {
-				v = truncate(s, limit)
+				v = value.Truncate(s, limit, "...")
 			}
 			d[to] = v
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -544,5 +545,25 @@ func TestEnvInputNamesItsVariable(t *testing.T) {
 	p, errs := PrepareInputs(w, nil, EnvLookup{Process: func(string) (string, bool) { return "", false }, Settings: settings})
 	if len(errs) > 0 || p.Values["token"] != "from-settings" || p.Sources["token"] != FromSettings {
 		t.Fatalf("set-env GITHUB_TOKEN: %v %v", p.Values, errs)
+	}
+}
+
+// A batch summary as traces (every failed item, with the item) and run
+// records (the first few, without it) write it.
+func TestBatchSummaryValue(t *testing.T) {
+	s := &BatchSummary{Total: 3, Success: 1, Failed: 2, Parallel: true,
+		Errors: []BatchError{{Index: 0, Item: "a", Error: "x"}, {Index: 2, Item: int64(7), Error: "y"}}}
+	all := map[string]any{"total": int64(3), "success": int64(1), "failed": int64(2), "parallel": true, "errors": []any{
+		map[string]any{"index": int64(0), "item": "a", "error": "x"}, map[string]any{"index": int64(2), "item": int64(7), "error": "y"}}}
+	if got := s.Value(len(s.Errors), true); !reflect.DeepEqual(got, all) {
+		t.Errorf("Value(all, items) = %v", got)
+	}
+	first := map[string]any{"total": int64(3), "success": int64(1), "failed": int64(2), "parallel": true, "errors": []any{
+		map[string]any{"index": int64(0), "error": "x"}}}
+	if got := s.Value(1, false); !reflect.DeepEqual(got, first) {
+		t.Errorf("Value(1, no items) = %v", got)
+	}
+	if got := (&BatchSummary{Total: 1, Success: 1}).Value(20, false); got["errors"] != nil {
+		t.Errorf("no failures: %v", got)
 	}
 }

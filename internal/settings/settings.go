@@ -19,6 +19,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/pferr"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Version is the settings file format version.
@@ -313,12 +314,7 @@ func (s *Settings) LookupEnv(key string) (string, bool) {
 
 // EnvKeys returns the settings env keys, sorted.
 func (s *Settings) EnvKeys() []string {
-	keys := make([]string, 0, len(s.Env))
-	for k := range s.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return value.SortedKeys(s.Env)
 }
 
 // Masked returns a copy of s whose env values are masked (for display).

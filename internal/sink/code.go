@@ -802,40 +802,14 @@ func (a *codeAnalysis) lineLabel(first, last int) string {
 }
 
 // yamlKey renders a mapping key for a YAML flow mapping: plain when it is
-// a name, quoted otherwise.
+// a name, quoted otherwise (as yamlFlow writes keys).
 func yamlKey(k string) string {
 	if isPyName(k) {
 		return k
 	}
-	return yamlFlow(k)
+	return value.YAMLQuoted(k)
 }
 
-// yamlFlow renders a value as YAML flow text (JSON with plain keys):
-// strings double-quoted, floats with a decimal point.
-func yamlFlow(v any) string {
-	switch x := v.(type) {
-	case map[string]any:
-		var parts []string
-		for _, k := range value.SortedKeys(x) {
-			parts = append(parts, yamlKey(k)+": "+yamlFlow(x[k]))
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = yamlFlow(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case float64:
-		s := strconv.FormatFloat(x, 'g', -1, 64)
-		if !strings.ContainsAny(s, ".eEnN") {
-			s += ".0"
-		}
-		return s
-	}
-	b, err := value.MarshalJSON(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
+// yamlFlow renders a value as YAML flow text with plain keys where they are
+// names.
+func yamlFlow(v any) string { return value.YAMLFlow(v, isPyName) }

@@ -144,3 +144,13 @@ func TestValueTypeOf(t *testing.T) {
 		}
 	}
 }
+
+// The inputs line a hint suggests is YAML that reads back as the values it
+// shows: characters YAML refuses or folds (NEL, DEL, a BOM) are escaped, as
+// a .pflow.md file writes them (this writer used to leave them raw).
+func TestYAMLFlowEscapesWhatYAMLRefuses(t *testing.T) {
+	got := yamlFlow(map[string]any{"note": "a\u0085b\x7f", "odd key": []any{2.0, "\ufeff"}})
+	if want := `{note: "a\u0085b\u007f", "odd key": [2.0, "\ufeff"]}`; got != want {
+		t.Errorf("yamlFlow = %s, want %s", got, want)
+	}
+}

@@ -390,7 +390,7 @@ func shortURL(u *url.URL) string {
 	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
 	s := c.String()
 	if len(s) > 80 {
-		s = s[:77] + "..."
+		s = value.Truncate(s, 77, "...")
 	}
 	return s
 }

@@ -348,3 +348,12 @@ func TestURLRendering(t *testing.T) {
 		}
 	}
 }
+
+// A long URL in a message is cut at a rune boundary (it was cut at byte 77
+// even inside a character of an opaque URL, which String leaves as it is).
+func TestShortURLCutsAtARune(t *testing.T) {
+	u := &url.URL{Scheme: "x", Opaque: strings.Repeat("a", 74) + "é and more"}
+	if got, want := shortURL(u), "x:"+strings.Repeat("a", 74)+"..."; got != want {
+		t.Errorf("shortURL = %q, want %q", got, want)
+	}
+}

@@ -82,7 +82,7 @@ func UnresolvedError(param string, unresolved []string, root map[string]any) err
 		fmt.Fprintf(&b, "  • %s (%s)", k, value.TypeName(v))
 		switch m := v.(type) {
 		case string, int64, float64, bool:
-			fmt.Fprintf(&b, ": %s", preview(v, maxPreview))
+			fmt.Fprintf(&b, ": %s", value.Preview(v, maxPreview))
 		case map[string]any:
 			if sub := value.SortedKeys(m); len(sub) > 0 {
 				if len(sub) > 8 {
@@ -114,25 +114,10 @@ func UnresolvedError(param string, unresolved []string, root map[string]any) err
 		if se == "" {
 			continue
 		}
-		if len(se) > maxStderr {
-			se = se[:maxStderr] + "..."
-		}
+		se = value.Truncate(se, maxStderr, "...")
 		fmt.Fprintf(&b, "\n  ⚠️  Upstream node '%s' stderr:\n     %s\n", id, strings.ReplaceAll(se, "\n", "\n     "))
 	}
 	return &UnresolvedVarsError{Param: param, Vars: append([]string(nil), unresolved...), msg: strings.TrimRight(b.String(), "\n")}
-}
-
-// preview renders a scalar for the context listing.
-func preview(v any, max int) string {
-	s, isStr := v.(string)
-	if !isStr {
-		return value.Stringify(v)
-	}
-	s = strings.ReplaceAll(s, "\n", "\\n")
-	if len([]rune(s)) > max {
-		s = string([]rune(s)[:max]) + "..."
-	}
-	return `"` + s + `"`
 }
 
 type diagnosis struct {
@@ -180,7 +165,7 @@ func diagnose(root map[string]any, raw string) diagnosis {
 				}
 				idx, ok := asIndex(iv)
 				if !ok {
-					d.problem = fmt.Sprintf("the index ${%s} is %s %s, not an integer", seg.Key, value.TypeName(iv), preview(iv, maxPreview))
+					d.problem = fmt.Sprintf("the index ${%s} is %s %s, not an integer", seg.Key, value.TypeName(iv), value.Preview(iv, maxPreview))
 					return d
 				}
 				n = idx

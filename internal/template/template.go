@@ -264,6 +264,24 @@ func HasTemplate(v any) bool {
 	return false
 }
 
+// EachString calls fn with every string in v: v itself, or recursively
+// each element of a list and each value of a map, in key order. With Refs
+// it finds the templates a param holds.
+func EachString(v any, fn func(string)) {
+	switch x := v.(type) {
+	case string:
+		fn(x)
+	case []any:
+		for _, e := range x {
+			EachString(e, fn)
+		}
+	case map[string]any:
+		for _, k := range value.SortedKeys(x) {
+			EachString(x[k], fn)
+		}
+	}
+}
+
 // walker traverses a value while the path is scanned.
 type walker struct {
 	root  map[string]any

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -533,5 +534,36 @@ func TestResolveUnresolvedLinear(t *testing.T) {
 	}
 	if r := float64(large) / float64(small); r > 4.4 {
 		t.Fatalf("duplicate checks grow %.1f× for 4× the references (%d → %d); want linear", r, small, large)
+	}
+}
+
+// An upstream step's stderr is cut at a rune boundary (it was cut at byte
+// 500 even inside a character), and a string in the context listing is
+// quoted with its quotes escaped.
+func TestUnresolvedErrorCutsStderrAtARune(t *testing.T) {
+	root := map[string]any{
+		"sh":   map[string]any{"stdout": "", "stderr": strings.Repeat("a", 499) + "é and more"},
+		"note": `say "hi"`,
+	}
+	msg := UnresolvedError("command", []string{"${sh.missing}"}, root).Error()
+	if !utf8.ValidString(msg) {
+		t.Errorf("message is not valid UTF-8:\n%q", msg)
+	}
+	if !strings.Contains(msg, strings.Repeat("a", 499)+"...") {
+		t.Errorf("stderr not cut before the é:\n%s", msg)
+	}
+	if !strings.Contains(msg, `• note (str): "say \"hi\""`) {
+		t.Errorf("string not quoted:\n%s", msg)
+	}
+}
+
+// EachString visits every string of a value once, maps in key order.
+func TestEachString(t *testing.T) {
+	var got []string
+	EachString(map[string]any{"b": []any{"b1", int64(2), map[string]any{"z": "bz", "a": "ba"}}, "a": "a", "c": nil}, func(s string) {
+		got = append(got, s)
+	})
+	if want := []string{"a", "b1", "ba", "bz"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("EachString visited %q, want %q", got, want)
 	}
 }

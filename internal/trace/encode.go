@@ -8,7 +8,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
@@ -143,7 +142,7 @@ func (e *encoder) sepLen() int64 {
 // key starts an object member.
 func (e *encoder) key(k string) {
 	e.sep()
-	e.buf = appendQuoted(e.buf[:0], k)
+	e.buf = value.AppendJSONString(e.buf[:0], k)
 	e.buf = append(e.buf, ':', ' ')
 	e.write(e.buf)
 }
@@ -156,7 +155,7 @@ func (e *encoder) strField(k, v string) {
 	if cut {
 		v += "..."
 	}
-	e.buf = appendQuoted(e.buf[:0], v)
+	e.buf = value.AppendJSONString(e.buf[:0], v)
 	e.write(e.buf)
 }
 
@@ -210,7 +209,7 @@ func (e *encoder) slot(v any, budget int64) (wrote, need int64) {
 		e.value(v, 0)
 	} else {
 		e.cut, e.full = true, true
-		e.buf = appendQuoted(e.buf[:0], fmt.Sprintf("%s: trace size limit; %s left out>", Truncated, describe(v)))
+		e.buf = value.AppendJSONString(e.buf[:0], fmt.Sprintf("%s: trace size limit; %s left out>", Truncated, describe(v)))
 		e.write(e.buf)
 	}
 	e.end = math.MaxInt64
@@ -313,11 +312,11 @@ func (e *encoder) valueCost(v any) (cost int64, container bool) {
 
 func appendFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return appendQuoted(b, value.FormatFloat(f)) // not valid JSON numbers
+		return value.AppendJSONString(b, value.FormatFloat(f)) // not valid JSON numbers
 	}
 	j, err := json.Marshal(f)
 	if err != nil {
-		return appendQuoted(b, value.FormatFloat(f))
+		return value.AppendJSONString(b, value.FormatFloat(f))
 	}
 	return append(b, j...)
 }
@@ -328,10 +327,10 @@ func (e *encoder) str(s string) {
 	maxLen, shrunk := e.lim.str, false
 	for {
 		kept, cut := e.red.Prefix(s, maxLen)
-		e.buf = appendQuoted(e.buf[:0], kept)
+		e.buf = value.AppendJSONString(e.buf[:0], kept)
 		if cut {
 			e.buf = e.buf[:len(e.buf)-1]
-			e.buf = appendEscaped(e.buf, fmt.Sprintf("... %s: kept %d of %d bytes>", Truncated, len(kept), len(s)))
+			e.buf = value.AppendJSONEscaped(e.buf, fmt.Sprintf("... %s: kept %d of %d bytes>", Truncated, len(kept), len(s)))
 			e.buf = append(e.buf, '"')
 		}
 		if e.fits(int64(len(e.buf)), 0) || maxLen == 0 {
@@ -353,7 +352,7 @@ func (e *encoder) str(s string) {
 // depthMarker stands for a container nested deeper than MaxDepth.
 func (e *encoder) depthMarker(what string) {
 	e.cut = true
-	e.buf = appendQuoted(e.buf[:0], fmt.Sprintf("%s: deeper than %d levels; %s>", Truncated, e.lim.depth, what))
+	e.buf = value.AppendJSONString(e.buf[:0], fmt.Sprintf("%s: deeper than %d levels; %s>", Truncated, e.lim.depth, what))
 	e.write(e.buf)
 }
 
@@ -377,7 +376,7 @@ func (e *encoder) list(n int, at func(int) any, d int) {
 		if i == e.lim.items {
 			e.cut = true
 			e.sep()
-			e.buf = appendQuoted(e.buf[:0], fmt.Sprintf("%s: %s>", Truncated, count(n-i, "more item")))
+			e.buf = value.AppendJSONString(e.buf[:0], fmt.Sprintf("%s: %s>", Truncated, count(n-i, "more item")))
 			e.write(e.buf)
 			break
 		}
@@ -385,7 +384,7 @@ func (e *encoder) list(n int, at func(int) any, d int) {
 		if e.full || !e.elemFits(v, 0) {
 			e.cut, e.full = true, true
 			e.sep()
-			e.buf = appendQuoted(e.buf[:0], fmt.Sprintf("%s: %s (trace size limit)>", Truncated, count(n-i, "more item")))
+			e.buf = value.AppendJSONString(e.buf[:0], fmt.Sprintf("%s: %s (trace size limit)>", Truncated, count(n-i, "more item")))
 			e.write(e.buf)
 			break
 		}
@@ -408,11 +407,11 @@ func (e *encoder) object(m map[string]any, d int) {
 			v = canon(m[k])
 		}
 		rk, _ := e.red.Prefix(k, maxName)
-		ek := appendQuoted(nil, rk)
+		ek := value.AppendJSONString(nil, rk)
 		if e.full || !e.elemFits(v, len(ek)+2) {
 			e.cut, e.full = true, true
 			e.key(Truncated + ">")
-			e.buf = appendQuoted(e.buf[:0], fmt.Sprintf("%s: %s (trace size limit)>", Truncated, count(len(m)-i, "more key")))
+			e.buf = value.AppendJSONString(e.buf[:0], fmt.Sprintf("%s: %s (trace size limit)>", Truncated, count(len(m)-i, "more key")))
 			e.write(e.buf)
 			e.close('}')
 			return
@@ -425,7 +424,7 @@ func (e *encoder) object(m map[string]any, d int) {
 	if len(m) > len(keys) {
 		e.cut = true
 		e.key(Truncated + ">")
-		e.buf = appendQuoted(e.buf[:0], fmt.Sprintf("%s: %s>", Truncated, count(len(m)-len(keys), "more key")))
+		e.buf = value.AppendJSONString(e.buf[:0], fmt.Sprintf("%s: %s>", Truncated, count(len(m)-len(keys), "more key")))
 		e.write(e.buf)
 	}
 	e.close('}')
@@ -435,12 +434,7 @@ func (e *encoder) object(m map[string]any, d int) {
 // memory: a map with a million keys is not sorted whole to keep a thousand.
 func smallestKeys(m map[string]any, k int) []string {
 	if len(m) <= k {
-		keys := make([]string, 0, len(m))
-		for key := range m {
-			keys = append(keys, key)
-		}
-		sort.Strings(keys)
-		return keys
+		return value.SortedKeys(m)
 	}
 	h := &maxHeap{}
 	for key := range m {
@@ -467,66 +461,4 @@ func (h *maxHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendQuoted appends s as a JSON string.
-func appendQuoted(b []byte, s string) []byte {
-	b = append(b, '"')
-	b = appendEscaped(b, s)
-	return append(b, '"')
-}
-
-// appendEscaped appends s escaped for a JSON string as encoding/json does
-// without HTML escaping: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029
-// are escaped.
-func appendEscaped(b []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(b, s[start:]...)
 }

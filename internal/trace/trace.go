@@ -205,7 +205,7 @@ func newDoc(name string, w *workflow.Workflow, inputs map[string]any, res *runti
 					n.params = s.Params
 				}
 				if s.Batch != nil {
-					n.batch = batchValue(s.Batch)
+					n.batch = s.Batch.Value(len(s.Batch.Errors), true)
 				}
 				d.nodes = append(d.nodes, n)
 			}
@@ -247,18 +247,6 @@ func newDoc(name string, w *workflow.Workflow, inputs map[string]any, res *runti
 		d.llmCalls = res.LLMCalls[:min(len(res.LLMCalls), 100)]
 	}
 	return d
-}
-
-func batchValue(b *runtime.BatchSummary) map[string]any {
-	m := map[string]any{"total": int64(b.Total), "success": int64(b.Success), "failed": int64(b.Failed), "parallel": b.Parallel}
-	if len(b.Errors) > 0 {
-		errs := make([]any, len(b.Errors))
-		for i, e := range b.Errors {
-			errs[i] = map[string]any{"index": int64(e.Index), "item": e.Item, "error": e.Error}
-		}
-		m["errors"] = errs
-	}
-	return m
 }
 
 // measureCap bounds the counting pass: once it has counted this much of the

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/cond"
 	"github.com/pflow-go/pflow/internal/stepkeys"
 	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -238,26 +238,16 @@ func (v *validator) skippableReads() {
 // input mappings, but for those its conditions give a default.
 func (v *validator) stepRefs(n *workflow.Node, defaulted map[string]bool) []template.Ref {
 	var out []template.Ref
-	var walk func(x any, condition bool)
-	walk = func(x any, condition bool) {
-		switch t := x.(type) {
-		case string:
-			for _, r := range template.Refs(t) {
+	walk := func(x any, condition bool) {
+		template.EachString(x, func(s string) {
+			for _, r := range template.Refs(s) {
 				if !(condition && defaulted[r.Raw]) {
 					out = append(out, r)
 				}
 			}
-		case []any:
-			for _, e := range t {
-				walk(e, condition)
-			}
-		case map[string]any:
-			for _, k := range sortedKeys(t) {
-				walk(t[k], condition)
-			}
-		}
+		})
 	}
-	for _, k := range sortedKeys(n.Params) {
+	for _, k := range value.SortedKeys(n.Params) {
 		if n.Nested() && k == "workflow_ir" {
 			continue
 		}
@@ -272,15 +262,6 @@ func (v *validator) stepRefs(n *workflow.Node, defaulted map[string]bool) []temp
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // defaultedRefs are the references of a step's conditions that give a

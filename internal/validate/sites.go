@@ -45,21 +45,6 @@ func (st *site) where() string {
 	}
 }
 
-func collectStrings(v any, fn func(string)) {
-	switch x := v.(type) {
-	case string:
-		fn(x)
-	case []any:
-		for _, e := range x {
-			collectStrings(e, fn)
-		}
-	case map[string]any:
-		for _, k := range value.SortedKeys(x) {
-			collectStrings(x[k], fn)
-		}
-	}
-}
-
 func (v *validator) sites() []*site {
 	var out []*site
 	for _, n := range v.nodes {
@@ -72,7 +57,7 @@ func (v *validator) sites() []*site {
 				out = append(out, &site{kind: siteParam, nodeID: n.ID, param: p, s: s, line: n.Line, topLevel: true})
 				continue
 			}
-			collectStrings(val, func(s string) {
+			template.EachString(val, func(s string) {
 				out = append(out, &site{kind: siteParam, nodeID: n.ID, param: p, s: s, line: n.Line})
 			})
 		}
@@ -90,7 +75,7 @@ func (v *validator) sites() []*site {
 			case string:
 				out = append(out, &site{kind: siteItems, nodeID: n.ID, param: "batch.items", s: it, line: n.Line, topLevel: true})
 			default:
-				collectStrings(it, func(s string) {
+				template.EachString(it, func(s string) {
 					out = append(out, &site{kind: siteItems, nodeID: n.ID, param: "batch.items", s: s, line: n.Line})
 				})
 			}

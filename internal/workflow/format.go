@@ -53,13 +53,8 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 			if in == nil {
 				continue
 			}
-			if !entityIDRe().MatchString(in.Name) {
-				return nil, fmt.Errorf("cannot write markdown: input name '%s' is not a valid entity ID (%s)", in.Name, entityIDRe())
-			}
-			b.WriteString("\n### " + in.Name + "\n")
-			b.WriteString(proseOr(in.Description, "Input "+in.Name+"."))
-			if in.Type != "" {
-				writeItem(&b, "type", in.Type)
+			if err := writeEntity(&b, "input", in.Name, in.Description, in.Type); err != nil {
+				return nil, err
 			}
 			if in.Required != nil {
 				writeItem(&b, "required", *in.Required)
@@ -146,13 +141,8 @@ func FormatMarkdown(w *Workflow) ([]byte, error) {
 			if o == nil {
 				continue
 			}
-			if !entityIDRe().MatchString(o.Name) {
-				return nil, fmt.Errorf("cannot write markdown: output name '%s' is not a valid entity ID (%s)", o.Name, entityIDRe())
-			}
-			b.WriteString("\n### " + o.Name + "\n")
-			b.WriteString(proseOr(o.Description, "Output "+o.Name+"."))
-			if o.Type != "" {
-				writeItem(&b, "type", o.Type)
+			if err := writeEntity(&b, "output", o.Name, o.Description, o.Type); err != nil {
+				return nil, err
 			}
 			if o.Source != "" {
 				if blockable(o.Source) {
@@ -256,12 +246,26 @@ func batchValue(b *Batch) map[string]any {
 	return m
 }
 
+// writeEntity writes the heading, prose and type of an input or output
+// (kind), refusing a name that is not an entity id.
+func writeEntity(b *strings.Builder, kind, name, desc, typ string) error {
+	if !entityIDRe().MatchString(name) {
+		return fmt.Errorf("cannot write markdown: %s name '%s' is not a valid entity ID (%s)", kind, name, entityIDRe())
+	}
+	b.WriteString("\n### " + name + "\n")
+	b.WriteString(proseOr(desc, strings.ToUpper(kind[:1])+kind[1:]+" "+name+"."))
+	if typ != "" {
+		writeItem(b, "type", typ)
+	}
+	return nil
+}
+
 // writeItem writes "- key: value" on one line: plain text when it reads back as
 // the same string, else JSON (which YAML reads as a flow value).
 func writeItem(b *strings.Builder, key string, v any) {
 	k := key
 	if !paramWordRe().MatchString(key) {
-		k = jsonText(key)
+		k = value.YAMLQuoted(key)
 	}
 	b.WriteString("- " + k + ": " + yamlInline(v) + "\n")
 }
@@ -271,76 +275,9 @@ func yamlInline(v any) string {
 		if _, back, ok := fastItem("- k: " + s); ok && back == s {
 			return s
 		}
-		return jsonText(s)
+		return value.YAMLQuoted(s)
 	}
-	return jsonFlow(value.Normalize(v))
-}
-
-// jsonFlow renders v as JSON, with floats that are whole numbers written
-// with ".0" so YAML reads them back as floats.
-func jsonFlow(v any) string {
-	switch x := v.(type) {
-	case float64:
-		// Keep floats floats: JSON writes 2.0 as 2, an int to YAML.
-		s := jsonText(x)
-		if !strings.ContainsAny(s, ".eE") {
-			s += ".0"
-		}
-		return s
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = jsonFlow(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := value.SortedKeys(x)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = jsonText(k) + ": " + jsonFlow(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	case map[string]string:
-		keys := value.SortedKeys(x)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = jsonText(k) + ": " + jsonText(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	default:
-		return jsonText(x)
-	}
-}
-
-// jsonText renders v as JSON that YAML reads back as the same value: JSON is
-// a YAML flow value, except that YAML refuses some characters JSON leaves raw
-// (DEL, the C1 controls, U+FEFF, U+FFFE/U+FFFF) and folds U+0085 (NEL) into a
-// space, so those are written as \uXXXX escapes, which both formats read.
-func jsonText(v any) string {
-	b, err := value.MarshalJSON(v)
-	if err != nil {
-		return `""`
-	}
-	s := string(b)
-	if strings.IndexFunc(s, yamlUnsafe) < 0 {
-		return s
-	}
-	var out strings.Builder
-	for _, r := range s {
-		if yamlUnsafe(r) {
-			fmt.Fprintf(&out, `\u%04x`, r)
-			continue
-		}
-		out.WriteRune(r)
-	}
-	return out.String()
-}
-
-// yamlUnsafe reports whether YAML cannot carry r raw in a double-quoted
-// scalar (outside its printable set, or a line break JSON does not escape).
-// JSON already escapes the C0 controls, U+2028 and U+2029.
-func yamlUnsafe(r rune) bool {
-	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0xfeff || r == 0xfffe || r == 0xffff
+	return value.YAMLFlow(value.Normalize(v), nil)
 }
 
 // codeBlock writes a fenced block with a fence longer than any backtick run

@@ -172,6 +172,8 @@ func TestFormatMarkdownRefuses(t *testing.T) {
 		name, json, want string
 	}{
 		{"bad id", `{"nodes":[{"id":"Fetch","type":"t"}]}`, "node id 'Fetch' is not a valid entity ID"},
+		{"bad input name", `{"inputs":{"Bad":{}},"nodes":[{"id":"a","type":"t"}]}`, "input name 'Bad' is not a valid entity ID"},
+		{"bad output name", `{"nodes":[{"id":"a","type":"t"}],"outputs":{"Out":{"source":"${a.x}"}}}`, "output name 'Out' is not a valid entity ID"},
 		{"namespacing", `{"nodes":[{"id":"a","type":"t"}],"enable_namespacing":false}`, "enable_namespacing"},
 		{"start node", `{"nodes":[{"id":"a","type":"t"},{"id":"b","type":"t"}],"start_node":"b"}`, "start_node 'b' is not the first node"},
 		{"reserved param", `{"nodes":[{"id":"a","type":"t","params":{"next":"x"}}]}`, "param named 'next'"},

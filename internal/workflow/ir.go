@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -147,6 +148,28 @@ const NestedType = "workflow"
 
 // Nested reports whether the step runs another workflow (type: workflow).
 func (n *Node) Nested() bool { return n.Type == NestedType }
+
+// EachRef calls fn with every template reference step n holds: in its
+// params (in key order), then in its batch items. A nested step's own
+// workflow (workflow_ir) is not looked into: its templates belong to the
+// child, which sees only what param_mapping passes it. Input mappings are
+// paths, not templates, and are not included.
+func (n *Node) EachRef(fn func(template.Ref)) {
+	each := func(s string) {
+		for _, r := range template.Refs(s) {
+			fn(r)
+		}
+	}
+	for _, k := range value.SortedKeys(n.Params) {
+		if n.Nested() && k == "workflow_ir" {
+			continue
+		}
+		template.EachString(n.Params[k], each)
+	}
+	if n.Batch != nil {
+		template.EachString(n.Batch.Items, each)
+	}
+}
 
 // Edge connects two nodes for an action ("" and "default" are the same).
 type Edge struct {

@@ -459,7 +459,7 @@ func (p *mdParser) scan() error {
 				}
 				want := strings.Repeat("#", h.level)
 				p.warn(fmt.Sprintf("Line %d: '%s' underlined with '%s' renders as a heading, but pflow reads it as text. Write '%s %s' for a heading, or put a blank line before '%s' for a horizontal rule.",
-					l, truncate(h.text, 40), u, want, truncate(h.text, 40), u))
+					l, value.Truncate(h.text, 40, "…"), u, want, value.Truncate(h.text, 40, "…"), u))
 			}
 			p.onLine(l, p.lines[l])
 			if p.stray != nil {
@@ -586,7 +586,7 @@ func (p *mdParser) strayItem(l int, line string) {
 			if end := strings.Index(src, "}"); end > 0 {
 				src = src[:end+1]
 			}
-			p.stray = p.errf(l, fmt.Sprintf("Each output is a '### name' heading with a line of description and its source, e.g.:\n\n### <name>\n%s\n- source: %s", truncate(strings.TrimSpace(line), 60), src),
+			p.stray = p.errf(l, fmt.Sprintf("Each output is a '### name' heading with a line of description and its source, e.g.:\n\n### <name>\n%s\n- source: %s", value.Truncate(strings.TrimSpace(line), 60, "…"), src),
 				"This line under '## Outputs' reads %s but is not inside an output, so pflow would ignore it.", src)
 		}
 		return
@@ -616,7 +616,7 @@ func (p *mdParser) strayItem(l int, line string) {
 		}
 	}
 	p.stray = p.errf(l, "Each entry of this section is a '### name' heading with a line of description and its settings, e.g.:\n\n"+example,
-		"'- %s' is under '## %s' but not inside %s, so pflow would ignore it.", truncate(strings.TrimSpace(m[2]), 60), titleCase(p.section), what)
+		"'- %s' is under '## %s' but not inside %s, so pflow would ignore it.", value.Truncate(strings.TrimSpace(m[2]), 60, "…"), titleCase(p.section), what)
 }
 
 // parallelSetting reads '- parallel: true|N' written under '## Steps'
@@ -686,14 +686,14 @@ func (p *mdParser) onLine(l int, line string) {
 		e.ended = nil
 		if e.cur == nil && indent >= ended.indent+2 && !itemRe().MatchString(strings.TrimRight(line, " \t")) {
 			p.warn(fmt.Sprintf("Line %d: the blank line above ended the '- %s' parameter (line %d), so this indented text became part of the description of '%s'. Put multi-line text in a fenced code block.",
-				l, truncate(ended.first, 40), ended.line, e.id))
+				l, value.Truncate(ended.first, 40, "…"), ended.line, e.id))
 		}
 	}
 	if e.cur != nil && e.tabErr == nil {
 		if ws := line[:len(line)-len(strings.TrimLeft(line, " \t"))]; strings.Contains(ws, "\t") {
 			fixed := strings.Repeat(" ", e.cur.indent+2) + strings.TrimLeft(line, " \t")
 			e.tabErr = p.errf(l, fmt.Sprintf("Indent with spaces, not tabs. Corrected line:\n\n%s", fixed),
-				"Line %d is indented with a tab inside the '- %s' parameter of '%s'; YAML does not allow tabs for indentation, so the line would be lost.", l, truncate(e.cur.first, 40), e.id)
+				"Line %d is indented with a tab inside the '- %s' parameter of '%s'; YAML does not allow tabs for indentation, so the line would be lost.", l, value.Truncate(e.cur.first, 40, "…"), e.id)
 		}
 	}
 	if e.cur != nil && indent >= e.cur.indent+2 {
@@ -1167,14 +1167,6 @@ func (p *mdParser) finish() error {
 	p.w.decodeErrs = p.d.errs
 	p.w.Normalize()
 	return nil
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // closest returns the candidate within edit distance 1 (or a third of the

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pflow-go/pflow/internal/stepkeys"
+	"github.com/pflow-go/pflow/internal/template"
 	"github.com/pflow-go/pflow/internal/value"
 )
 
@@ -92,12 +93,10 @@ func Mermaid(w *Workflow) string {
 			continue
 		}
 		seen := map[string]bool{}
-		walkStrings(n.Params, func(s string) {
-			for _, h := range templateHeads(s) {
-				if w.Inputs.Get(h) != nil && !seen[h] {
-					seen[h] = true
-					fmt.Fprintf(&b, "    %s -.-> %s\n", id("in_", h), id("s_", n.ID))
-				}
+		n.EachRef(func(r template.Ref) {
+			if h := r.Head; w.Inputs.Get(h) != nil && !seen[h] {
+				seen[h] = true
+				fmt.Fprintf(&b, "    %s -.-> %s\n", id("in_", h), id("s_", n.ID))
 			}
 		})
 	}
@@ -121,11 +120,12 @@ func Mermaid(w *Workflow) string {
 		}
 	}
 	if w.Parallel > 0 {
+		waits := w.WaitsFor()
 		for _, n := range w.Nodes {
 			if n == nil {
 				continue
 			}
-			for _, d := range stepDependencies(w, n) {
+			for _, d := range waits[n.ID] {
 				fmt.Fprintf(&b, "    %s ==> %s\n", id("s_", d), id("s_", n.ID))
 			}
 		}
@@ -136,10 +136,10 @@ func Mermaid(w *Workflow) string {
 		}
 		fmt.Fprintf(&b, "    %s[/%s/]\n", id("out_", o.Name), quote("output: "+o.Name))
 		seen := map[string]bool{}
-		for _, ref := range templateHeads(o.Source) {
-			if w.byIDNode(ref) && !seen[ref] {
-				seen[ref] = true
-				fmt.Fprintf(&b, "    %s -.-> %s\n", id("s_", ref), id("out_", o.Name))
+		for _, r := range template.Refs(o.SourceTemplate()) {
+			if w.byIDNode(r.Head) && !seen[r.Head] {
+				seen[r.Head] = true
+				fmt.Fprintf(&b, "    %s -.-> %s\n", id("s_", r.Head), id("out_", o.Name))
 			}
 		}
 	}
@@ -167,60 +167,11 @@ func caseConditions(w *Workflow) map[string]map[string]string {
 	return out
 }
 
-// stepDependencies are the steps n waits for in a parallel workflow: those
-// its templates read and those its after names, in file order.
-func stepDependencies(w *Workflow, n *Node) []string {
-	want := map[string]bool{}
-	walkStrings(n.Params, func(s string) {
-		for _, h := range templateHeads(s) {
-			want[h] = true
-		}
-	})
-	if n.Batch != nil {
-		if s, ok := n.Batch.Items.(string); ok {
-			for _, h := range templateHeads(s) {
-				want[h] = true
-			}
-		}
-	}
-	if v, ok := n.Params[stepkeys.After]; ok {
-		after, _ := stepkeys.ParseAfter(v)
-		for _, a := range after {
-			want[a] = true
-		}
-	}
-	var out []string
-	for _, o := range w.Nodes {
-		if o != nil && o.ID != n.ID && want[o.ID] {
-			out = append(out, o.ID)
-		}
-	}
-	return out
-}
-
 var mermaidIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_]`) })
 
 // quote makes a Mermaid label: in double quotes, with quotes escaped.
 func quote(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, "#quot;") + `"`
-}
-
-// templateHeads lists the step or input names the ${...} templates in s
-// start with.
-func templateHeads(s string) []string {
-	var out []string
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			return out
-		}
-		s = s[i+2:]
-		j := strings.IndexAny(s, ".[}")
-		if j < 0 {
-			return out
-		}
-		out = append(out, s[:j])
-	}
 }
 
 func (w *Workflow) byIDNode(id string) bool {
@@ -230,20 +181,4 @@ func (w *Workflow) byIDNode(id string) bool {
 		}
 	}
 	return false
-}
-
-// walkStrings calls fn with every string in v (params: maps, lists).
-func walkStrings(v any, fn func(string)) {
-	switch x := v.(type) {
-	case string:
-		fn(x)
-	case []any:
-		for _, e := range x {
-			walkStrings(e, fn)
-		}
-	case map[string]any:
-		for _, k := range value.SortedKeys(x) {
-			walkStrings(x[k], fn)
-		}
-	}
 }

@@ -39,3 +39,29 @@ func TestMermaid(t *testing.T) {
 		t.Errorf("ids:\n%s", g)
 	}
 }
+
+// The graph reads a step's templates as the engine does: batch items that
+// are a list count, a nested step's own workflow and an escaped $${x} do
+// not (the graph used its own scanner over the params alone).
+func TestMermaidReadsTemplatesAsTheEngine(t *testing.T) {
+	w := &Workflow{
+		Parallel: 2,
+		Inputs:   Inputs{{Name: "topic"}, {Name: "shown"}},
+		Nodes: []*Node{
+			{ID: "a", Type: "echo", Params: map[string]any{"value": "$${topic}"}},
+			{ID: "b", Type: "echo", Params: map[string]any{"value": "x"}, Batch: &Batch{Items: []any{"${shown}", "${a.value}"}}},
+			{ID: "call", Type: NestedType, Params: map[string]any{"workflow_ir": map[string]any{"nodes": []any{map[string]any{"id": "in", "type": "echo", "params": map[string]any{"value": "${a.value} ${topic}"}}}}}},
+		},
+	}
+	g := Mermaid(w)
+	for _, want := range []string{"in_shown -.-> s_b", "s_a ==> s_b"} {
+		if !strings.Contains(g, want) {
+			t.Errorf("no %q in:\n%s", want, g)
+		}
+	}
+	for _, not := range []string{"in_topic -.->", "==> s_call"} {
+		if strings.Contains(g, not) {
+			t.Errorf("%q in:\n%s", not, g)
+		}
+	}
+}

@@ -22,7 +22,6 @@ import (
 	"net"
 	nethttp "net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -646,11 +645,7 @@ func decodeBody(contentType string, data []byte) (any, bool) {
 
 func headerMap(h nethttp.Header) map[string]any {
 	out := make(map[string]any, len(h))
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := value.SortedKeys(h)
 	for _, k := range keys {
 		out[strings.ToLower(k)] = strings.Join(h[k], ", ")
 	}

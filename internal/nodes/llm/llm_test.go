@@ -833,3 +833,12 @@ func TestUnreachableLocalServerSaysHowToStartIt(t *testing.T) {
 		t.Fatalf("err = %v", out.err)
 	}
 }
+
+// A provider's long text in a message is cut at a rune boundary (it was cut
+// at byte 200 even inside a character).
+func TestBriefCutsAtARune(t *testing.T) {
+	got := brief("  " + strings.Repeat("a", 199) + "é and more")
+	if want := strings.Repeat("a", 199) + "…"; got != want {
+		t.Errorf("brief = %q, want %q", got, want)
+	}
+}

@@ -2,8 +2,9 @@ package llm
 
 import (
 	"fmt"
-	"sort"
 	"strings"
+
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Wire protocols.
@@ -42,11 +43,7 @@ var providers = map[string]provider{
 }
 
 func providerNames() string {
-	names := make([]string, 0, len(providers))
-	for n := range providers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := value.SortedKeys(providers)
 	return strings.Join(names, ", ")
 }
 

@@ -277,7 +277,7 @@ func (c *call) openai(ctx context.Context) (*reply, error) {
 			return nil, &truncatedError{c.maxTokens}
 		}
 		if err != nil {
-			return nil, &outputError{"the model's answer is not valid JSON for output_schema: " + preview(m.Content)}
+			return nil, &outputError{"the model's answer is not valid JSON for output_schema: " + brief(m.Content)}
 		}
 		r.structured = v
 	}
@@ -417,7 +417,7 @@ func providerMessage(raw string) string {
 			return body.Message
 		}
 	}
-	return preview(raw)
+	return brief(raw)
 }
 
 func suffix(detail string) string {
@@ -427,10 +427,5 @@ func suffix(detail string) string {
 	return ": " + detail
 }
 
-func preview(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
-}
+// brief is a provider's text in a message: trimmed, cut at 200 bytes.
+func brief(s string) string { return value.Truncate(strings.TrimSpace(s), 200, "…") }

@@ -166,7 +166,7 @@ func (shellNode) Run(ctx context.Context, req *node.Request) (*node.Result, erro
 	case errors.As(runErr, &startErr):
 		return nil, fmt.Errorf("Failed to execute command: %v. Check that /bin/sh exists and the working directory is accessible", startErr.Err)
 	case proc.IsCanceled(runErr):
-		return nil, fmt.Errorf("command %q was interrupted; it and every process it started were stopped: %w", abbreviate(command, 80), runErr)
+		return nil, fmt.Errorf("command %q was interrupted; it and every process it started were stopped: %w", value.Truncate(strings.Join(strings.Fields(command), " "), 80, "…"), runErr)
 	}
 
 	out := make(map[string]any, 9)
@@ -390,18 +390,6 @@ func tail(s string, n int) string {
 		s = s[1:]
 	}
 	return "…" + s
-}
-
-func abbreviate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // noMatchTools exit 1 for "no match" and 2 for errors.

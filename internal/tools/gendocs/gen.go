@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,15 +32,6 @@ func Generate() (map[string][]byte, error) {
 		return nil, err
 	}
 	return map[string][]byte{"nodes.md": []byte(nodes), "cli.md": []byte(cliDoc)}, nil
-}
-
-func sortedNames(m map[string][]byte) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // cliShell is the hand-written part of docs/cli.md: node calls, stdin and

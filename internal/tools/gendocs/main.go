@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 
 	"github.com/pflow-go/pflow/internal/fsutil"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 func main() {
@@ -40,7 +41,7 @@ func run(dir string, check bool, stdout, stderr io.Writer) int {
 		return 1
 	}
 	stale := 0
-	for _, name := range sortedNames(files) {
+	for _, name := range value.SortedKeys(files) {
 		path := filepath.Join(dir, name)
 		want := files[name]
 		got, err := os.ReadFile(path)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/bench"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 //go:embed BENCHMARKS.md.tmpl
@@ -442,11 +443,7 @@ func (r *Report) GoTable() string {
 	if len(r.Go) == 0 {
 		return "_Go benchmarks skipped_\n"
 	}
-	names := make([]string, 0, len(r.Go))
-	for k := range r.Go {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := value.SortedKeys(r.Go)
 	var rows [][]string
 	for _, n := range names {
 		var extra []string
