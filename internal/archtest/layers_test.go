@@ -1,7 +1,10 @@
 package archtest
 
 import (
+	"os"
 	"os/exec"
+	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -178,5 +181,37 @@ func TestEveryPackageIsListedOnce(t *testing.T) {
 				seen = append(seen, e)
 			}
 		}
+	}
+}
+
+// TestArchitectureNamesEveryPackage: docs/architecture.md mentions every
+// package of the module, by its path, its name, or a `dir/*` it belongs to,
+// so the map stays true when a package is added.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	out, err := exec.Command("go", "list", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	word := func(w string) bool {
+		return regexp.MustCompile(`(^|[^a-z0-9_/-])` + regexp.QuoteMeta(w) + `($|[^a-z0-9_-])`).MatchString(text)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		p, ok := strings.CutPrefix(pkg, module)
+		if !ok || p == "" {
+			continue
+		}
+		dir, last := path.Split(p)
+		if strings.Contains(text, p) || strings.Contains(text, strings.TrimSuffix(dir, "/")+"/*") || word(last) {
+			continue
+		}
+		t.Errorf("docs/architecture.md does not mention %s: add it (its one job) to the table", p)
 	}
 }
