@@ -87,16 +87,31 @@ func (v *validator) unknownParams() {
 				}
 			}
 		}
+		// A code block tagged with its language alone (```bash): the
+		// param it was meant to fill is the one missing.
+		lang, langLine := languageBlock(n, known)
+		if lang != "" && spec != nil {
+			target := blockTarget(spec, given)
+			msg := fmt.Sprintf("Node '%s' (%s): the code block at line %d is tagged '%s', its language, but a block's tag must also name the param it fills", n.ID, n.Type, langLine, lang)
+			hint := fmt.Sprintf("Write the block's first line as ```%s %s (the language, then the param).", lang, target)
+			if target == "" {
+				hint = fmt.Sprintf("Write the block's first line as ```%s <param> (the language, then the param it fills).", lang)
+			}
+			v.add(layerParams, Diagnostic{Message: msg, NodeID: n.ID, Param: lang, Line: langLine, Hint: hint})
+		}
 		// Missing required params.
 		if spec != nil {
 			for _, f := range spec.Interface.Params {
 				if !f.Required || f.Default != nil || mapped[f.Key] {
 					continue
 				}
-				if _, ok := given(f.Key); ok || badArgs {
+				if _, ok := given(f.Key); ok || badArgs || lang != "" && f.Key == blockTarget(spec, given) {
 					continue
 				}
 				hint := fmt.Sprintf("Add '- %s: ...' to step '%s'.", f.Key, n.ID)
+				if v.ir {
+					hint = fmt.Sprintf("Add \"%s\" to nodes[%d].params (step '%s').", f.Key, v.index[n.ID], n.ID)
+				}
 				if isMCP && (stepkeys.IsStructure(f.Key) || stepkeys.Consumed(f.Key, true, true)) {
 					hint = fmt.Sprintf("'- %s:' would set the step's %s; pass the tool's argument under args: '- args: {%s: ...}' in step '%s'.", f.Key, what(f.Key), f.Key, n.ID)
 				}
@@ -169,7 +184,7 @@ func (v *validator) unknownParams() {
 			}
 		}
 		for _, p := range value.SortedKeys(n.Params) {
-			if slices.Contains(known, p) || stepkeys.Consumed(p, false, isMCP) {
+			if slices.Contains(known, p) || stepkeys.Consumed(p, false, isMCP) || p == lang {
 				continue
 			}
 			if isMCP && p == ArgsParam && (args != nil || badArgs) {
@@ -400,4 +415,38 @@ func literalNumber(v any) (float64, bool) {
 		return x, true
 	}
 	return 0, false
+}
+
+// codeLanguages are the words a code block's tag starts with when it names
+// a language (```bash command); alone, they name no param.
+var codeLanguages = []string{"bash", "sh", "zsh", "shell", "console", "python", "python3", "py", "js", "javascript", "node", "ts", "typescript",
+	"json", "yaml", "yml", "sql", "markdown", "md", "html", "xml", "go", "ruby", "rb", "perl", "jq", "toml", "ini", "csv", "txt"}
+
+// languageBlock finds a param of n filled by a code block whose whole tag is
+// a language (```bash) and which n's node does not take: the block names its
+// language but not its param. It returns the language and the block's line.
+func languageBlock(n *workflow.Node, known []string) (string, int) {
+	for _, k := range value.SortedKeys(n.SourceLines) {
+		if slices.Contains(codeLanguages, strings.ToLower(k)) && !slices.Contains(known, k) {
+			return k, n.SourceLines[k] - 1 // the fence line, before the first content line
+		}
+	}
+	return "", 0
+}
+
+// blockTarget is the param a language-only code block most likely meant:
+// the first required text param not given, else the first param whose
+// value is a command, code or text sink.
+func blockTarget(spec *node.Spec, given func(string) (any, bool)) string {
+	for _, f := range spec.Interface.Params {
+		if _, ok := given(f.Key); !ok && f.Required && f.Default == nil && strings.Contains(f.Type, "str") {
+			return f.Key
+		}
+	}
+	for _, f := range spec.Interface.Params {
+		if _, ok := given(f.Key); !ok && (f.Sink == node.SinkShell || f.Sink == node.SinkCode) {
+			return f.Key
+		}
+	}
+	return ""
 }

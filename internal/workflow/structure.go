@@ -337,11 +337,22 @@ func (d *decoder) unknown(path string, m map[string]any, allowed ...string) []st
 		verb = "were"
 	}
 	var fixes []string
+	node := slices.Contains(allowed, "params") && slices.Contains(allowed, "purpose")
 	for _, k := range extra {
+		switch {
+		case path == "root" && slices.Contains([]string{"name", "title", "description", "version"}, k):
+			fixes = append(fixes, fmt.Sprintf("'%s': a workflow's name and description are given when it is saved (workflow_save's name and description, or pflow workflow save), not in its IR: remove \"%s\".", k, k))
+			continue
+		case node && slices.Contains([]string{"next", "on_error", "on", "then", "depends_on", "needs"}, k):
+			fixes = append(fixes, fmt.Sprintf("'%s': in JSON IR the flow is the \"edges\" list: {\"from\": \"<this step>\", \"to\": \"<step>\"} (add \"action\": \"error\" for a failure's route).", k))
+			continue
+		}
 		if a, ok := keyAliases[k]; ok && slices.Contains(allowed, a) {
 			fixes = append(fixes, fmt.Sprintf("'%s': did you mean '%s'?", k, a))
 		} else if s := suggest.Closest(k, allowed, 1, 0.5); len(s) > 0 {
 			fixes = append(fixes, fmt.Sprintf("'%s': did you mean '%s'?", k, s[0]))
+		} else if node && !strings.HasPrefix(k, "_") {
+			fixes = append(fixes, fmt.Sprintf("'%s': a step's params and controls go inside \"params\": {\"%s\": ...}.", k, k))
 		} else if strings.HasPrefix(path, "outputs.") || strings.HasPrefix(path, "inputs.") {
 			kind, setting := "output", "- source: ${step.output}"
 			if strings.HasPrefix(path, "inputs.") {

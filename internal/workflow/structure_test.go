@@ -52,7 +52,7 @@ func TestCheckStructure(t *testing.T) {
 			json: `{"nodes":[{"id":"a","type":"t","params":{},"parameters":{},"inputs":{}}],"edges":[{"from":"a","to":"a","source":"a"}],"extra":1,"inputs":{"i":{"typ":"string"}}}`,
 			want: []StructureError{
 				{"root", "Additional properties are not allowed ('extra' was unexpected)", "Remove unknown properties or check field names (valid keys here: ir_version, nodes, edges, start_node, mappings, inputs, outputs, enable_namespacing, template_resolution_mode, parallel)"},
-				{"nodes[0]", "Additional properties are not allowed ('inputs', 'parameters' were unexpected)", "'parameters': did you mean 'params'?\nValid keys here: id, type, purpose, params, batch"},
+				{"nodes[0]", "Additional properties are not allowed ('inputs', 'parameters' were unexpected)", "'inputs': a step's params and controls go inside \"params\": {\"inputs\": ...}.\n'parameters': did you mean 'params'?\nValid keys here: id, type, purpose, params, batch"},
 				{"edges[0]", "Additional properties are not allowed ('source' was unexpected)", "Remove unknown properties or check field names (valid keys here: from, to, action)"},
 				{"inputs.i", "Additional properties are not allowed ('typ' was unexpected)", "'typ': did you mean 'type'?\nValid keys here: description, required, type, default, stdin, env"},
 			},
@@ -213,5 +213,25 @@ func TestLegacyParametersKey(t *testing.T) {
 	}
 	if errs := w.CheckStructure(); len(errs) != 0 || w.Nodes[0].Params["command"] != "echo" {
 		t.Fatalf("params=%v errs=%v", w.Nodes[0].Params, errs)
+	}
+}
+
+// TestIRKeysInTheWrongPlace: keys written where JSON IR does not take them
+// are named with where they go: a name at the top (given when saving), a
+// param beside a step's id (inside "params"), a next or on_error (edges).
+func TestIRKeysInTheWrongPlace(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`{"name": "x", "nodes": [{"id": "a", "type": "shell", "params": {"command": "echo"}}]}`, "given when it is saved"},
+		{`{"nodes": [{"id": "a", "type": "shell", "command": "echo"}]}`, `go inside "params": {"command": ...}`},
+		{`{"nodes": [{"id": "a", "type": "shell", "params": {"command": "echo"}, "next": "b"}, {"id": "b", "type": "shell", "params": {"command": "echo"}}]}`, `the "edges" list`},
+		{`{"nodes": [{"id": "a", "type": "shell", "params": {"command": "echo"}, "on_error": "b"}, {"id": "b", "type": "shell", "params": {"command": "echo"}}]}`, `"action": "error"`},
+	} {
+		w, err := ParseJSON([]byte(c.src), "w.json")
+		if err != nil {
+			t.Fatalf("ParseJSON: %v", err)
+		}
+		if got := render(w.CheckStructure()); !strings.Contains(got, c.want) {
+			t.Errorf("%s: want %q in\n%s", c.src, c.want, got)
+		}
 	}
 }
