@@ -33,6 +33,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/pflow-go/pflow/internal/template"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Expr is a compiled condition.
@@ -148,8 +149,11 @@ func compile(src string) (*Expr, error) {
 	source := code.String()
 	tree, err := parser.Parse(source)
 	if err != nil {
-		return nil, &Error{Message: fmt.Sprintf("the condition %q is not a valid expression: %s.", src, firstLine(err.Error(), x)),
-			Fix: "Compare values with ==, !=, <, >, <=, >=, combine with and, or, not; e.g. '${count.stdout} > 0 and ${mode} == \"full\"'."}
+		fix := "Compare values with ==, !=, <, >, <=, >=, combine with and, or, not; e.g. '${count.stdout} > 0 and ${mode} == \"full\"'."
+		if j := singleEquals(src); j >= 0 {
+			fix = "'=' is not a comparison: write '==' (" + src[:j] + "==" + src[j+1:] + ")."
+		}
+		return nil, &Error{Message: fmt.Sprintf("the condition %q is not a valid expression: %s.", src, firstLine(err.Error(), x)), Fix: fix}
 	}
 	v := &inspector{paths: map[ast.Node]string{}, vars: map[string]int{}, declared: map[string]bool{}, seen: map[string]bool{},
 		defaulted: map[string]bool{}, callees: map[ast.Node]bool{}, collect: true}
@@ -483,7 +487,11 @@ func ParseCases(v any) ([]Case, error) {
 	list, ok := v.([]any)
 	if !ok {
 		if m, isMap := v.(map[string]any); isMap && len(m) > 1 {
-			return nil, fmt.Errorf("'cases' is an object, whose keys have no order; %s", how)
+			var b strings.Builder
+			for _, k := range value.SortedKeys(m) {
+				fmt.Fprintf(&b, "\n    - %s: %s", k, value.Stringify(m[k]))
+			}
+			return nil, fmt.Errorf("'cases' is an object, whose keys have no order; write cases as a list of '<action>: <condition>' items, in the order they are tried:\n- cases:%s", b.String())
 		} else if isMap {
 			list = []any{m}
 		} else {
@@ -518,4 +526,36 @@ func ParseCases(v any) ([]Case, error) {
 		}
 	}
 	return out, nil
+}
+
+// singleEquals finds a lone '=' (not ==, !=, <=, >=) outside quotes, or -1.
+func singleEquals(s string) int {
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '=':
+			prev, next := byte(0), byte(0)
+			if i > 0 {
+				prev = s[i-1]
+			}
+			if i+1 < len(s) {
+				next = s[i+1]
+			}
+			if next == '=' {
+				i++
+				continue
+			}
+			if prev != '=' && prev != '!' && prev != '<' && prev != '>' {
+				return i
+			}
+		}
+	}
+	return -1
 }

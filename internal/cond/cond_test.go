@@ -1,6 +1,7 @@
 package cond
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,32 @@ func TestCompileErrors(t *testing.T) {
 			t.Errorf("%q: got %v, want %q", src, err, want)
 		}
 	}
+}
+
+// TestSingleEqualsNamesTheComparison: '=' where '==' was meant is named with
+// the condition rewritten; '==', '!=', '<=', '>=' and '=' in quotes are not.
+func TestSingleEqualsNamesTheComparison(t *testing.T) {
+	for src, want := range map[string]string{
+		`${env} = "prod"`:             `(${env} == "prod")`,
+		`${a} == 1 and ${b} = 2`:      `(${a} == 1 and ${b} == 2)`,
+		`${n} >= 1 and ${mode}="x=y"`: `(${n} >= 1 and ${mode}=="x=y")`,
+	} {
+		_, err := Compile(src)
+		var ce *Error
+		if !errors.As(err, &ce) || !strings.Contains(ce.Fix, "'=' is not a comparison: write '==' "+want) {
+			t.Errorf("%q: got %v (fix %q), want %q", src, err, fixOf(ce), want)
+		}
+	}
+	if i := singleEquals(`${a} == "=" and ${b} != 1 and ${c} <= 2`); i != -1 {
+		t.Errorf("singleEquals found a lone '=' at %d", i)
+	}
+}
+
+func fixOf(e *Error) string {
+	if e == nil {
+		return ""
+	}
+	return e.Fix
 }
 
 func TestEvalErrors(t *testing.T) {

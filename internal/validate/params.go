@@ -126,7 +126,7 @@ func (v *validator) unknownParams() {
 		}
 		if spec != nil {
 			for _, f := range spec.Interface.Params {
-				if val, ok := given(f.Key); ok && !mapped[f.Key] {
+				if val, ok := given(f.Key); ok && !mapped[f.Key] && f.Sink != node.SinkExpr { // conditions say their own
 					if msg, fix := literalMismatch(f, val); msg != "" {
 						hint := "Corrected line:\n" + fix
 						if v.ir {
@@ -194,6 +194,9 @@ func (v *validator) unknownParams() {
 			fix := describeFix(n, p, "Parameters", known)
 			if instead, ok := stepkeys.Misplaced(p); ok {
 				msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': %s.", n.ID, n.Type, p, instead.Say)
+				if s, isText := n.Params[p].(string); isText && instead.Key == stepkeys.When {
+					msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': a step's condition is '- when:'; write '- when: %s'.", n.ID, n.Type, p, s)
+				}
 				fix.Replacement = instead.Key
 			} else if s := suggest.Closest(p, append(slices.Clone(known), stepkeys.Names()...), 1, 0.4); len(s) > 0 {
 				msg += fmt.Sprintf(" Did you mean '%s'?", s[0])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/cond"
 	"github.com/pflow-go/pflow/internal/node"
+	"github.com/pflow-go/pflow/internal/value"
 )
 
 // Type is the node type name.
@@ -50,6 +51,13 @@ func actionsOf(params map[string]any) []string {
 	if cases, err := cond.ParseCases(params["cases"]); err == nil {
 		for _, c := range cases {
 			out = append(out, c.Action)
+		}
+	} else if m, ok := params["cases"].(map[string]any); ok {
+		// Cases written as an object are refused for their order; their
+		// keys are still the actions meant, so their edges are not
+		// reported as well.
+		for _, k := range value.SortedKeys(m) {
+			out = append(out, k)
 		}
 	}
 	if d, ok := params["default"].(string); ok && d != "" && d != DefaultAction {
