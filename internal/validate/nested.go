@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/node"
@@ -161,11 +162,30 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 		})
 		return
 	}
+	misspelt := map[string]bool{} // keys of param_mapping named as a missing input's typo
 	for _, in := range child.Inputs {
 		if in == nil {
 			continue
 		}
 		if _, ok := pm[in.Name]; ok || !in.IsRequired() || in.Default != nil {
+			continue
+		}
+		if slices.ContainsFunc(childInputKeys, func(k string) bool { m, _ := n.Params[k].(map[string]any); _, ok := m[in.Name]; return ok }) {
+			continue // given under another tool's key: that key's error says to move it
+		}
+		var undeclared []string
+		for _, k := range value.SortedKeys(pm) {
+			if child.Inputs.Get(k) == nil {
+				undeclared = append(undeclared, k)
+			}
+		}
+		if near := suggest.Closest(in.Name, undeclared, 1, 0.5); len(near) > 0 {
+			misspelt[near[0]] = true
+			v.add(layerParams, Diagnostic{
+				Message: fmt.Sprintf("Node '%s' (workflow): param_mapping sets '%s', which the child workflow does not declare, and leaves out its required input '%s'", n.ID, near[0], in.Name),
+				NodeID:  n.ID, Param: "param_mapping", Line: n.Line,
+				Hint: fmt.Sprintf("Rename '%s' to '%s' in param_mapping.", near[0], in.Name),
+			})
 			continue
 		}
 		v.add(layerParams, Diagnostic{
@@ -175,7 +195,7 @@ func (v *validator) nestedExposure(n *workflow.Node, child *workflow.Workflow) {
 		})
 	}
 	for _, k := range value.SortedKeys(pm) {
-		if child.Inputs.Get(k) == nil {
+		if child.Inputs.Get(k) == nil && !misspelt[k] {
 			var names []string
 			for _, in := range child.Inputs {
 				if in != nil {

@@ -192,7 +192,14 @@ func (v *validator) unknownParams() {
 			}
 			msg := fmt.Sprintf("Node '%s' (%s): unknown parameter '%s'.", n.ID, n.Type, p)
 			fix := describeFix(n, p, "Parameters", known)
-			if instead, ok := stepkeys.Misplaced(p); ok {
+			if n.Nested() && slices.Contains(childInputKeys, p) {
+				form := "{<input>: ${...}}"
+				if m, ok := n.Params[p].(map[string]any); ok && len(m) > 0 {
+					form = value.YAMLFlow(m, func(k string) bool { return leadingIdent(k) == k })
+				}
+				msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': a child workflow's inputs are passed with '- param_mapping: %s'.", n.ID, n.Type, p, form)
+				fix.Replacement = "param_mapping"
+			} else if instead, ok := stepkeys.Misplaced(p); ok {
 				msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': %s.", n.ID, n.Type, p, instead.Say)
 				if s, isText := n.Params[p].(string); isText && instead.Key == stepkeys.When {
 					msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': a step's condition is '- when:'; write '- when: %s'.", n.ID, n.Type, p, s)
@@ -453,3 +460,7 @@ func blockTarget(spec *node.Spec, given func(string) (any, bool)) string {
 	}
 	return ""
 }
+
+// childInputKeys are other tools' keys for a child workflow's inputs
+// (a nested step takes them as param_mapping).
+var childInputKeys = []string{"inputs", "input", "params", "parameters", "args", "arguments", "with", "variables", "vars"}

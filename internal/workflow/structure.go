@@ -685,6 +685,9 @@ func (d *decoder) batch(path string, v any) *Batch {
 		fix := "Write the batch as a block of keys, a ```yaml batch block under the step:\n```yaml batch\nitems: ${<step>.<list output>}\nas: item\n```"
 		if form, ok := MappingForm(s); ok {
 			fix = fmt.Sprintf("Write the batch as a mapping: '- batch: %s', or as a ```yaml batch block with one 'key: value' line each.", form)
+		} else if t := strings.TrimSpace(s); strings.HasPrefix(t, "${") && strings.HasSuffix(t, "}") {
+			// the list alone: it is the batch's items
+			fix = fmt.Sprintf("The list goes under items: '- batch: {items: %s}' (each item is ${item} in the step), or a ```yaml batch block:\n```yaml batch\nitems: %s\n```", t, t)
 		}
 		d.add(path, fmt.Sprintf("%s is not of type 'object'", pyRepr(v)), fix)
 		return nil
