@@ -39,6 +39,9 @@ type Field struct {
 	// parsed (a shell command, source code, a URL). Empty means data: values
 	// are pasted into text or keep their type.
 	Sink Sink `json:"sink,omitempty"`
+	// Also are other tools' names for this param (curl's "data", requests'
+	// "json"): a step that writes one is told this param's key.
+	Also []string `json:"-"`
 }
 
 // Sink is how template values reach a param that is not plain data

@@ -199,6 +199,9 @@ func (v *validator) unknownParams() {
 				}
 				msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': a child workflow's inputs are passed with '- param_mapping: %s'.", n.ID, n.Type, p, form)
 				fix.Replacement = "param_mapping"
+			} else if f, ok := alsoNamed(spec, p); ok {
+				msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': %s's param for that is '%s'.", n.ID, n.Type, p, n.Type, f)
+				fix.Replacement = f
 			} else if instead, ok := stepkeys.Misplaced(p); ok {
 				msg = fmt.Sprintf("Node '%s' (%s): unknown parameter '%s': %s.", n.ID, n.Type, p, instead.Say)
 				if s, isText := n.Params[p].(string); isText && instead.Key == stepkeys.When {
@@ -459,6 +462,19 @@ func blockTarget(spec *node.Spec, given func(string) (any, bool)) string {
 		}
 	}
 	return ""
+}
+
+// alsoNamed finds the param of spec that other tools call name (node.Field.Also).
+func alsoNamed(spec *node.Spec, name string) (string, bool) {
+	if spec == nil {
+		return "", false
+	}
+	for _, f := range spec.Interface.Params {
+		if slices.Contains(f.Also, strings.ToLower(name)) {
+			return f.Key, true
+		}
+	}
+	return "", false
 }
 
 // childInputKeys are other tools' keys for a child workflow's inputs

@@ -60,7 +60,7 @@ func Spec() *node.Spec {
 		Interface: node.Interface{
 			Description: "Run inline Python (system python3). Declare every input with a type annotation (data: list) and the result (result: dict = ...); inputs arrive as native Python values.",
 			Params: []node.Field{
-				{Key: "code", Type: "str", Required: true, Sink: node.SinkCode, Description: "Python source, normally a ```python code block. Must declare `result: <type>` and set result. " +
+				{Key: "code", Type: "str", Required: true, Sink: node.SinkCode, Also: []string{"script", "source", "python", "py"}, Description: "Python source, normally a ```python code block. Must declare `result: <type>` and set result. " +
 					"Never put ${...} in the code: pass values through inputs (validation refuses a template in the code and shows the rewrite). Write $${ for a literal ${ in the code."},
 				{Key: "inputs", Type: "dict", Description: "Variables passed to the code as native values (name → value, e.g. data: ${fetch.response}). Each needs an annotation in the code (data: dict)."},
 				{Key: node.UnsafeSpliceParam, Type: "bool", Default: false, Description: "Paste template values into the code as Python source instead of refusing them. " +

@@ -315,7 +315,7 @@ func writeSpec() *node.Spec {
 			"With append, content is added to the end of the file instead.",
 		Params: []node.Field{
 			{Key: "file_path", Type: "str", Required: true, Sink: node.SinkPath, Description: "Path of the file to write. " + pathHelp},
-			{Key: "content", Type: "str", Required: true, Description: "Content to write; a dict or list is written as JSON. May be empty."},
+			{Key: "content", Type: "str", Required: true, Also: []string{"text", "data", "body", "contents"}, Description: "Content to write; a dict or list is written as JSON. May be empty."},
 			{Key: "append", Type: "bool", Default: false, Description: "Append to the file instead of replacing it."},
 			encodingParam,
 			{Key: "content_is_binary", Type: "bool", Default: false, Description: "content is base64 (e.g. from read-file or an http binary response); decode it and write the bytes."},

@@ -82,10 +82,10 @@ var iface = node.Interface{
 		{Key: node.UnsafeSpliceParam, Type: "bool", Default: false, Description: "Paste template values into the url as text instead of encoding them (a value can then add path segments, query parameters or change the host). " +
 			"Only for values you control, such as an 'owner/name' input meant as two path segments; --validate-only warns about it."},
 		{Key: "method", Type: "str", Enum: methodEnum, Description: "HTTP method; POST when a body is given, GET otherwise."},
-		{Key: "body", Type: "dict|list|str", Description: "Request body: a dict or list is sent as JSON (Content-Type: application/json unless a Content-Type header is set); a string is sent as-is (labelled application/json when it holds a JSON object or array)."},
-		{Key: "headers", Type: "dict", Description: "Request headers (name: value). A value with a line break (CR, LF) or NUL fails the step before sending, without retries. " +
+		{Key: "body", Type: "dict|list|str", Also: []string{"json", "data", "payload", "form", "request_body"}, Description: "Request body: a dict or list is sent as JSON (Content-Type: application/json unless a Content-Type header is set); a string is sent as-is (labelled application/json when it holds a JSON object or array)."},
+		{Key: "headers", Type: "dict", Also: []string{"header", "request_headers"}, Description: "Request headers (name: value). A value with a line break (CR, LF) or NUL fails the step before sending, without retries. " +
 			"Credential headers (Authorization, Cookie, API-key and token headers, any header holding auth_token, api_key or a secret-named input) are dropped when a redirect leads to another host or from https to http."},
-		{Key: "params", Type: "dict", Description: "Query-string parameters (name: value; a list value repeats the name), added to any query already in the URL."},
+		{Key: "params", Type: "dict", Also: []string{"query", "query_params", "querystring", "qs", "search_params", "parameters"}, Description: "Query-string parameters (name: value; a list value repeats the name), added to any query already in the URL."},
 		{Key: "timeout", Type: "float", Default: int64(30), Description: "Seconds (e.g. 30 or 0.5) the whole request may take, including reading the response."},
 		{Key: "auth_token", Type: "str", Description: "Bearer token, sent as 'Authorization: Bearer <token>'. Cannot be combined with api_key."},
 		{Key: "api_key", Type: "str", Description: "API key, sent in the api_key_header header. Cannot be combined with auth_token."},

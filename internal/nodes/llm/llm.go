@@ -165,8 +165,8 @@ func Spec(defaultModel string) *node.Spec {
 		Interface: node.Interface{
 			Description: "Call a large language model (Anthropic, OpenAI, or any OpenAI-compatible server such as Ollama, vLLM, LM Studio, OpenRouter) with a prompt; optional system prompt, images and structured output.",
 			Params: []node.Field{
-				{Key: "prompt", Type: "str", Required: true, Description: "The prompt. Wire data in with templates: ${previous.output}."},
-				{Key: "system", Type: "str", Description: "System prompt."},
+				{Key: "prompt", Type: "str", Required: true, Also: []string{"message", "input", "text", "question", "user", "user_prompt", "messages"}, Description: "The prompt. Wire data in with templates: ${previous.output}."},
+				{Key: "system", Type: "str", Also: []string{"system_prompt", "system_message", "instructions"}, Description: "System prompt."},
 				{Key: "model", Type: "str", Description: "provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5.2, ollama/llama3.2 (default: settings llm.default_model, else detected from API keys)."},
 				{Key: "temperature", Type: "float", Description: "Sampling temperature, 0–2 (Anthropic accepts up to 1)."},
 				{Key: "max_tokens", Type: "int", Description: "Maximum tokens in the answer (Anthropic default 8192)."},

@@ -66,13 +66,13 @@ var iface = node.Interface{
 		"the step succeeds with exit_code 1 and empty output. Exit code 2 from those tools is an " +
 		"error as usual. The decision uses only the command and its exit code, never stderr text.",
 	Params: []node.Field{
-		{Key: "command", Type: "str", Required: true, Sink: node.SinkShell, Description: "Shell command or script to run with /bin/sh -c (pipes, redirects and multiple lines allowed). " +
+		{Key: "command", Type: "str", Required: true, Sink: node.SinkShell, Also: []string{"cmd", "run", "script", "bash", "sh", "shell"}, Description: "Shell command or script to run with /bin/sh -c (pipes, redirects and multiple lines allowed). " +
 			"Template values are never pasted into the command: each ${...} is passed as an environment variable and referenced where it stands, " +
 			"so \"${x}\" and '${x}' yield the value as one word and an unquoted ${x} behaves like an unquoted shell variable; nothing a value contains is run as shell."},
 		{Key: node.UnsafeSpliceParam, Type: "bool", Default: false, Description: "Paste template values into the command as shell code instead of binding them as variables. " +
 			"Only for values you wrote yourself: a value from data (a web page, an issue title, an LLM answer) can then run any command. --validate-only warns about it."},
 		{Key: "stdin", Type: "any", Description: "Data written to the command's standard input: a string as-is, a dict or list as JSON, a bool as true/false, a number as text. Omit for no input."},
-		{Key: "cwd", Type: "str", Description: "Working directory; ~ is expanded and a relative path resolves against the workflow file's directory (the current directory when there is none). Must exist."},
+		{Key: "cwd", Type: "str", Also: []string{"workdir", "working_dir", "working_directory", "dir", "directory", "cd"}, Description: "Working directory; ~ is expanded and a relative path resolves against the workflow file's directory (the current directory when there is none). Must exist."},
 		{Key: "env", Type: "dict", Description: "Environment variables set for the command, merged over pflow's own environment."},
 		{Key: "timeout", Type: "float", Default: int64(30), Description: "Seconds (e.g. 30 or 0.5) before the command and every process it started are stopped (SIGTERM, then SIGKILL after 2 s) and the step fails."},
 		{Key: "ignore_errors", Type: "bool", Default: false, Description: "Continue (action 'default') even when the command exits with a non-zero code. A timeout still fails."},
