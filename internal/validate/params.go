@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/pflow-go/pflow/internal/stepkeys"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -475,6 +476,27 @@ func alsoNamed(spec *node.Spec, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// withAlsoKeys is params with each param written under another tool's name
+// (node.Field.Also) under its own key too, for what is derived from params
+// (a step's actions) while the unknown key is reported on its own.
+func withAlsoKeys(spec *node.Spec, params map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range params {
+		if key, ok := alsoNamed(spec, k); ok {
+			if _, given := params[key]; !given {
+				if out == nil {
+					out = maps.Clone(params)
+				}
+				out[key] = v
+			}
+		}
+	}
+	if out == nil {
+		return params
+	}
+	return out
 }
 
 // childInputKeys are other tools' keys for a child workflow's inputs

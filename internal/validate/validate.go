@@ -131,7 +131,7 @@ func (v *validator) edgeActions() {
 		allowed := []string{"default", "error"}
 		actions := spec.Interface.Actions
 		if spec.StepActions != nil { // actions that depend on the step's params (ask: its choices)
-			actions = spec.StepActions(n.Params)
+			actions = spec.StepActions(withAlsoKeys(spec, n.Params))
 		}
 		for _, a := range actions {
 			if !slices.Contains(allowed, a) {

@@ -71,12 +71,12 @@ var iface = node.Interface{
 		"with status waiting until `pflow runs answer <run> <choice>`. " +
 		"Its action is the answer: approved (approve), denied (deny), the choice's name for other choices, timeout.",
 	Params: []node.Field{
-		{Key: "message", Type: "str", Required: true, Description: "The question, with the values it is about to act on (templates are filled in)."},
-		{Key: "choices", Type: "list[str]", Default: []any{"approve", "deny"}, Description: "The choices the person picks from: names of lowercase letters, digits, '-' and '_'."},
+		{Key: "message", Type: "str", Required: true, Also: []string{"question", "prompt", "text", "title"}, Description: "The question, with the values it is about to act on (templates are filled in)."},
+		{Key: "choices", Type: "list[str]", Also: []string{"options", "answers", "buttons", "actions"}, Default: []any{"approve", "deny"}, Description: "The choices the person picks from: names of lowercase letters, digits, '-' and '_'."},
 		{Key: "schema", Type: "dict", Description: "Typed input to ask for as well: a flat JSON schema object ({type: object, properties: {name: {type: string}}, required: [name]}); properties are string, number, integer or boolean."},
 		{Key: "timeout", Type: "str", Description: "How long to wait for a person who is being asked (seconds or a duration: 30, 10m); a paused run waits until answered."},
 		{Key: "default", Type: "str", Description: "The choice taken when the timeout passes (without it the step takes the timeout action)."},
-		{Key: "who", Type: "str", Description: "Who may answer (a person or role), shown with the question."},
+		{Key: "who", Type: "str", Also: []string{"approver", "assignee", "approvers"}, Description: "Who may answer (a person or role), shown with the question."},
 	},
 	Outputs: []node.Field{
 		{Key: "choice", Type: "str", Description: "The choice picked (the default on a timeout; empty on a timeout without default)."},
