@@ -1,0 +1,505 @@
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pflow-go/pflow/internal/home"
+)
+
+// Another user of the same machine (see docs/security.md, "The home is
+// yours alone" and "Boundaries on a shared machine"). When the suite runs
+// as root, as CI does, these tests run programs as user nobody (65534)
+// against a home that belongs to root, and check what that user could see
+// or make root's pflow do. Root ignores permissions, so only a process of
+// another user shows whether a file is really private.
+
+// otherUserVar makes the test binary one of the other user's programs (see
+// runOtherUser); its value is the mode.
+const otherUserVar = "PFLOW_RELIABILITY_OTHER_USER"
+
+// otherSecretVar holds a text whose presence in a file the other user
+// reads is reported as a leak.
+const otherSecretVar = "PFLOW_RELIABILITY_OTHER_SECRET"
+
+// probeResult is what the other user's program found at one path.
+type probeResult struct {
+	Path string `json:"path"`
+	Read bool   `json:"read"`           // the file was read, or the directory listed
+	Leak bool   `json:"leak,omitempty"` // what was read holds the secret
+	Err  string `json:"err,omitempty"`
+}
+
+// runOtherUser is the other user's program (the test binary, run as user
+// nobody). Modes:
+//
+//   - read PATH...: read each file (list each directory) and print a
+//     probeResult per path, one JSON object a line.
+//   - walk DIR: read every file and list every directory under DIR that
+//     the user can, printing a probeResult for each.
+//   - post URL BODY [AUTHORIZATION]: POST BODY as a stateless MCP request
+//     and print the status code, a newline and the answer.
+//   - drop:MODE ARGS...: run as root (from a step), run this program again
+//     as nobody in MODE.
+func runOtherUser(mode string, args []string) int {
+	out := json.NewEncoder(os.Stdout)
+	secret := os.Getenv(otherSecretVar)
+	probe := func(path string) probeResult {
+		r := probeResult{Path: path}
+		var data []byte
+		st, err := os.Lstat(path)
+		if err == nil && st.IsDir() {
+			var es []os.DirEntry
+			es, err = os.ReadDir(path)
+			for _, e := range es {
+				data = append(data, e.Name()+"\n"...)
+			}
+		} else if err == nil {
+			data, err = os.ReadFile(path)
+		}
+		if err != nil {
+			r.Err = err.Error()
+			return r
+		}
+		r.Read = true
+		r.Leak = secret != "" && bytes.Contains(data, []byte(secret))
+		return r
+	}
+	switch {
+	case mode == "read":
+		for _, p := range args {
+			out.Encode(probe(p))
+		}
+	case mode == "walk":
+		filepath.WalkDir(args[0], func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				out.Encode(probeResult{Path: path, Err: err.Error()})
+				return nil
+			}
+			out.Encode(probe(path))
+			return nil
+		})
+	case mode == "post":
+		code, body, err := postMCP(args[0], args[1], args[2:]...)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("%d\n%s", code, body)
+	case strings.HasPrefix(mode, "drop:"):
+		self, _ := os.Executable()
+		cmd := exec.Command(self, args...)
+		cmd.Env = []string{otherUserVar + "=" + strings.TrimPrefix(mode, "drop:"), otherSecretVar + "=" + secret}
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		cmd.SysProcAttr = asNobody()
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
+		return 2
+	}
+	return 0
+}
+
+// asNobody makes a process run as user and group nobody, without root's
+// supplementary groups.
+func asNobody() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, NoSetGroups: true}}
+}
+
+// statelessMeta is the _meta of a stateless MCP request (revision 2026-07-28).
+const statelessMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"other-user","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// toolCall is the body of a stateless tools/call request.
+func toolCall(tool string, args map[string]any) string {
+	b, _ := json.Marshal(args)
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + statelessMeta + `,"name":"` + tool + `","arguments":` + string(b) + `}}`
+}
+
+// postMCP sends one stateless MCP request (with an Authorization header
+// when given) and returns the status and the answer (the JSON-RPC message,
+// taken out of an event stream).
+func postMCP(url, body string, authorization ...string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	json.Unmarshal([]byte(body), &m)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", m.Method)
+	if m.Params.Name != "" {
+		req.Header.Set("Mcp-Name", m.Params.Name)
+	}
+	if len(authorization) > 0 && authorization[0] != "" {
+		req.Header.Set("Authorization", authorization[0])
+	}
+	c := &http.Client{Timeout: 60 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, "", err
+	}
+	text := string(b)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(text, "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, `"id":1`) {
+				text = d
+			}
+		}
+	}
+	return resp.StatusCode, text, nil
+}
+
+// otherUser is the other user of the machine.
+type otherUser struct {
+	t   *testing.T
+	bin string // a copy of the test binary the user may run
+}
+
+// newOtherUser returns the other user. It needs root (to run a program as
+// nobody); CI runs the suite as root.
+func newOtherUser(t *testing.T) *otherUser {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("acting as another user needs root (CI runs this suite as root): run as root to check the multi-user boundaries")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &otherUser{t: t, bin: worldReadable(t, self)}
+}
+
+// run runs the user's program in mode and returns its output.
+func (o *otherUser) run(mode string, secret string, args ...string) string {
+	o.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, o.bin, args...)
+	cmd.Env = []string{otherUserVar + "=" + mode, otherSecretVar + "=" + secret, "PATH=/usr/bin:/bin"}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = asNobody()
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Run(); err != nil {
+		o.t.Fatalf("the other user's %s %v: %v\n%s%s", mode, args, err, so.String(), se.String())
+	}
+	return so.String()
+}
+
+// probe runs mode read or walk and returns what the user found.
+func (o *otherUser) probe(mode, secret string, paths ...string) []probeResult {
+	o.t.Helper()
+	return parseProbes(o.t, o.run(mode, secret, paths...))
+}
+
+func parseProbes(t *testing.T, out string) []probeResult {
+	t.Helper()
+	var rs []probeResult
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var r probeResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("the other user's program printed %q: %v", line, err)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// pflowAs runs pflow as the other user.
+func (o *otherUser) pflow(bin, root, dir string, args ...string) runResult {
+	o.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env(root)
+	cmd.Dir = dir
+	cmd.SysProcAttr = asNobody()
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		o.t.Fatalf("pflow %v as the other user: %v", args, err)
+	}
+	return runResult{so.String(), se.String(), code}
+}
+
+// sharedDir is a fresh directory every user may enter (0755), as /home or
+// /srv are: what is private in it is private by its own modes.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pflow-multiuser-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// giveAway makes everything under path belong to the other user.
+func giveAway(t *testing.T, path string) {
+	t.Helper()
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobody, nobody)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serveHTTP starts `pflow mcp serve --http 127.0.0.1:0` as the current user
+// with args and returns its URL and its stderr so far; it is stopped with
+// SIGINT when the test ends (or by stop).
+func serveHTTP(t *testing.T, root, dir string, args ...string) (url string, stop func() string) {
+	t.Helper()
+	cmd := exec.Command(pflowBin(t), append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = env(root)
+	cmd.Dir = dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	logged := make(chan struct{})
+	urlc := make(chan string, 1)
+	go func() {
+		defer close(logged)
+		sc := bufio.NewScanner(stderr)
+		re := regexp.MustCompile(`listening on (http://\S+)`)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urlc <- m[1]
+			}
+		}
+	}()
+	stopped := false
+	stop = func() string {
+		if !stopped {
+			stopped = true
+			cmd.Process.Signal(syscall.SIGINT)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second): // only a hung server gets here
+				cmd.Process.Kill()
+				<-done
+			}
+			<-logged
+		}
+		return log.String()
+	}
+	t.Cleanup(func() { stop() })
+	select {
+	case u := <-urlc:
+		return u, stop
+	case <-logged:
+		t.Fatalf("pflow mcp serve --http exited before listening:\n%s", stop())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("pflow mcp serve --http did not start within 60 s:\n%s", stop())
+	}
+	return "", nil
+}
+
+// reportWorkflow reads a secret-named input and long piped notes, caches
+// a step, and lets the other user look at the temporary directory
+// that holds the notes while the second step runs.
+const reportWorkflow = "# Report\nSends a report with a token.\n\n" +
+	"## Inputs\n\n### api_token\nThe API token.\n- type: string\n\n" +
+	"### notes\nLong notes, piped.\n- type: string\n- stdin: true\n\n" +
+	"## Steps\n\n### greet\nUse the token (a step with a secret is never cached).\n- type: shell\n\n" +
+	"```shell command\necho \"token ${api_token}\"\n```\n\n" +
+	"### size\nCount the notes, cached.\n- type: shell\n- cache: true\n\n" +
+	"```shell command\nprintf '%s' \"${notes}\" | wc -c\n```\n\n" +
+	"### probe\nLet the other user look at the notes' temporary file.\n- type: shell\n\n" +
+	"```shell command\nprintf '%s' \"${notes}\" | wc -c\n" +
+	"PFLOW_RELIABILITY_OTHER_USER=drop:read \"$PROBE\" \"$TMPDIR\"/pflow-values-* \"$TMPDIR\"/pflow-values-*/*\n```\n\n" +
+	"## Outputs\n\n### said\nWhat greet said.\n- source: ${greet.stdout}\n\n" +
+	"### seen\nWhat the other user found.\n- source: ${probe.stdout}\n"
+
+// TestOtherUserReadsNothingInTheHome: after real runs of a workflow with a
+// secret-named input, a saved workflow's run, settings with a key and the
+// token file of `pflow mcp serve --http`, every file in the home is 0600
+// and every directory 0700; the other user can read none of them — not
+// even with the home itself opened to 0755, which pflow accepts — nor the
+// temporary file that carries a large value to a step while it runs, and
+// pflow run as that user refuses the home.
+func TestOtherUserReadsNothingInTheHome(t *testing.T) {
+	other := newOtherUser(t)
+	const secret = "s3cret-MultiUser-7d41c9"
+	const keySecret = "sk-MultiUserSettings-90be"
+	base := sharedDir(t)
+	root := filepath.Join(base, "home")
+	p := home.Resolve(root)
+	tmp := filepath.Join(base, "tmp")
+	os.Mkdir(tmp, 0o700)
+	os.Chmod(tmp, 0o1777) // a shared TMPDIR, as /tmp is
+	src := filepath.Join(base, "src")
+	wf := writeFile(t, filepath.Join(src, "report.pflow.md"), reportWorkflow)
+	notes := strings.Repeat("notes ", 40<<10) + secret // over 128 KiB: a file in TMPDIR
+	extra := []string{"TMPDIR=" + tmp, "PROBE=" + other.bin, otherSecretVar + "=" + secret}
+
+	mustIn(t, root, src, extra, "settings", "set-env", "OPENAI_API_KEY", keySecret)
+	mustIn(t, root, src, extra, "workflow", "save", wf, "--name", "report")
+	var seen string
+	for _, target := range []string{"report", wf} {
+		r := pflowIn(t, root, src, extra, notes, "--output-format", "json", target, "api_token="+secret)
+		if r.Code != 0 {
+			t.Fatalf("pflow %s: exit %d\n%s\n%s", target, r.Code, r.Stdout, r.Stderr)
+		}
+		var out struct {
+			Result map[string]string `json:"result"`
+		}
+		json.Unmarshal([]byte(r.Stdout), &out)
+		seen = out.Result["seen"]
+	}
+	// While the step ran, its value was in TMPDIR, out of the other
+	// user's reach, and it is gone once the step ended.
+	probes := parseProbes(t, strings.TrimSpace(strings.SplitN(seen, "\n", 2)[1]))
+	if len(probes) != 2 || !strings.Contains(probes[0].Path, "pflow-values-") {
+		t.Fatalf("the step did not see its value's temporary directory: %q", seen)
+	}
+	for _, pr := range probes {
+		if pr.Read || !strings.Contains(pr.Err, "permission denied") {
+			t.Errorf("the other user reached the temporary copy of a step's value: %+v", pr)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("TMPDIR keeps %v after the runs", left)
+	}
+	_, stop := serveHTTP(t, root, src) // makes mcp-serve.token
+	stop()
+
+	// Every file 0600, every directory 0700; and the ones that matter are
+	// there, so that this proves something.
+	var files []string
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := os.Lstat(path)
+		switch {
+		case st.IsDir() && st.Mode().Perm() != 0o700:
+			t.Errorf("directory %s has mode %04o, want 0700", path, st.Mode().Perm())
+		case st.Mode().IsRegular() && st.Mode().Perm() != 0o600:
+			t.Errorf("file %s has mode %04o, want 0600", path, st.Mode().Perm())
+		case !st.IsDir() && !st.Mode().IsRegular():
+			t.Errorf("%s is neither a file nor a directory (%s)", path, st.Mode())
+		}
+		if st.Mode().IsRegular() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	glob := func(pattern string) string {
+		t.Helper()
+		m, _ := filepath.Glob(filepath.Join(root, pattern))
+		if len(m) == 0 {
+			t.Fatalf("no %s under the home after the runs: the test proves nothing", pattern)
+		}
+		return m[0]
+	}
+	named := []string{
+		glob("runs/*/run.json"), glob("runs/*/steps.jsonl"), glob("debug/workflow-trace-*.json"),
+		glob("workflows/report.pflow.md"), glob("mcp-serve.token"), glob("settings.json"), glob("cache/steps/*/*.json"),
+	}
+	if b, _ := os.ReadFile(p.Settings); !bytes.Contains(b, []byte(keySecret)) {
+		t.Fatalf("settings.json does not hold the key: the test proves nothing")
+	}
+	if b, _ := os.ReadFile(named[3]); !bytes.Contains(b, []byte("last_execution_params")) {
+		t.Fatalf("the saved workflow has no last_execution_params: the test proves nothing\n%s", b)
+	}
+
+	// The home is the user's own; opened to 0755 (accepted: no one else
+	// can change it), it still shows the other user nothing but names.
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustIn(t, root, src, nil, "workflow", "list")
+	for _, pr := range other.probe("read", secret, append(named, files...)...) {
+		if pr.Read || !strings.Contains(pr.Err, "permission denied") {
+			t.Errorf("the other user read %s (%+v)", pr.Path, pr)
+		}
+	}
+	for _, s := range []string{secret, keySecret} {
+		for _, pr := range other.probe("walk", s, base) {
+			if pr.Leak {
+				t.Errorf("the other user read a secret in %s", pr.Path)
+			}
+			if pr.Read && strings.HasPrefix(pr.Path, root+"/") {
+				t.Errorf("the other user read %s", pr.Path)
+			}
+		}
+	}
+	// pflow, run by the other user on this home, refuses it.
+	r := other.pflow(worldReadable(t, pflowBin(t)), root, "/", "workflow", "list")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "belongs to root") || strings.Contains(r.Stdout+r.Stderr, "report") {
+		t.Errorf("pflow as the other user on root's home: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// mustIn is pflowIn that fails the test on a non-zero exit.
+func mustIn(t *testing.T, root, dir string, extraEnv []string, args ...string) runResult {
+	t.Helper()
+	r := pflowIn(t, root, dir, extraEnv, "", args...)
+	if r.Code != 0 {
+		t.Fatalf("pflow %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+// errMarker is returned by marked when a marker file exists.
+var errMarker = errors.New("marker exists")
+
+// marked reports whether the marker file exists.
+func marked(path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return errMarker
+	}
+	return nil
+}
