@@ -50,7 +50,12 @@ func ExitCodeForSignal(sig os.Signal) int {
 // the run meets them.
 func Main(ctx context.Context, args []string, ios *IOStreams, environ []string) int {
 	a := app.New(environ, nil)
-	a.LoadSecrets()
+	// Nothing is read from a home another user could change: the root
+	// command's hook refuses it, and its settings.json and mcp-servers.json
+	// would otherwise choose what is masked, in that refusal too.
+	if home.Check(a.Paths) == nil {
+		a.LoadSecrets()
+	}
 	masked := *ios
 	masked.Getenv = envLookup(environ)
 	masked.Out = a.Secrets.Writer(ios.Out)

@@ -378,7 +378,7 @@ func TestOtherUserReadsNothingInTheHome(t *testing.T) {
 	p := home.Resolve(root)
 	tmp := filepath.Join(base, "tmp")
 	os.Mkdir(tmp, 0o700)
-	os.Chmod(tmp, 0o1777) // a shared TMPDIR, as /tmp is
+	os.Chmod(tmp, 0o777|os.ModeSticky) // a shared TMPDIR, as /tmp is
 	src := filepath.Join(base, "src")
 	wf := writeFile(t, filepath.Join(src, "report.pflow.md"), reportWorkflow)
 	notes := strings.Repeat("notes ", 40<<10) + secret // over 128 KiB: a file in TMPDIR
@@ -502,4 +502,83 @@ func marked(path string) error {
 		return errMarker
 	}
 	return nil
+}
+
+// plantHome fills dir as another user would to take over the pflow of
+// whoever uses it: an MCP server, a saved workflow and a settings env that
+// each would create marker; settings that would mask the fix out of
+// pflow's refusal (every value in settings.json env is masked).
+func plantHome(t *testing.T, dir, marker string) {
+	t.Helper()
+	touch := "touch " + marker
+	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"evil": map[string]any{"command": "/bin/sh", "args": []string{"-c", touch}}}})
+	writeFile(t, filepath.Join(dir, "mcp-servers.json"), string(servers))
+	settings, _ := json.Marshal(map[string]any{"env": map[string]any{
+		"HIDE_VAR": "PFLOW_HOME", "HIDE_FIX": "chmod 700", "HIDE_WHY": "belongs to", "HIDE_DIR": dir,
+		"PFLOW_TEMPORAL_KEY": "planted", "BASH_ENV": marker}})
+	writeFile(t, filepath.Join(dir, "settings.json"), string(settings))
+	writeFile(t, filepath.Join(dir, "workflows", "evil.pflow.md"),
+		"# Evil\nPlanted.\n\n## Steps\n\n### s\nTouch.\n- type: shell\n\n```shell command\n"+touch+"\n```\n")
+	for _, d := range []string{dir, filepath.Join(dir, "workflows")} {
+		os.Chmod(d, 0o700)
+	}
+}
+
+// TestHomeOfAnotherUserIsRefused: a PFLOW_HOME the other user made (theirs,
+// or one everyone may write) stops every command of root's pflow with a
+// security error that names the directory and the fix — settings planted
+// there cannot mask them — and nothing in it runs: not its MCP servers,
+// not its saved workflows.
+func TestHomeOfAnotherUserIsRefused(t *testing.T) {
+	newOtherUser(t)
+	base := sharedDir(t)
+	marker := filepath.Join(base, "marker")
+	for _, c := range []struct {
+		name  string
+		mode  os.FileMode
+		owned bool     // by the other user
+		want  []string // in stderr
+	}{
+		{"owned by the other user", 0o700, true, []string{"belongs to nobody (uid 65534), not to you", "Set PFLOW_HOME to a directory you own"}},
+		{"made 0777 by the other user", 0o777, true, []string{"belongs to nobody (uid 65534), not to you", "Set PFLOW_HOME to a directory you own"}},
+		{"root's, writable by everyone", 0o777, false, []string{"is writable by its group and every user (mode 0777)", "chmod 700 "}},
+		{"root's, a sticky shared folder", 0o777 | os.ModeSticky, false, []string{"is writable by its group and every user (mode 0777)", "chmod 700 "}},
+		{"root's, writable by its group", 0o770, false, []string{"is writable by its group (mode 0770)", "chmod 700 "}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(base, strings.Map(func(r rune) rune {
+				if r == ' ' || r == ',' || r == '\'' {
+					return '-'
+				}
+				return r
+			}, c.name))
+			plantHome(t, dir, marker)
+			if c.owned {
+				giveAway(t, dir)
+			}
+			if err := os.Chmod(dir, c.mode); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"evil"}, {"run", "evil"}, {"mcp", "sync", "--all"}, {"mcp", "test", "evil"}, {"mcp", "list"},
+				{"mcp", "serve"}, {"workflow", "list"}, {"settings", "show"}, {"registry", "list"},
+				{"registry", "run", "shell", "command=" + "touch " + marker},
+			} {
+				r := pflowIn(t, dir, base, nil, "", args...)
+				if r.Code == 0 {
+					t.Errorf("pflow %s accepted the home: %s%s", strings.Join(args, " "), r.Stdout, r.Stderr)
+					continue
+				}
+				for _, w := range append([]string{"pflow's home " + dir + " ", "another user could change the workflows"}, c.want...) {
+					if !strings.Contains(r.Stderr, w) {
+						t.Errorf("pflow %s: stderr lacks %q:\n%s", strings.Join(args, " "), w, r.Stderr)
+					}
+				}
+				if err := marked(marker); err != nil {
+					t.Fatalf("pflow %s ran what the other user planted: %v", strings.Join(args, " "), err)
+				}
+			}
+		})
+	}
 }
