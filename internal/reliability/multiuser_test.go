@@ -582,3 +582,63 @@ func TestHomeOfAnotherUserIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// markerWorkflow is an inline workflow whose one shell step creates marker.
+func markerWorkflow(marker string) string {
+	return "# Touch\nCreates a marker.\n\n## Steps\n\n### touch\nTouch it.\n- type: shell\n\n```shell command\ntouch " + marker + "\n```\n"
+}
+
+// TestOtherUserCannotUseTheHTTPServer: `pflow mcp serve --http` started by
+// root without a token makes one only root can read; the other user,
+// without it, gets 401 for every request — a workflow_execute of a shell
+// step never runs — and cannot read the token file. The same request with
+// the token runs the step (so the refusal is the token's doing).
+func TestOtherUserCannotUseTheHTTPServer(t *testing.T) {
+	other := newOtherUser(t)
+	base := sharedDir(t)
+	root := filepath.Join(base, "home")
+	p := home.Resolve(root)
+	marker := filepath.Join(base, "marker")
+	url, _ := serveHTTP(t, root, base)
+	call := toolCall("workflow_execute", map[string]any{"workflow": markerWorkflow(marker)})
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"other","version":"1"}}}`
+
+	guess := "Bearer " + strings.Repeat("0", 64)
+	for _, c := range []struct{ name, body, auth string }{
+		{"workflow_execute without a token", call, ""},
+		{"workflow_execute with a guessed token", call, guess},
+		{"workflow_execute with an empty bearer", call, "Bearer "},
+		{"workflow_execute with the home's path as token", call, "Bearer " + p.MCPServeToken},
+		{"initialize without a token", initialize, ""},
+	} {
+		out := other.run("post", "", url, c.body, c.auth)
+		code, body, _ := strings.Cut(out, "\n")
+		if code != "401" || !strings.Contains(body, "unauthorized") {
+			t.Errorf("%s: %s %s, want 401", c.name, code, body)
+		}
+		if err := marked(marker); err != nil {
+			t.Fatalf("%s: the shell step ran for the other user", c.name)
+		}
+	}
+	// The token file is root's alone, even in a home opened to 0755.
+	for _, mode := range []os.FileMode{0o700, 0o755} {
+		os.Chmod(root, mode)
+		for _, pr := range other.probe("read", "", p.MCPServeToken) {
+			if pr.Read || !strings.Contains(pr.Err, "permission denied") {
+				t.Errorf("home mode %04o: the other user read the token file: %+v", mode, pr)
+			}
+		}
+	}
+	// Root, with the token, runs the same call.
+	tok, err := os.ReadFile(p.MCPServeToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body, err := postMCP(url, call, "Bearer "+strings.TrimSpace(string(tok)))
+	if err != nil || code != http.StatusOK || !strings.Contains(body, `\"status\":\"success\"`) {
+		t.Fatalf("root's call with the token: %d %s %v", code, body, err)
+	}
+	if marked(marker) == nil {
+		t.Fatalf("root's call did not run the step: the refusals above prove nothing")
+	}
+}
