@@ -289,12 +289,13 @@ func giveAway(t *testing.T, path string) {
 }
 
 // serveHTTP starts `pflow mcp serve --http 127.0.0.1:0` as the current user
-// with args and returns its URL and its stderr so far; it is stopped with
-// SIGINT when the test ends (or by stop).
-func serveHTTP(t *testing.T, root, dir string, args ...string) (url string, stop func() string) {
+// with args and extra environment, and returns its URL, its process id and
+// stop, which stops it with SIGINT (as the end of the test does) and
+// returns its stderr.
+func serveHTTP(t *testing.T, root, dir string, extraEnv []string, args ...string) (url string, pid int, stop func() string) {
 	t.Helper()
 	cmd := exec.Command(pflowBin(t), append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = env(root)
+	cmd.Env = env(root, extraEnv...)
 	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -337,13 +338,13 @@ func serveHTTP(t *testing.T, root, dir string, args ...string) (url string, stop
 	t.Cleanup(func() { stop() })
 	select {
 	case u := <-urlc:
-		return u, stop
+		return u, cmd.Process.Pid, stop
 	case <-logged:
 		t.Fatalf("pflow mcp serve --http exited before listening:\n%s", stop())
 	case <-time.After(60 * time.Second):
 		t.Fatalf("pflow mcp serve --http did not start within 60 s:\n%s", stop())
 	}
-	return "", nil
+	return "", 0, nil
 }
 
 // reportWorkflow reads a secret-named input and long piped notes, caches
@@ -412,7 +413,7 @@ func TestOtherUserReadsNothingInTheHome(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("TMPDIR keeps %v after the runs", left)
 	}
-	_, stop := serveHTTP(t, root, src) // makes mcp-serve.token
+	_, _, stop := serveHTTP(t, root, src, nil) // makes mcp-serve.token
 	stop()
 
 	// Every file 0600, every directory 0700; and the ones that matter are
@@ -599,7 +600,7 @@ func TestOtherUserCannotUseTheHTTPServer(t *testing.T) {
 	root := filepath.Join(base, "home")
 	p := home.Resolve(root)
 	marker := filepath.Join(base, "marker")
-	url, _ := serveHTTP(t, root, base)
+	url, _, _ := serveHTTP(t, root, base, nil)
 	call := toolCall("workflow_execute", map[string]any{"workflow": markerWorkflow(marker)})
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"other","version":"1"}}}`
 
@@ -640,5 +641,52 @@ func TestOtherUserCannotUseTheHTTPServer(t *testing.T) {
 	}
 	if marked(marker) == nil {
 		t.Fatalf("root's call did not run the step: the refusals above prove nothing")
+	}
+}
+
+// TestTokenOnTheCommandLineIsNamed: every local user can read a process's
+// command line (ps), not its environment. A server given --token warns that
+// the other user can read it there (and they can: the test reads it as
+// that user); one given PFLOW_MCP_TOKEN shows the other user nothing and
+// does not warn.
+func TestTokenOnTheCommandLineIsNamed(t *testing.T) {
+	other := newOtherUser(t)
+	base := sharedDir(t)
+	root := filepath.Join(base, "home")
+	const tok = "cmdline-token-MultiUser-5be0a7c3d2e1"
+	for _, c := range []struct {
+		name  string
+		env   []string
+		args  []string
+		warns bool
+	}{
+		{"--token", nil, []string{"--token", tok}, true},
+		{"PFLOW_MCP_TOKEN", []string{"PFLOW_MCP_TOKEN=" + tok}, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url, pid, stop := serveHTTP(t, root, base, c.env, c.args...)
+			proc := fmt.Sprintf("/proc/%d/", pid)
+			seen := false
+			for _, pr := range other.probe("read", tok, proc+"cmdline", proc+"environ") {
+				seen = seen || pr.Leak
+				if strings.HasSuffix(pr.Path, "environ") && pr.Read {
+					t.Errorf("the other user read the server's environment")
+				}
+			}
+			if seen {
+				out := other.run("post", "", url, toolCall("workflow_list", map[string]any{}), "Bearer "+tok)
+				if !strings.HasPrefix(out, "200\n") {
+					t.Errorf("the token the other user read is not the server's: %s", out)
+				}
+			}
+			log := stop()
+			warned := strings.Contains(log, "every user of this machine can read --token in the process list (ps): pass the token in PFLOW_MCP_TOKEN instead")
+			if seen && !warned {
+				t.Errorf("the other user read the token on the command line, and the server did not warn:\n%s", log)
+			}
+			if warned != c.warns {
+				t.Errorf("warned %v, want %v:\n%s", warned, c.warns, log)
+			}
+		})
 	}
 }
