@@ -179,6 +179,22 @@ func postMCP(url, body string, authorization ...string) (int, string, error) {
 	return resp.StatusCode, text, nil
 }
 
+// toolText is the text of a tools/call answer's first content block (the
+// whole answer when it has none).
+func toolText(body string) string {
+	var m struct {
+		Result struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(body), &m) != nil || len(m.Result.Content) == 0 {
+		return body
+	}
+	return m.Result.Content[0].Text
+}
+
 // otherUser is the other user of the machine.
 type otherUser struct {
 	t   *testing.T
@@ -636,7 +652,7 @@ func TestOtherUserCannotUseTheHTTPServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, body, err := postMCP(url, call, "Bearer "+strings.TrimSpace(string(tok)))
-	if err != nil || code != http.StatusOK || !strings.Contains(body, `\"status\":\"success\"`) {
+	if err != nil || code != http.StatusOK || !strings.Contains(toolText(body), `"status":"success"`) {
 		t.Fatalf("root's call with the token: %d %s %v", code, body, err)
 	}
 	if marked(marker) == nil {
@@ -688,5 +704,85 @@ func TestTokenOnTheCommandLineIsNamed(t *testing.T) {
 				t.Errorf("warned %v, want %v:\n%s", warned, c.warns, log)
 			}
 		})
+	}
+}
+
+// writeWorkflow writes content to path (one template, input v).
+func writeWorkflow(path string) string {
+	return "# Note\nWrites a note.\n\n## Inputs\n\n### v\nPart of the path.\n- type: string\n\n" +
+		"## Steps\n\n### write\nWrite it.\n- type: write-file\n- file_path: " + path + "\n- content: a note\n"
+}
+
+// TestDataStaysInsideTheAllowedDirectories: a value from data cannot take a
+// file step out of its folder — a `..` it makes is refused, from the
+// command line and over HTTP — and over HTTP nothing leaves --allow-dir: an
+// absolute value, or a symlink the other user planted in a shared folder
+// inside it, is refused before the step writes. A plain value is written
+// (so the refusals are the paths' doing).
+func TestDataStaysInsideTheAllowedDirectories(t *testing.T) {
+	newOtherUser(t)
+	base := sharedDir(t)
+	root := filepath.Join(base, "home")
+	p := home.Resolve(root)
+	allowed := filepath.Join(base, "allowed")
+	outside := filepath.Join(base, "outside")
+	shared := filepath.Join(allowed, "shared")
+	for _, d := range []string{outside, shared} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	link := filepath.Join(shared, "link")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	giveAway(t, link)
+
+	notes := filepath.Join(allowed, "notes")
+	cases := []struct {
+		name, path, v, want string
+		ok                  bool
+	}{
+		{"a plain value", notes + "/${v}", "ok.txt", "", true},
+		{"a value making ..", notes + "/${v}", "../../outside/dotdot", "the value of ${v} makes the path segment", false},
+		{"a value making .. alone", notes + "/${v}/escape", "..", "the value of ${v} makes the path segment", false},
+		{"an absolute value", "${v}", filepath.Join(outside, "absolute"), "outside", false},
+		{"a symlink the other user planted", link + "/${v}", "planted", "outside", false},
+	}
+	url, _, _ := serveHTTP(t, root, base, nil, "--allow-dir", allowed)
+	tok, err := os.ReadFile(p.MCPServeToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run("http "+c.name, func(t *testing.T) {
+			code, body, err := postMCP(url, toolCall("workflow_execute", map[string]any{
+				"workflow": writeWorkflow(c.path), "parameters": map[string]any{"v": c.v}}), "Bearer "+strings.TrimSpace(string(tok)))
+			if err != nil || code != http.StatusOK {
+				t.Fatalf("%d %s %v", code, body, err)
+			}
+			text := toolText(body)
+			ok := strings.Contains(text, `"status":"success"`)
+			if ok != c.ok || !strings.Contains(text, c.want) {
+				t.Errorf("success %v (want %v), want %q in:\n%s", ok, c.ok, c.want, text)
+			}
+		})
+	}
+	wf := filepath.Join(base, "note.pflow.md")
+	for _, c := range cases[:3] {
+		t.Run("cli "+c.name, func(t *testing.T) {
+			writeFile(t, wf, writeWorkflow(c.path))
+			r := pflowIn(t, root, base, nil, "", wf, "v="+c.v)
+			if (r.Code == 0) != c.ok || !strings.Contains(r.Stderr, c.want) {
+				t.Errorf("exit %d (want success %v), want %q in:\n%s", r.Code, c.ok, c.want, r.Stderr)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(notes, "ok.txt")); err != nil {
+		t.Errorf("the plain value was not written: the refusals prove nothing: %v", err)
+	}
+	if left, _ := os.ReadDir(outside); len(left) != 0 {
+		t.Errorf("data wrote outside its folders: %v", left)
 	}
 }
