@@ -786,3 +786,104 @@ func TestDataStaysInsideTheAllowedDirectories(t *testing.T) {
 		t.Errorf("data wrote outside its folders: %v", left)
 	}
 }
+
+// TestFileStepsDoNotFollowPlantedLinks: in a folder every user may write
+// (sticky, like /tmp), the other user can plant a symlink where root's
+// workflow will write, read or copy, pointing at root's files. File steps
+// refuse to follow such a link, as Linux does with fs.protected_symlinks
+// (not every machine turns it on, and pflow resolved links itself, which
+// that setting does not cover): the step fails, names the link and its
+// owner, and root's files are untouched. Root's own links there, and links
+// in folders others cannot write, are followed as before.
+func TestFileStepsDoNotFollowPlantedLinks(t *testing.T) {
+	newOtherUser(t)
+	base := sharedDir(t)
+	root := filepath.Join(base, "home")
+	shared := filepath.Join(base, "shared")
+	victim := filepath.Join(base, "victim") // root's private folder
+	mine := filepath.Join(base, "mine")
+	for _, d := range []string{shared, victim, mine} {
+		os.Mkdir(d, 0o700)
+	}
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	const original = "root's own settings\n"
+	bashrc := writeFile(t, filepath.Join(victim, ".bashrc"), original)
+	secretFile := writeFile(t, filepath.Join(victim, "secret.txt"), "root's private data\n")
+	src := writeFile(t, filepath.Join(base, "src.txt"), "a source\n")
+	plant := func(name, target string) string {
+		link := filepath.Join(shared, name)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		giveAway(t, link)
+		return link
+	}
+	report := plant("report.txt", bashrc)
+	input := plant("input.txt", secretFile)
+	dir := plant("dir", victim)
+	chain := plant("chain", report) // a planted link to a planted link
+	own := filepath.Join(shared, "own")
+	os.Symlink(mine, own) // root's own link: followed
+
+	step := func(typ string, params ...string) string {
+		w := "# Files\nA file step.\n\n## Steps\n\n### s\nThe step.\n- type: " + typ + "\n" + strings.Join(params, "")
+		if typ == "read-file" {
+			w += "\n## Outputs\n\n### out\nWhat it read.\n- source: ${s.content}\n"
+		}
+		return w
+	}
+	wf := filepath.Join(base, "files.pflow.md")
+	for _, c := range []struct {
+		name, workflow, link string
+	}{
+		{"write-file", step("write-file", "- file_path: "+report+"\n", "- content: pwned\n"), report},
+		{"write-file append", step("write-file", "- file_path: "+report+"\n", "- content: pwned\n", "- append: true\n"), report},
+		{"write-file through a planted folder", step("write-file", "- file_path: "+dir+"/new.txt\n", "- content: pwned\n"), dir},
+		{"write-file through two links", step("write-file", "- file_path: "+chain+"\n", "- content: pwned\n"), chain},
+		{"read-file", step("read-file", "- file_path: "+input+"\n"), input},
+		{"copy-file", step("copy-file", "- source_path: "+src+"\n", "- dest_path: "+dir+"/\n"), dir},
+		{"copy-file over", step("copy-file", "- source_path: "+input+"\n", "- dest_path: "+filepath.Join(base, "copied.txt")+"\n"), input},
+		{"move-file", step("move-file", "- source_path: "+src+"\n", "- dest_path: "+dir+"/moved.txt\n"), dir},
+		{"delete-file", step("delete-file", "- file_path: "+dir+"/secret.txt\n", "- confirm: true\n"), dir},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			writeFile(t, wf, c.workflow)
+			r := pflowIn(t, root, base, nil, "", "--output-format", "json", wf)
+			out := r.Stdout + r.Stderr
+			if r.Code == 0 || !strings.Contains(out, c.link) || !strings.Contains(out, "uid 65534") {
+				t.Errorf("exit %d, want a failure naming the link %s and its owner:\n%s", r.Code, c.link, out)
+			}
+			if strings.Contains(out, "private data") {
+				t.Errorf("the step read root's file through the link:\n%s", out)
+			}
+		})
+		if b, _ := os.ReadFile(bashrc); string(b) != original {
+			t.Fatalf("%s: root's file was written through the link: %q", c.name, b)
+		}
+		if es, _ := os.ReadDir(victim); len(es) != 2 {
+			t.Fatalf("%s: root's folder changed: %v", c.name, es)
+		}
+		if _, err := os.Stat(src); err != nil {
+			t.Fatalf("%s: the source moved: %v", c.name, err)
+		}
+	}
+	// A planted link itself can be deleted (it is not followed).
+	writeFile(t, wf, step("delete-file", "- file_path: "+report+"\n", "- confirm: true\n"))
+	if r := pflowIn(t, root, base, nil, "", wf); r.Code != 0 {
+		t.Fatalf("deleting the planted link: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if _, err := os.Lstat(report); err == nil {
+		t.Fatalf("the planted link was not deleted")
+	}
+	if b, _ := os.ReadFile(bashrc); string(b) != original {
+		t.Fatalf("deleting the link changed its target: %q", b)
+	}
+	// Root's own link in the shared folder is followed.
+	writeFile(t, wf, step("write-file", "- file_path: "+own+"/ok.txt\n", "- content: fine\n"))
+	if r := pflowIn(t, root, base, nil, "", wf); r.Code != 0 {
+		t.Fatalf("root's own link: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "ok.txt")); string(b) != "fine" {
+		t.Fatalf("root's own link was not followed: %q", b)
+	}
+}
