@@ -543,7 +543,8 @@ func plantHome(t *testing.T, dir, marker string) {
 }
 
 // TestHomeOfAnotherUserIsRefused: a PFLOW_HOME the other user made (theirs,
-// or one everyone may write) stops every command of root's pflow with a
+// one everyone may write, or their link to root's home) stops every
+// command of root's pflow with a
 // security error that names the directory and the fix — settings planted
 // there cannot mask them — and nothing in it runs: not its MCP servers,
 // not its saved workflows.
@@ -598,6 +599,37 @@ func TestHomeOfAnotherUserIsRefused(t *testing.T) {
 			}
 		})
 	}
+	// PFLOW_HOME names a link the other user made in a shared folder, to a
+	// private home of root's: between pflow's check of the home and its
+	// reads, they could point it at a home of theirs.
+	t.Run("a link of the other user's", func(t *testing.T) {
+		shared := filepath.Join(base, "shared")
+		mine := filepath.Join(base, "mine")
+		theirs := filepath.Join(base, "theirs")
+		os.Mkdir(shared, 0o700)
+		os.Chmod(shared, 0o777|os.ModeSticky)
+		os.Mkdir(mine, 0o700)
+		plantHome(t, theirs, marker)
+		giveAway(t, theirs)
+		link := filepath.Join(shared, "pflow-home")
+		if err := os.Symlink(mine, link); err != nil {
+			t.Fatal(err)
+		}
+		giveAway(t, link)
+		for _, args := range [][]string{{"evil"}, {"mcp", "sync", "--all"}, {"workflow", "list"}} {
+			r := pflowIn(t, link, base, nil, "", args...)
+			if r.Code == 0 || !strings.Contains(r.Stderr, "pflow's home "+link+" is reached through the symlink "+link+", which belongs to nobody (uid 65534)") ||
+				!strings.Contains(r.Stderr, "Set PFLOW_HOME to the directory itself") {
+				t.Errorf("pflow %s: exit %d, want the link refused:\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+			}
+		}
+		if es, _ := os.ReadDir(mine); len(es) != 0 {
+			t.Errorf("pflow used the home behind the other user's link: %v", es)
+		}
+		if err := marked(marker); err != nil {
+			t.Fatal("pflow ran what the other user planted")
+		}
+	})
 }
 
 // markerWorkflow is an inline workflow whose one shell step creates marker.

@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
 )
 
 // geteuid is the user the file steps act for (replaceable by tests).
@@ -36,55 +36,12 @@ func (e *PlantedLinkError) Error() string {
 // resolveLinks returns path with its symlinks resolved as the kernel
 // resolves them (the part that does not exist yet kept as written), or a
 // *PlantedLinkError for the first link on the way that another user may
-// have planted. A loop or too many links is left to the call that uses
-// the path to report.
+// have planted.
 func resolveLinks(path string) (string, error) {
-	abs := path // not cleaned: a ".." after a link leaves the link's target
-	if !filepath.IsAbs(abs) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return path, nil
-		}
-		abs = wd + "/" + path
-	}
 	me := uint32(geteuid())
-	done := "/"
-	rest := strings.Split(abs, "/")
-	for hops := 0; len(rest) > 0; {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			done = filepath.Dir(done)
-			continue
-		}
-		next := filepath.Join(done, c)
-		st, err := os.Lstat(next)
-		if err != nil {
-			return filepath.Join(append([]string{next}, rest...)...), nil
-		}
-		if st.Mode()&fs.ModeSymlink == 0 {
-			done = next
-			continue
-		}
-		if hops++; hops > 255 {
-			return abs, nil
-		}
-		if err := mayFollow(done, next, st, me); err != nil {
-			return "", err
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return abs, nil
-		}
-		if filepath.IsAbs(target) {
-			done = "/"
-		}
-		rest = append(strings.Split(target, "/"), rest...)
-	}
-	return done, nil
+	return fsutil.ResolveLinks(path, func(link, dir string, info fs.FileInfo) error {
+		return mayFollow(dir, link, info, me)
+	})
 }
 
 // mayFollow applies the rule of Linux's fs.protected_symlinks to the link

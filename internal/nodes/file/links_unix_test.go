@@ -92,25 +92,3 @@ func TestPlantedLinkIsNotFollowed(t *testing.T) {
 		t.Fatalf("the link was not removed, or its target was")
 	}
 }
-
-// resolveLinks resolves links as the kernel does: relative and absolute
-// targets, chains, '..' after a link (taken from the link's target), and a
-// part that does not exist yet.
-func TestResolveLinks(t *testing.T) {
-	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755)
-	os.Symlink("a/b", filepath.Join(dir, "rel"))
-	os.Symlink(filepath.Join(dir, "rel"), filepath.Join(dir, "abs"))
-	for in, want := range map[string]string{
-		"rel":               "a/b",
-		"abs/new/file":      "a/b/new/file",
-		"abs/../x":          "a/x",
-		"rel/./../b/../../": "",
-		"a/b":               "a/b",
-	} {
-		got, err := resolveLinks(dir + "/" + in) // not cleaned, as the kernel reads it
-		if err != nil || got != filepath.Join(dir, want) {
-			t.Errorf("%s: %q %v, want %q", in, got, err, filepath.Join(dir, want))
-		}
-	}
-}
