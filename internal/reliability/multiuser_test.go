@@ -544,10 +544,9 @@ func plantHome(t *testing.T, dir, marker string) {
 
 // TestHomeOfAnotherUserIsRefused: a PFLOW_HOME the other user made (theirs,
 // one everyone may write, or their link to root's home) stops every
-// command of root's pflow with a
-// security error that names the directory and the fix — settings planted
-// there cannot mask them — and nothing in it runs: not its MCP servers,
-// not its saved workflows.
+// command of root's pflow with a security error that names the directory
+// and the fix — settings planted there cannot mask them — and nothing in
+// it runs: not its MCP servers, not its saved workflows.
 func TestHomeOfAnotherUserIsRefused(t *testing.T) {
 	newOtherUser(t)
 	base := sharedDir(t)
