@@ -58,8 +58,14 @@ func Main(ctx context.Context, args []string, ios *IOStreams, environ []string) 
 	}
 	masked := *ios
 	masked.Getenv = envLookup(environ)
-	masked.Out = a.Secrets.Writer(ios.Out)
-	masked.ErrOut = a.Secrets.Writer(ios.ErrOut)
+	// What a person reads carries no control character from data (see
+	// termWriter); piped stdout stays byte for byte.
+	out := ios.Out
+	if ios.OutTTY {
+		out = termWriter{out, func() bool { return masked.OutStyle().color }, false}
+	}
+	masked.Out = a.Secrets.Writer(out)
+	masked.ErrOut = a.Secrets.Writer(termWriter{ios.ErrOut, func() bool { return masked.ErrStyle().color }, ios.ErrTTY})
 	ios = &masked
 	a.Log = ios.ErrOut
 	a.Temporal = temporalEngine
