@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,6 +57,8 @@ type probeResult struct {
 //     the user can, printing a probeResult for each.
 //   - post URL BODY [AUTHORIZATION]: POST BODY as a stateless MCP request
 //     and print the status code, a newline and the answer.
+//   - flood URL: 256 requests without a token, 32 at a time, each
+//     announcing a body it never sends; print the count of each answer.
 //   - drop:MODE ARGS...: run as root (from a step), run this program again
 //     as nobody in MODE.
 func runOtherUser(mode string, args []string) int {
@@ -101,6 +106,31 @@ func runOtherUser(mode string, args []string) int {
 			return 1
 		}
 		fmt.Printf("%d\n%s", code, body)
+	case mode == "flood":
+		// args: URL; 256 requests, 32 at a time, without a token, each with a
+		// body announced and never sent; prints how many got 401.
+		var mu sync.Mutex
+		got := map[string]int{}
+		var wg sync.WaitGroup
+		jobs := make(chan int)
+		for w := 0; w < 32; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range jobs {
+					r := stalledPost(args[0])
+					mu.Lock()
+					got[r]++
+					mu.Unlock()
+				}
+			}()
+		}
+		for i := 0; i < 256; i++ {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		json.NewEncoder(os.Stdout).Encode(got)
 	case strings.HasPrefix(mode, "drop:"):
 		self, _ := os.Executable()
 		cmd := exec.Command(self, args...)
@@ -116,6 +146,26 @@ func runOtherUser(mode string, args []string) int {
 		return 2
 	}
 	return 0
+}
+
+// stalledPost announces a 100 MB body to the MCP endpoint at url, without
+// a token, sends none of it, and returns the answer's status code (or why
+// there was none within 20 s).
+func stalledPost(url string) string {
+	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	c, err := net.DialTimeout("tcp", host, 20*time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{", host)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp.Body.Close()
+	return strconv.Itoa(resp.StatusCode)
 }
 
 // asNobody makes a process run as user and group nobody, without root's
@@ -916,5 +966,84 @@ func TestFileStepsDoNotFollowPlantedLinks(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(mine, "ok.txt")); string(b) != "fine" {
 		t.Fatalf("root's own link was not followed: %q", b)
+	}
+}
+
+// TestOtherUserCannotCrowdOutTheOwner: the other user, without the token,
+// floods the HTTP server with requests that announce a 100 MB body and
+// never send it. Each is answered 401 at once, without the body (the
+// connection is closed, so none holds one of the 128 connection slots),
+// and root's own call with the token is served after it.
+func TestOtherUserCannotCrowdOutTheOwner(t *testing.T) {
+	other := newOtherUser(t)
+	base := sharedDir(t)
+	root := filepath.Join(base, "home")
+	url, _, _ := serveHTTP(t, root, base, nil)
+	var got map[string]int
+	if err := json.Unmarshal([]byte(other.run("flood", "", url)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["401"] != 256 {
+		t.Errorf("answers to the other user's stalled requests: %v, want 256 × 401", got)
+	}
+	tok, _ := os.ReadFile(home.Resolve(root).MCPServeToken)
+	code, body, err := postMCP(url, toolCall("workflow_list", map[string]any{}), "Bearer "+strings.TrimSpace(string(tok)))
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("root's call after the flood: %d %s %v", code, body, err)
+	}
+}
+
+// TestWorkingDirectoryIsNotTheHome: root runs pflow in a folder the other
+// user controls (theirs, writable by all), where they planted a workflow
+// named like a saved one, MCP servers, settings and a .pflow home. pflow
+// reads none of it: a name is looked up in root's library only, the
+// configuration is the home's, and an HTTP client's `evil` or
+// `evil.pflow.md` names no file there. Nothing planted runs.
+func TestWorkingDirectoryIsNotTheHome(t *testing.T) {
+	newOtherUser(t)
+	base := sharedDir(t)
+	root := filepath.Join(base, "home")
+	theirs := filepath.Join(base, "theirs")
+	marker := filepath.Join(base, "marker")
+	plantHome(t, filepath.Join(theirs, ".pflow"), marker)
+	plantHome(t, theirs, marker)
+	writeFile(t, filepath.Join(theirs, "evil.pflow.md"), markerWorkflow(marker))
+	writeFile(t, filepath.Join(theirs, "pflow.json"), `{"mcpServers": {"evil": {"command": "/bin/sh", "args": ["-c", "touch `+marker+`"]}}}`)
+	giveAway(t, theirs)
+	os.Chmod(theirs, 0o777)
+
+	for _, c := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"evil"}, false},
+		{[]string{"run", "evil"}, false},
+		{[]string{"mcp", "list"}, true},
+		{[]string{"mcp", "sync", "--all"}, false}, // "No MCP servers configured"
+		{[]string{"workflow", "list"}, true},
+		{[]string{"registry", "list"}, true},
+		{[]string{"settings", "show"}, true},
+	} {
+		r := pflowIn(t, root, theirs, nil, "", c.args...)
+		if (r.Code == 0) != c.ok {
+			t.Errorf("pflow %s: exit %d, want success %v\n%s%s", strings.Join(c.args, " "), r.Code, c.ok, r.Stdout, r.Stderr)
+		}
+		if strings.Contains(r.Stdout, "evil") || strings.Contains(r.Stdout, "HIDE_") {
+			t.Errorf("pflow %s shows what the other user planted in the working directory:\n%s", strings.Join(c.args, " "), r.Stdout)
+		}
+		if err := marked(marker); err != nil {
+			t.Fatalf("pflow %s ran what the other user planted", strings.Join(c.args, " "))
+		}
+	}
+	url, _, _ := serveHTTP(t, root, theirs, nil)
+	tok, _ := os.ReadFile(home.Resolve(root).MCPServeToken)
+	for _, ref := range []string{"evil", "evil.pflow.md", "./evil.pflow.md"} {
+		code, body, err := postMCP(url, toolCall("workflow_execute", map[string]any{"workflow": ref}), "Bearer "+strings.TrimSpace(string(tok)))
+		if err != nil || code != http.StatusOK || strings.Contains(toolText(body), `"status":"success"`) {
+			t.Errorf("workflow_execute %q from the other user's folder: %d %s %v", ref, code, body, err)
+		}
+		if err := marked(marker); err != nil {
+			t.Fatalf("workflow_execute %q ran the other user's workflow", ref)
+		}
 	}
 }
