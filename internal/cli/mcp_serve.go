@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pflow-go/pflow/internal/gctune"
+	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/mcpserver"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
@@ -91,6 +92,11 @@ Also spelled 'pflow serve mcp'.`,
 			if noAuth && token != "" {
 				return pferr.New(pferr.Usage, "--no-auth and --token ask for opposite things").
 					WithHint("Drop --no-auth to require the token, or drop --token to serve without one (loopback only).")
+			}
+			if httpMode && cmd.Flags().Changed("token") {
+				// Every local user can read a process's command line (ps,
+				// /proc/PID/cmdline), not its environment.
+				fmt.Fprintln(f.IO.ErrOut, "pflow mcp: warning: every user of this machine can read --token in the process list (ps): pass the token in PFLOW_MCP_TOKEN instead, or leave it out to use the one pflow keeps in $PFLOW_HOME/"+home.MCPServeTokenFile)
 			}
 			addr := mcpserver.ListenAddr(httpAddr)
 			if noAuth {

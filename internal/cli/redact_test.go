@@ -53,3 +53,26 @@ func TestOutputStreamsAreMasked(t *testing.T) {
 		t.Errorf("--show-values must show the value: %s", out)
 	}
 }
+
+// TestRefusedHomeIsNotRead: a home others may write is refused before its
+// settings.json or mcp-servers.json is read, so the values planted there
+// (masked everywhere once read) cannot hide the directory or the fix from
+// the refusal.
+func TestRefusedHomeIsNotRead(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "shared")
+	os.Mkdir(home, 0o700)
+	os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"env": {"A": "PFLOW_HOME", "B": "chmod 700", "C": "writable by", "D": "`+home+`"}}`), 0o600)
+	os.WriteFile(filepath.Join(home, "mcp-servers.json"), []byte(`{"mcpServers": {"s": {"command": "true", "env": {"API_KEY": "Make it yours alone"}}}}`), 0o600)
+	os.Chmod(home, 0o777)
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"workflow", "list"}, &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb},
+		[]string{"PFLOW_HOME=" + home, "PATH=" + os.Getenv("PATH")})
+	if code == 0 {
+		t.Fatalf("a home everyone may write was accepted: %s", out.String())
+	}
+	for _, w := range []string{"pflow's home " + home + " is writable by its group and every user", "Make it yours alone: chmod 700 " + home, "PFLOW_HOME"} {
+		if !strings.Contains(errb.String(), w) {
+			t.Errorf("the refusal lacks %q (masked by the home's own settings?):\n%s", w, errb.String())
+		}
+	}
+}

@@ -50,11 +50,22 @@ func ExitCodeForSignal(sig os.Signal) int {
 // the run meets them.
 func Main(ctx context.Context, args []string, ios *IOStreams, environ []string) int {
 	a := app.New(environ, nil)
-	a.LoadSecrets()
+	// Nothing is read from a home another user could change: the root
+	// command's hook refuses it, and its settings.json and mcp-servers.json
+	// would otherwise choose what is masked, in that refusal too.
+	if home.Check(a.Paths) == nil {
+		a.LoadSecrets()
+	}
 	masked := *ios
 	masked.Getenv = envLookup(environ)
-	masked.Out = a.Secrets.Writer(ios.Out)
-	masked.ErrOut = a.Secrets.Writer(ios.ErrOut)
+	// What a person reads carries no control character from data (see
+	// termWriter); piped stdout stays byte for byte.
+	out := ios.Out
+	if ios.OutTTY {
+		out = termWriter{out, func() bool { return masked.OutStyle().color }, false}
+	}
+	masked.Out = a.Secrets.Writer(out)
+	masked.ErrOut = a.Secrets.Writer(termWriter{ios.ErrOut, func() bool { return masked.ErrStyle().color }, ios.ErrTTY})
 	ios = &masked
 	a.Log = ios.ErrOut
 	a.Temporal = temporalEngine

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/pferr"
 )
 
@@ -21,9 +22,25 @@ var geteuid = os.Geteuid
 // another user, or that its group or others may write. Such a home lets
 // another user of the machine change the workflows, settings, MCP servers
 // and registry pflow runs from, and read the traces, run records and
-// sign-ins it keeps. A home that does not exist yet is accepted: pflow
+// sign-ins it keeps. So is a home reached through a symlink another user
+// (not root) owns. A home that does not exist yet is accepted: pflow
 // creates it, and everything in it, for its user only (0700).
 func Check(p Paths) error {
+	me := geteuid()
+	// A link another user owns on the way to the home lets them point it
+	// at a directory of theirs between this check and the reads after it.
+	_, err := fsutil.ResolveLinks(p.Root, func(link, _ string, info fs.FileInfo) error {
+		if sys, ok := info.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != me && sys.Uid != 0 {
+			return &pferr.Error{Kind: pferr.Security,
+				Message: fmt.Sprintf("pflow's home %s is reached through the symlink %s, which belongs to %s, not to you (%s): they could point it at a directory of theirs, with the workflows, settings and MCP servers pflow runs", p.Root, link, userName(int(sys.Uid)), userName(me)),
+				Hint:    "Set PFLOW_HOME to the directory itself, not to another user's link (e.g. export PFLOW_HOME=$HOME/.pflow).",
+				Details: map[string]any{"directory": p.Root, "symlink": link, "owner_uid": int(sys.Uid)}}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	st, err := os.Stat(p.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -41,7 +58,6 @@ func Check(p Paths) error {
 	if !ok {
 		return nil
 	}
-	me := geteuid()
 	mode := st.Mode().Perm()
 	owner := int(sys.Uid)
 	details := map[string]any{"directory": p.Root, "owner_uid": owner, "mode": fmt.Sprintf("%04o", mode)}

@@ -101,3 +101,37 @@ func TestCheckAcceptsPrivateAndMissingHome(t *testing.T) {
 		t.Errorf("symlink to a world-writable home was accepted")
 	}
 }
+
+// A home reached through a symlink another user owns is refused, even when
+// it leads to a private home of ours: its owner could point it at a
+// directory of theirs between the check and the reads after it.
+func TestCheckRefusesHomeThroughAnotherUsersLink(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "real")
+	os.Mkdir(real, 0o700)
+	shared := t.TempDir()
+	for _, c := range []struct{ name, link, root string }{
+		{"the home itself", filepath.Join(shared, "home"), filepath.Join(shared, "home")},
+		{"a folder on the way", filepath.Join(shared, "dir"), filepath.Join(shared, "dir", "real")},
+	} {
+		target := real
+		if c.link != c.root {
+			target = filepath.Dir(real)
+		}
+		if err := os.Symlink(target, c.link); err != nil {
+			t.Fatal(err)
+		}
+		if os.Geteuid() == 0 {
+			os.Lchown(c.link, 65534, 65534)
+		} else {
+			me := os.Geteuid()
+			geteuid = func() int { return me + 1 }
+		}
+		err := Check(Resolve(c.root))
+		geteuid = os.Geteuid
+		var pe *pferr.Error
+		if !errors.As(err, &pe) || pe.Kind != pferr.Security || !strings.Contains(pe.Message, "is reached through the symlink "+c.link+", which belongs to ") ||
+			!strings.Contains(pe.Hint, "PFLOW_HOME") || pe.Details["symlink"] != c.link {
+			t.Errorf("%s: %v, want the link refused", c.name, err)
+		}
+	}
+}

@@ -17,6 +17,14 @@
 //   - hostile MCP client (hostile_test.go): malformed frames, unknown
 //     methods, a 10 MB argument, path-traversal names and 50 concurrent calls
 //     against `pflow mcp serve`; the server answers each and stays up.
+//   - another user of the machine (multiuser_test.go): run as root (as CI
+//     does), the tests play user nobody against root's home — it reads no
+//     file there nor a step's value in TMPDIR, gets 401 from `mcp serve
+//     --http`, cannot make root's pflow use a home, a working directory or
+//     a /tmp symlink of theirs — and check that data stays inside
+//     --allow-dir. Without root they are skipped.
+//   - hostile MCP server (hostileserver_test.go): control characters in
+//     its descriptions, errors and stderr reach the terminal escaped.
 //
 // What a crash may leave behind: fsutil.WriteFileAtomic writes a temp file
 // named .<file>.<random>.tmp next to the target and renames it into place.

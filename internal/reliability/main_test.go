@@ -36,6 +36,12 @@ func TestMain(m *testing.M) {
 	if kind, ok := os.LookupEnv(writerVar); ok {
 		os.Exit(runWriter(kind))
 	}
+	if _, ok := os.LookupEnv(hostileServerVar); ok {
+		os.Exit(runHostileServer())
+	}
+	if mode, ok := os.LookupEnv(otherUserVar); ok {
+		os.Exit(runOtherUser(mode, os.Args[1:]))
+	}
 	flag.Parse()
 	os.Exit(m.Run())
 }

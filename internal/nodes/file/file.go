@@ -59,13 +59,28 @@ var allowParentParam = node.Field{Key: sink.AllowParentPathsParam, Type: "bool",
 var encodingParam = node.Field{Key: "encoding", Type: "str", Default: "utf-8", Enum: []any{"utf-8", "utf-8-sig", "latin-1", "ascii"},
 	Description: "Text encoding: utf-8 (default), utf-8-sig (UTF-8 with a byte-order mark), latin-1 or ascii."}
 
+// pathParam is the path in param key, resolved; a path through a symlink
+// another user may have planted is refused (see PlantedLinkError).
 func pathParam(req *node.Request, key string) (string, error) {
+	return pathParamFollow(req, key, true)
+}
+
+// pathParamFollow is pathParam; without followLast, the path's last
+// element is not followed (a link there is the file itself).
+func pathParamFollow(req *node.Request, key string, followLast bool) (string, error) {
 	raw, err := node.RequireString(req.Params, key)
 	if err != nil {
 		return "", err
 	}
 	p, err := node.ResolvePath(raw, req.WorkflowDir)
 	if err != nil {
+		return "", &node.ParamError{Param: key, Message: err.Error()}
+	}
+	followed := p
+	if !followLast {
+		followed = filepath.Dir(p)
+	}
+	if _, err := resolveLinks(followed); err != nil {
 		return "", &node.ParamError{Param: key, Message: err.Error()}
 	}
 	return p, nil
@@ -408,10 +423,11 @@ func runWrite(ctx context.Context, req *node.Request) (*node.Result, error) {
 	}
 
 	out := map[string]any{"written": false, "file_path": p, "bytes": int64(0)}
-	// Write through a symlink to its target, as editors and shells do.
-	target := p
-	if resolved, err := filepath.EvalSymlinks(p); err == nil {
-		target = resolved
+	// Write through a symlink to its target, as editors and shells do (not
+	// through one another user planted: pathParam refused it).
+	target, err := resolveLinks(p)
+	if err != nil {
+		return nil, &node.ParamError{Param: "file_path", Message: err.Error()}
 	}
 	if st, err := os.Stat(target); err == nil && st.IsDir() {
 		return node.Fail(fmt.Sprintf("'%s' is a directory. Give a file path inside it, e.g. '%s'.", p, filepath.Join(p, "output.txt")), out), nil
@@ -420,7 +436,9 @@ func runWrite(ctx context.Context, req *node.Request) (*node.Result, error) {
 		return ioFailure(err, "creating the directory for", p, out)
 	}
 	if appendMode {
-		f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		// target has no link left to follow: one that appears meanwhile is
+		// not followed either.
+		f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return ioFailure(err, "writing", p, out)
 		}
@@ -718,7 +736,7 @@ func checkDelete(_ context.Context, params map[string]any) []node.Problem {
 }
 
 func runDelete(ctx context.Context, req *node.Request) (*node.Result, error) {
-	p, err := pathParam(req, "file_path")
+	p, err := pathParamFollow(req, "file_path", false) // a link is removed, not followed
 	if err != nil {
 		return nil, err
 	}
