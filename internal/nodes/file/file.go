@@ -60,7 +60,7 @@ var encodingParam = node.Field{Key: "encoding", Type: "str", Default: "utf-8", E
 	Description: "Text encoding: utf-8 (default), utf-8-sig (UTF-8 with a byte-order mark), latin-1 or ascii."}
 
 // pathParam is the path in param key, resolved; a path through a symlink
-// another user may have planted is refused (see PlantedLinkError).
+// another user may have planted is refused (see fsutil.PlantedLinkError).
 func pathParam(req *node.Request, key string) (string, error) {
 	return pathParamFollow(req, key, true)
 }
@@ -200,8 +200,12 @@ func runRead(ctx context.Context, req *node.Request) (*node.Result, error) {
 	if st.IsDir() {
 		return node.Fail(fmt.Sprintf("'%s' is a directory, not a file. Give the path of a file inside it (a shell step with ls lists its entries).", p), out), nil
 	}
-	data, err := os.ReadFile(p)
+	data, err := fsutil.ReadFileUnplanted(p) // the link rule again, where it is opened
 	if err != nil {
+		var pl *fsutil.PlantedLinkError
+		if errors.As(err, &pl) {
+			return nil, &node.ParamError{Param: "file_path", Message: err.Error()}
+		}
 		return ioFailure(err, "reading", p, out)
 	}
 	text, ok := "", false
@@ -594,7 +598,7 @@ func runCopy(ctx context.Context, req *node.Request) (*node.Result, error) {
 // mode and modification time. Without overwrite an existing dst is never
 // replaced (fs.ErrExist).
 func copyFile(ctx context.Context, src, dst string, info fs.FileInfo, overwrite bool) (int64, error) {
-	in, err := os.Open(src)
+	in, err := fsutil.OpenUnplanted(src)
 	if err != nil {
 		return 0, err
 	}

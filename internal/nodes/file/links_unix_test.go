@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pflow-go/pflow/internal/fsutil"
 )
 
 // plantedLink makes a symlink to target that another user planted in a
@@ -40,8 +42,8 @@ func plantedLink(t *testing.T, target string) string {
 	}
 	t.Cleanup(func() { os.Remove(link) })
 	me := os.Geteuid()
-	geteuid = func() int { return me + 1 }
-	t.Cleanup(func() { geteuid = os.Geteuid })
+	fsutil.Geteuid = func() int { return me + 1 }
+	t.Cleanup(func() { fsutil.Geteuid = os.Geteuid })
 	return link
 }
 

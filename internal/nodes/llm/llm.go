@@ -44,6 +44,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -466,8 +467,12 @@ func loadImages(v any, workflowDir string) ([]image, error) {
 		if !ok {
 			return nil, &node.ParamError{Param: "images", Message: fmt.Sprintf("Unsupported image type %q for %s: use png, jpeg, gif or webp", filepath.Ext(path), s)}
 		}
-		b, err := os.ReadFile(path)
+		b, err := fsutil.ReadFileUnplanted(path) // never through another user's /tmp link
 		if err != nil {
+			var pl *fsutil.PlantedLinkError
+			if errors.As(err, &pl) {
+				return nil, &node.ParamError{Param: "images", Message: err.Error()}
+			}
 			return nil, fmt.Errorf("Cannot read image file %s: %v", path, err)
 		}
 		out = append(out, image{mime: mime, data: base64.StdEncoding.EncodeToString(b)})
