@@ -56,9 +56,7 @@ func actionsOf(params map[string]any) []string {
 		// Cases written as an object are refused for their order; their
 		// keys are still the actions meant, so their edges are not
 		// reported as well.
-		for _, k := range value.SortedKeys(m) {
-			out = append(out, k)
-		}
+		out = append(out, value.SortedKeys(m)...)
 	}
 	if d, ok := params["default"].(string); ok && d != "" && d != DefaultAction {
 		out = append(out, d)
