@@ -201,6 +201,52 @@ func TestHTTPConnectionsAreCapped(t *testing.T) {
 	}
 }
 
+// Connections that never make an authenticated request (another local user
+// opening sockets and sending nothing) cannot hold every slot: when all are
+// taken, the oldest of them is closed to admit a new connection, which is
+// served at once, not after the header timeout. Connections that did
+// authenticate are never closed for that.
+func TestHTTPIdleUnauthenticatedConnectionsGiveWay(t *testing.T) {
+	f := newFixture(t, nil, httpMode())
+	// A header timeout far beyond the test: only eviction can free a slot.
+	addr := serveHTTP(t, f, HTTPOptions{Token: "tok-123", MaxConns: 3, ReadHeaderTimeout: time.Hour, ReadTimeout: time.Hour})
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	request := func(c net.Conn) int {
+		fmt.Fprintf(c, "GET /elsewhere HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer tok-123\r\n\r\n", addr)
+		c.SetReadDeadline(time.Now().Add(guard))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("an authenticated request was not served: %v", err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	mine := dial()
+	if request(mine) != http.StatusNotFound { // authenticated, kept alive
+		t.Fatal("want 404 for /elsewhere")
+	}
+	idle1, idle2 := dial(), dial() // the other user's: connect, send nothing
+	// The three slots are taken: each new client (kept connected) is served
+	// only if an idle connection gives way, the oldest first.
+	for i := range 2 {
+		if got := request(dial()); got != http.StatusNotFound {
+			t.Fatalf("request %d: status %d", i, got)
+		}
+	}
+	waitClosed(t, "the oldest idle connection", idle1)
+	waitClosed(t, "the other idle connection", idle2)
+	if request(mine) != http.StatusNotFound {
+		t.Fatal("the authenticated connection was closed")
+	}
+}
+
 // An initialize beyond MaxSessions open sessions gets 503 with a JSON-RPC
 // error that says why.
 func TestHTTPSessionsAreCapped(t *testing.T) {

@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,9 +118,25 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		http.Error(w, "pflow MCP server: the endpoint is /mcp", http.StatusNotFound)
 	})
 	if o.Token != "" {
-		return bearer(o.Token, mux)
+		return bearer(o.Token, markActive(mux))
 	}
-	return mux
+	return markActive(mux)
+}
+
+// connKey is the request context's key of the connection a request came on.
+type connKey struct{}
+
+// markActive marks the connection a request came on as in use by a client
+// that got past authentication: when every connection slot is taken, the
+// oldest connection without such a request is closed to admit a new one
+// (limitedListener), never this one.
+func markActive(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+			c.activate()
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // sameOrigin answers 403 to a request whose Origin header names another
@@ -227,7 +245,8 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions, 
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, IdleTimeout: o.IdleTimeout,
 		// Headers beyond 64 KiB are refused (431) instead of buffered.
 		MaxHeaderBytes: 64 << 10,
-		BaseContext:    func(net.Listener) context.Context { return s.base }}
+		BaseContext:    func(net.Listener) context.Context { return s.base },
+		ConnContext:    func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }}
 	errc := make(chan error, 1)
 	url := "http://" + ln.Addr().String() + "/mcp"
 	go func() { errc <- hs.Serve(limitListener(ln, o.MaxConns)) }()
@@ -253,8 +272,12 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, o HTTPOptions, 
 	return nil
 }
 
-// limitListener accepts at most n connections at once: Accept waits for
-// one to close. A closed listener's waiting Accept returns at once.
+// limitListener serves at most n connections at once. When all n are
+// taken, the oldest connection that has not yet made an authenticated
+// request is closed to admit the new one (a client that connects and sends
+// nothing, or stalls in its headers, cannot hold the slots other users
+// need); when every open connection has made one, the new connection waits
+// for a slot. A closed listener's waiting Accept returns at once.
 func limitListener(ln net.Listener, n int) net.Listener {
 	return &limitedListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
 }
@@ -264,20 +287,70 @@ type limitedListener struct {
 	sem       chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+	mu        sync.Mutex
+	pending   []*limitedConn // holding a slot, no authenticated request yet; oldest first
 }
 
 func (l *limitedListener) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
 	c, err := l.Listener.Accept()
 	if err != nil {
-		<-l.sem
 		return nil, err
 	}
-	return &limitedConn{Conn: c, release: sync.OnceFunc(func() { <-l.sem })}, nil
+	lc := &limitedConn{Conn: c, l: l}
+	for {
+		select {
+		case l.sem <- struct{}{}:
+			return l.admit(lc), nil
+		case <-l.done:
+			c.Close()
+			return nil, net.ErrClosed
+		default:
+		}
+		if l.evictPending() {
+			continue // its Close gave back its slot
+		}
+		select {
+		case l.sem <- struct{}{}:
+			return l.admit(lc), nil
+		case <-l.done:
+			c.Close()
+			return nil, net.ErrClosed
+		}
+	}
+}
+
+// admit gives lc its slot, pending until it makes an authenticated request.
+func (l *limitedListener) admit(lc *limitedConn) net.Conn {
+	lc.release = sync.OnceFunc(func() {
+		l.drop(lc)
+		<-l.sem
+	})
+	l.mu.Lock()
+	l.pending = append(l.pending, lc)
+	l.mu.Unlock()
+	return lc
+}
+
+// evictPending closes the oldest pending connection, if there is one.
+func (l *limitedListener) evictPending() bool {
+	l.mu.Lock()
+	if len(l.pending) == 0 {
+		l.mu.Unlock()
+		return false
+	}
+	oldest := l.pending[0]
+	l.mu.Unlock()
+	oldest.Close()
+	return true
+}
+
+// drop removes lc from the pending connections.
+func (l *limitedListener) drop(lc *limitedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := slices.Index(l.pending, lc); i >= 0 {
+		l.pending = slices.Delete(l.pending, i, i+1)
+	}
 }
 
 func (l *limitedListener) Close() error {
@@ -287,7 +360,16 @@ func (l *limitedListener) Close() error {
 
 type limitedConn struct {
 	net.Conn
+	l       *limitedListener
 	release func()
+	active  atomic.Bool
+}
+
+// activate marks the connection as one an authenticated client uses.
+func (c *limitedConn) activate() {
+	if !c.active.Swap(true) {
+		c.l.drop(c)
+	}
 }
 
 func (c *limitedConn) Close() error {
