@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,11 +11,13 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -275,9 +278,17 @@ func newSignIn(srv *Server, path string, o LoginOptions) (*signIn, error) {
 		err error
 	}
 	got := make(chan callback, 1)
+	// The state of the authorization URL this sign-in opened: any local
+	// user can reach the loopback callback, so one that does not carry it
+	// is answered and ignored, and the sign-in goes on waiting.
+	var wantState atomic.Value
 	mux := http.NewServeMux()
 	mux.HandleFunc("/callback", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
+		if want, opened := wantState.Load().(string); !opened || want != "" && subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(want)) != 1 {
+			http.Error(w, "This is not the redirect of the sign-in pflow is waiting for (its state does not match); it is ignored.", http.StatusBadRequest)
+			return
+		}
 		if e := q.Get("error"); e != "" {
 			desc := q.Get("error_description")
 			fmt.Fprintf(w, "<p>Sign-in to %s failed: %s %s. You can close this tab.</p>", html.EscapeString(srv.Name), html.EscapeString(e), html.EscapeString(desc))
@@ -297,6 +308,9 @@ func newSignIn(srv *Server, path string, o LoginOptions) (*signIn, error) {
 	go hs.Serve(ln)
 
 	fetch := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		if u, err := url.Parse(args.URL); err == nil {
+			wantState.Store(u.Query().Get("state"))
+		}
 		fmt.Fprintf(o.Out, "Sign in to %s: open this URL in a browser (waiting for the redirect to %s):\n\n  %s\n\n", srv.Name, redirect, args.URL)
 		switch {
 		case o.Fetch != nil:

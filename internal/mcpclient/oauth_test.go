@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -237,5 +238,39 @@ func TestSignInChecksTheScopesTheConfigRequires(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		t.Fatal("a sign-in without the required scopes was stored")
+	}
+}
+
+// Any local user can reach the sign-in's loopback callback: a redirect that
+// does not carry the state of the authorization URL pflow opened (another
+// user's code, sent first) is answered 400 and ignored, and the real
+// redirect still signs in.
+func TestSignInIgnoresACallbackWithAnotherState(t *testing.T) {
+	w := newOAuthWorld(t)
+	path := t.TempDir() + "/oauth/prot.json"
+	forged := 0
+	first := func(ctx context.Context, authURL string) error {
+		u, err := url.Parse(authURL)
+		if err != nil {
+			return err
+		}
+		cb := u.Query().Get("redirect_uri") + "?code=attacker-code&state=attacker-state"
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cb, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusBadRequest {
+			forged++
+		}
+		return follow(ctx, authURL)
+	}
+	st, err := Login(context.Background(), w.server(t, path, nil), path, LoginOptions{Fetch: first})
+	if err != nil {
+		t.Fatalf("the real redirect after a forged one: %v", err)
+	}
+	if forged != 1 || st == nil || st.Token == nil || st.Token.AccessToken == "" {
+		t.Fatalf("forged callback answered 400: %d; token: %+v", forged, st)
 	}
 }
