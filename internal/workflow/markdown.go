@@ -940,6 +940,11 @@ func (p *mdParser) buildStep(e *entity, desc string, params map[string]any, keyL
 	t, ok := params["type"]
 	switch {
 	case !ok || t == nil || t == "":
+		if l, text, fix := p.typeWrittenElse(e); l > 0 {
+			// a type written, but not as a setting pflow reads
+			return p.errf(l, fmt.Sprintf("Settings are '- key: value' list items with lowercase keys: write '%s' (and the step's other settings the same way).", fix),
+				"Node '%s' has no 'type' setting: line %d '%s' is not one.", e.id, l, text)
+		}
 		return p.errf(e.line, fmt.Sprintf("Add the node type under the heading, e.g.:\n\n### %s\n%s\n- type: shell", e.id, firstLine(desc)),
 			"Node '%s' is missing a 'type' parameter.", e.id)
 	default:
@@ -1266,3 +1271,27 @@ func EntityIDFrom(s string) string {
 	}
 	return id
 }
+
+// typeWrittenElse finds, under step e's heading, a line that gives the step
+// its type in a form pflow does not read as a setting: 'type: shell'
+// without '- ', '* type: shell', '- Type: shell'. It returns the line, its
+// text and the setting to write (0 when there is none).
+func (p *mdParser) typeWrittenElse(e *entity) (int, string, string) {
+	for l := e.line + 1; l < len(p.lines); l++ {
+		line := p.lines[l]
+		if p.kinds[l] == lineHeading || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			break
+		}
+		if p.kinds[l] == lineFence {
+			continue
+		}
+		if m := typeElseRe().FindStringSubmatch(line); m != nil {
+			return l, strings.TrimSpace(line), "- type: " + strings.TrimSpace(m[1])
+		}
+	}
+	return 0, "", ""
+}
+
+var typeElseRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*(?:[*+-]\s+)?type\s*:\s*([a-z][a-z0-9_-]*)\s*$`)
+})
