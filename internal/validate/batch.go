@@ -26,10 +26,22 @@ func (v *validator) inputDefaults() {
 			continue
 		}
 		if _, err := runtime.Coerce(in.Default, in.Type); err != nil {
+			example := typeExample(in.Type)
+			if s, ok := in.Default.(string); ok && runtime.NormalizeType(in.Type) == "list" && strings.Contains(s, ",") {
+				// "a, b": the items meant, as a YAML list
+				var items []any
+				for _, it := range strings.Split(s, ",") {
+					items = append(items, strings.TrimSpace(it))
+				}
+				example = value.YAMLFlow(items, nil)
+			}
+			hint := fmt.Sprintf("Give a default of type %s (e.g. '- default: %s'), or change '- type: %s' to the type the default has.", in.Type, example, in.Type)
+			if d, ok := in.Default.(string); ok && template.HasTemplate(d) {
+				hint = fmt.Sprintf("A default is a value written out, not a template: write one (e.g. '- default: %s'), or leave the input required and pass the value when running.", example)
+			}
 			v.add(layerStructure, Diagnostic{
 				Message: fmt.Sprintf("Input '%s' has type '%s', but its default does not: the type %v", in.Name, in.Type, err),
-				Param:   "default", Line: in.Line,
-				Hint: fmt.Sprintf("Give a default of type %s (e.g. '- default: %s'), or change '- type: %s' to the type the default has.", in.Type, typeExample(in.Type), in.Type),
+				Param:   "default", Line: in.Line, Hint: hint,
 			})
 		}
 	}

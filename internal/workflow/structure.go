@@ -353,6 +353,8 @@ func (d *decoder) unknown(path string, m map[string]any, allowed ...string) []st
 			fixes = append(fixes, fmt.Sprintf("'%s': did you mean '%s'?", k, s[0]))
 		} else if node && !strings.HasPrefix(k, "_") {
 			fixes = append(fixes, fmt.Sprintf("'%s': a step's params and controls go inside \"params\": {\"%s\": ...}.", k, k))
+		} else if (strings.HasPrefix(path, "outputs.") || strings.HasPrefix(path, "inputs.")) && slices.Contains([]string{"example", "examples", "placeholder", "hint", "label", "title", "help", "format", "pattern", "enum", "choices", "options", "min", "max", "minimum", "maximum", "secret", "sensitive"}, k) {
+			fixes = append(fixes, fmt.Sprintf("'%s': pflow has no such setting; say it in the description (the prose under the heading), which --help, workflow_describe and agents show.", k))
 		} else if strings.HasPrefix(path, "outputs.") || strings.HasPrefix(path, "inputs.") {
 			kind, setting := "output", "- source: ${step.output}"
 			if strings.HasPrefix(path, "inputs.") {
