@@ -202,7 +202,12 @@ func batchItems(b *workflow.Batch, root map[string]any) ([]any, error) {
 		}
 		l, ok := v.([]any)
 		if !ok {
-			return nil, fmt.Errorf("items must be an array, got %s. Template '%s' resolved to: %s", value.TypeName(v), x, value.Truncate(value.Stringify(v), 200, "..."))
+			err := fmt.Errorf("items must be an array, got %s. Template '%s' resolved to: %s", value.TypeName(v), x, value.Truncate(value.Stringify(v), 200, "..."))
+			if s, isText := v.(string); isText && strings.Contains(strings.TrimSpace(s), "\n") {
+				// lines of text, as a shell command prints them
+				err = fmt.Errorf("%w\nText is not split into items: to run once per line, make the step print a JSON array (append | jq -R . | jq -s . to its command), then batch over it", err)
+			}
+			return nil, err
 		}
 		return l, nil
 	case nil:
