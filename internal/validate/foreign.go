@@ -312,50 +312,26 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 	if expr == "$json" {
 		expr = v.outputPath(prev, "")
 	}
+	// An expression inside the braces (a default, a comparison, a call):
+	// pflow reads a path there and nothing else. The path is translated
+	// below like any other (steps., inputs. prefixes); the note on where
+	// the logic goes is written with the translated path.
+	op, right := "", ""
 	if i, spaced := operatorIndex(expr); i > 0 && !strings.HasPrefix(expr, "$") {
-		op := strings.TrimSpace(spaced)
+		op = strings.TrimSpace(spaced)
 		if strings.Contains(expr[i:], " ? ") {
 			op = "?" // a ternary: its condition's operators are part of it
 		}
-		// An expression inside the braces (a default, a comparison, a
-		// call): pflow reads a path there and nothing else.
-		noPath = true
-		left, right := strings.TrimSpace(expr[:i]), strings.TrimSpace(expr[i+len(spaced):])
-		cond := st.param == stepkeys.When || st.param == "cases"
-		switch {
-		case (op == "??" || op == "||") && cond:
-			notes = append(notes, fmt.Sprintf("In a condition the default goes outside the braces: ${%s} ?? %s.", left, right))
-		case op == "??" || op == "||":
-			d := fmt.Sprintf("pflow templates have no default operator ('%s'). ", op)
-			if in := leadingIdent(left); v.inputs[in] != nil && v.ir {
-				d += fmt.Sprintf(`Give the input a default instead ("inputs": {"%s": {"default": %q, "required": false}}) and write ${%s}.`, in, strings.Trim(right, `'"`), left)
-			} else if v.inputs[in] != nil {
-				d += fmt.Sprintf("Give the input a default instead ('- default: %s' under '### %s', '- required: false') and write ${%s}.", strings.Trim(right, `'"`), in, left)
-			} else {
-				d += fmt.Sprintf("Defaults exist only in conditions (- when: ${%s} ?? %s); to fall back to another value, choose it in a shell or code step (or give each branch's step the same output_mappings name) and read that.", left, right)
-			}
-			notes = append(notes, d)
-		case op == "(":
-			notes = append(notes, "pflow templates have no function or method calls: compute the value in a shell or code step and read that step's output.")
+		left := strings.TrimSpace(expr[:i])
+		right = strings.TrimSpace(expr[i+len(spaced):])
+		if op == "(" {
 			if d := strings.LastIndexByte(left, '.'); d > 0 {
 				left = left[:d] // x.stdout.trim( → the value it is called on
 			} else {
-				// len(items) → its argument
-				left = strings.TrimSpace(strings.TrimSuffix(right, ")"))
+				left = strings.TrimSpace(strings.TrimSuffix(right, ")")) // len(items) → its argument
 			}
-		case op == ":":
-			notes = append(notes, "pflow templates have no shell expansions (':-' defaults, ':0:3' substrings): write ${"+left+"} and transform the value in the command (or a code step).")
-		case op == "?":
-			notes = append(notes, "pflow templates have no conditional expressions: choose between steps with a switch step (or '- when:' on each), or compute the value in a shell or code step.")
-		case op == "==" || op == "!=" || op == ">" || op == "<" || op == ">=" || op == "<=" || op == "&&":
-			notes = append(notes, fmt.Sprintf("pflow templates have no comparisons ('%s'): to run a step only when it holds, write a condition with the template outside the comparison: '- when: ${%s} %s %s'; to use the result as a value, compute it in a shell or code step.", op, left, op, right))
-		default:
-			notes = append(notes, fmt.Sprintf("pflow templates have no arithmetic ('%s'): compute the value in a shell or code step and read that step's output.", op))
 		}
 		expr = left
-		if _, _, err := template.ParsePath(expr); err == nil {
-			return "${" + expr + "}", strings.Join(notes, "\n"), leadingIdent(expr) != "" && v.names(st.nodeID, leadingIdent(expr))
-		}
 	}
 	parts := strings.SplitN(expr, ".", 3)
 	switch parts[0] {
@@ -397,6 +373,9 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 		notes = append(notes, "pflow paths have no negative indexes: take the last item in a shell step (jq '.[-1]') or a code step, and read its output.")
 		expr = foreignREs().negIndexRe.ReplaceAllString(expr, "")
 	}
+	if op != "" {
+		notes = append(notes, v.expressionNote(st, op, expr, right))
+	}
 	head := leadingIdent(expr)
 	ours = head != "" && v.names(st.nodeID, head)
 	if _, _, err := template.ParsePath(expr); err == nil && !noPath {
@@ -408,11 +387,39 @@ func (v *validator) translate(st *site, expr string) (pflow, note string, ours b
 	return "", "", ours
 }
 
+// expressionNote says where the logic of an expression written inside a
+// template goes in pflow: op is its operator, left the (translated) path
+// it reads, right what follows the operator.
+func (v *validator) expressionNote(st *site, op, left, right string) string {
+	switch {
+	case (op == "??" || op == "||") && (st.param == stepkeys.When || st.param == "cases"):
+		return fmt.Sprintf("In a condition the default goes outside the braces: ${%s} ?? %s.", left, right)
+	case op == "??" || op == "||":
+		d := fmt.Sprintf("pflow templates have no default operator ('%s'). ", op)
+		in := leadingIdent(left)
+		switch {
+		case v.inputs[in] != nil && v.ir:
+			return d + fmt.Sprintf(`Give the input a default instead ("inputs": {"%s": {"default": %q, "required": false}}) and write ${%s}.`, in, strings.Trim(right, `'"`), left)
+		case v.inputs[in] != nil:
+			return d + fmt.Sprintf("Give the input a default instead ('- default: %s' under '### %s', '- required: false') and write ${%s}.", strings.Trim(right, `'"`), in, left)
+		}
+		return d + fmt.Sprintf("Defaults exist only in conditions (- when: ${%s} ?? %s); to fall back to another value, choose it in a shell or code step (or give each branch's step the same output_mappings name) and read that.", left, right)
+	case op == "(":
+		return "pflow templates have no function or method calls: compute the value in a shell or code step and read that step's output."
+	case op == ":":
+		return "pflow templates have no shell expansions (':-' defaults, ':0:3' substrings): write ${" + left + "} and transform the value in the command (or a code step)."
+	case op == "?":
+		return "pflow templates have no conditional expressions: choose between steps with a switch step (or '- when:' on each), or compute the value in a shell or code step."
+	case op == "==" || op == "!=" || op == ">" || op == "<" || op == ">=" || op == "<=" || op == "&&":
+		return fmt.Sprintf("pflow templates have no comparisons ('%s'): to run a step only when it holds, write a condition with the template outside the comparison: '- when: ${%s} %s %s'; to use the result as a value, compute it in a shell or code step.", op, left, op, right)
+	}
+	return fmt.Sprintf("pflow templates have no arithmetic ('%s'): compute the value in a shell or code step and read that step's output.", op)
+}
+
 // operatorIndex finds the first operator of an expression in expr (outside
-// quotes): a default (??, ||), a comparison, arithmetic, a ternary, a shell
-// expansion's ':', && or
-// a call's '(', as written (with its spaces); -1 when there is none. A
-// filter's '|' is pipeIndex's.
+// quotes) as written, with its spaces: a default (??, ||), &&, a
+// comparison, arithmetic, a ternary, a call's '(' or a shell expansion's
+// ':'; -1 when there is none. A filter's '|' is pipeIndex's.
 func operatorIndex(expr string) (int, string) {
 	ops := []string{"??", "||", "&&", "==", "!=", ">=", "<=", " > ", " < ", " + ", " - ", " * ", " / ", " ? ", "(", ":"}
 	var quote byte

@@ -202,3 +202,27 @@ Measure each word.
 		}
 	}
 }
+
+// An expression around another tool's path: the pflow path and the note both
+// use the translated path (${log.stdout}, the input who).
+func TestForeignExpressionTranslatesThePath(t *testing.T) {
+	for val, want := range map[string]string{
+		"Hi ${{ steps.log.outputs.stdout || 'none' }}": "- when: ${log.stdout} ?? 'none'",
+		"Hi ${inputs.who ?? 'x'}":                      "'- default: x' under '### who'",
+	} {
+		w, err := workflow.ParseMarkdown([]byte(foreignDoc("llm", "prompt", val)), "t.pflow.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs, _ := Validate(context.Background(), w, Options{Catalog: foreignCatalog()})
+		found := false
+		for _, d := range errs {
+			if strings.Contains(d.Hint, want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q: no fix with %q:\n%s", val, want, dump(errs))
+		}
+	}
+}
