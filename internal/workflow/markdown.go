@@ -1277,6 +1277,8 @@ func EntityIDFrom(s string) string {
 // without '- ', '* type: shell', '- Type: shell'. It returns the line, its
 // text and the setting to write (0 when there is none).
 func (p *mdParser) typeWrittenElse(e *entity) (int, string, string) {
+	// compiled here: this runs only for a step without a type
+	typeElse := regexp.MustCompile(`(?i)^\s*(?:[*+-]\s+)?type\s*:\s*([a-z][a-z0-9_-]*)\s*$`)
 	for l := e.line + 1; l < len(p.lines); l++ {
 		line := p.lines[l]
 		if p.kinds[l] == lineHeading || strings.HasPrefix(strings.TrimSpace(line), "#") {
@@ -1285,13 +1287,9 @@ func (p *mdParser) typeWrittenElse(e *entity) (int, string, string) {
 		if p.kinds[l] == lineFence {
 			continue
 		}
-		if m := typeElseRe().FindStringSubmatch(line); m != nil {
+		if m := typeElse.FindStringSubmatch(line); m != nil {
 			return l, strings.TrimSpace(line), "- type: " + strings.TrimSpace(m[1])
 		}
 	}
 	return 0, "", ""
 }
-
-var typeElseRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)^\s*(?:[*+-]\s+)?type\s*:\s*([a-z][a-z0-9_-]*)\s*$`)
-})
