@@ -22,6 +22,9 @@ const (
 	// killWait bounds how long one round waits for its SIGKILLs to take
 	// effect (a process in uninterruptible sleep dies when it wakes).
 	killWait = 5 * time.Second
+	// blankRescans bounds the scans again when a process's environment
+	// read as empty (mid-exec) and no marked process was found.
+	blankRescans = 5
 )
 
 // marked is a process found by a scan.
@@ -29,26 +32,31 @@ type marked struct {
 	pid, pgid int
 }
 
+// environOf reads a process's environment (replaceable by tests).
+var environOf = func(pid string) ([]byte, error) { return os.ReadFile("/proc/" + pid + "/environ") }
+
 // readMarker returns the TrackingVar value in the environment of process
 // pid (a /proc entry name). Only processes of pflow's own user are read;
 // any error (the process is gone, a zombie, unreadable) yields false.
-func readMarker(pid string) (string, bool) {
+// blank reports an environment read as empty: a process in the middle of
+// an exec shows none for an instant, so it cannot be told apart yet.
+func readMarker(pid string) (v string, ok, blank bool) {
 	if st, err := os.Stat("/proc/" + pid); err != nil {
-		return "", false
+		return "", false, false
 	} else if s, ok := st.Sys().(*syscall.Stat_t); !ok || int(s.Uid) != os.Geteuid() {
-		return "", false
+		return "", false, false
 	}
-	env, err := os.ReadFile("/proc/" + pid + "/environ")
+	env, err := environOf(pid)
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
 	prefix := []byte(TrackingVar + "=")
 	for kv := range bytes.SplitSeq(env, []byte{0}) {
 		if v, ok := bytes.CutPrefix(kv, prefix); ok {
-			return string(v), true
+			return string(v), true, false
 		}
 	}
-	return "", false
+	return "", false, len(env) == 0
 }
 
 // statFields returns the fields of /proc/<pid>/stat after "(comm)":
@@ -82,12 +90,22 @@ var selfStart = sync.OnceValue(func() uint64 {
 // scan lists the live processes whose TrackingVar lists one of tokens.
 // Zombies are dead already and are not listed.
 func scan(tokens map[string]bool) []marked {
+	out, _ := scanBlank(tokens)
+	return out
+}
+
+// pfKthread is the kernel-thread flag of /proc/<pid>/stat's flags.
+const pfKthread = 0x00200000
+
+// scanBlank is scan, and also counts the processes of pflow's user, younger
+// than pflow, whose environment read as empty (most likely mid-exec: read
+// again, they may carry a token).
+func scanBlank(tokens map[string]bool) (out []marked, blank int) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	self, since := os.Getpid(), selfStart()
-	var out []marked
 	for _, e := range ents {
 		name := e.Name()
 		pid, err := strconv.Atoi(name)
@@ -101,7 +119,12 @@ func scan(tokens map[string]bool) []marked {
 		if start, _ := strconv.ParseUint(string(f[19]), 10, 64); start < since {
 			continue
 		}
-		v, ok := readMarker(name)
+		v, ok, empty := readMarker(name)
+		if empty {
+			if flags, _ := strconv.ParseUint(string(f[6]), 10, 64); flags&pfKthread == 0 {
+				blank++
+			}
+		}
 		if !ok || !hasToken(v, tokens) {
 			continue
 		}
@@ -109,7 +132,7 @@ func scan(tokens map[string]bool) []marked {
 		m.pgid, _ = strconv.Atoi(string(f[2]))
 		out = append(out, m)
 	}
-	return out
+	return out, blank
 }
 
 // MarkedPIDs returns the pids of the live processes carrying token (see
@@ -142,7 +165,7 @@ func pin(ps []marked, tokens map[string]bool) []target {
 			ts = append(ts, target{pid: p.pid, fd: -1})
 			continue
 		}
-		if v, ok := readMarker(strconv.Itoa(p.pid)); !ok || !hasToken(v, tokens) {
+		if v, ok, _ := readMarker(strconv.Itoa(p.pid)); !ok || !hasToken(v, tokens) {
 			unix.Close(fd)
 			continue
 		}
@@ -231,10 +254,18 @@ func waitExited(ts []target, d time.Duration) bool {
 // after each round until none is left (at most killRounds rounds), and
 // returns how many it killed.
 func killAny(tokens map[string]bool) int {
-	n := 0
+	n, rescans := 0, 0
 	for range killRounds {
-		ts := pin(scan(tokens), tokens)
+		found, blank := scanBlank(tokens)
+		ts := pin(found, tokens)
 		if len(ts) == 0 {
+			// A process caught mid-exec shows no environment: look again
+			// before saying none is left (a few times, briefly).
+			if blank > 0 && rescans < blankRescans {
+				rescans++
+				time.Sleep(time.Duration(rescans) * time.Millisecond)
+				continue
+			}
 			break
 		}
 		for _, t := range ts {
@@ -352,11 +383,16 @@ func (m *MemoryMeter) RSS() int64 {
 		} else if m.token != "" {
 			start := string(f[19])
 			ent, ok := m.seen[pid]
+			blank := false
 			if !ok || ent.start != start {
-				v, found := readMarker(name)
+				var v string
+				var found bool
+				v, found, blank = readMarker(name)
 				ent = meterEntry{start: start, marked: found && hasToken(v, tokens)}
 			}
-			next[pid] = ent
+			if !blank { // mid-exec: read it again next time
+				next[pid] = ent
+			}
 			in = ent.marked
 		}
 		if in {
