@@ -217,12 +217,19 @@ func (v *validator) findForeign(st *site, s string, sinkKind node.Sink) []foreig
 		if !known && (sinkKind == node.SinkShell || rest[0] != '.') && !foreignREs().negIndexRe.MatchString(rest) {
 			continue
 		}
-		if !strings.ContainsRune(".[| ?(=!&+-*/<>:", rune(rest[0])) {
+		ownName := v.names(st.nodeID, head)
+		if !ownName && !strings.ContainsRune(".[| ?(=!&+-*/<>:", rune(rest[0])) {
 			continue
 		}
 		p, note, _ := v.translate(st, content)
 		if note == "" && p == "" {
-			continue
+			if !ownName || strings.Contains(content, "${") {
+				continue // a nested template (${a[${i}]}) is cut at its first '}' here
+			}
+			// this workflow's name followed by what no path holds
+			// (${who!}, ${who#x}, ${who^^}): the value, changed elsewhere
+			p = "${" + head + foreignREs().pathTailRe.FindString(rest) + "}"
+			note = "pflow templates hold a path and nothing else: read the value with " + p + " and change it in a shell or code step."
 		}
 		tool := "a path outside pflow's template grammar"
 		if i, _ := operatorIndex(content); i > 0 {

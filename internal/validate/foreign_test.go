@@ -104,6 +104,8 @@ func TestForeignSyntax(t *testing.T) {
 		{"expression-arith", "llm", "prompt", "Next ${log.stdout + 1}", false, "no arithmetic"},
 		{"expression-shell", "shell", "command", "echo ${log.stdout:0:3}", false, "no shell expansions"},
 		{"expression-shell", "shell", "command", "echo ${who:-anon}", false, "no shell expansions"},
+		{"expression-other", "llm", "prompt", "Hi ${who!}", false, "read the value with ${who}"},
+		{"expression-other", "shell", "command", "echo ${who^^} ${log.stdout#v}", false, "change it in a shell or code step"},
 	} {
 		t.Run(tc.class+"/"+tc.typ, func(t *testing.T) {
 			src := foreignDoc(tc.typ, tc.param, tc.val)
