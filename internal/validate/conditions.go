@@ -328,7 +328,7 @@ func (v *validator) dominators() map[string]map[string]bool {
 	succ := map[string][]string{}
 	pred := map[string][]string{}
 	for _, e := range v.w.Edges {
-		if v.byID[e.From] == nil || v.byID[e.To] == nil {
+		if v.byID[e.From] == nil || v.byID[e.To] == nil || v.neverTaken(e) {
 			continue
 		}
 		succ[e.From] = append(succ[e.From], e.To)
@@ -389,6 +389,18 @@ func (v *validator) dominators() map[string]map[string]bool {
 		}
 	}
 	return dom
+}
+
+// neverTaken reports whether e is the step-order 'default' edge of a step
+// that never takes 'default': a switch whose default action is renamed, an
+// ask step (it takes its choices). No path goes through it.
+func (v *validator) neverTaken(e workflow.Edge) bool {
+	spec := v.specs[e.From]
+	if e.ActionOrDefault() != "default" || spec == nil || spec.StepActions == nil {
+		return false
+	}
+	actions := spec.StepActions(withAlsoKeys(spec, v.byID[e.From].Params))
+	return actions != nil && !slices.Contains(actions, "default")
 }
 
 // parallelOrder checks the after lists, and that a parallel workflow has

@@ -1,9 +1,11 @@
 package validate
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/pflow-go/pflow/internal/nodes/switchnode"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
 
@@ -52,4 +54,36 @@ func TestWhenInQuotesAndSyntax(t *testing.T) {
 	if d := find(t, errs, "Step 'c': in '- when:"); !strings.Contains(d.Message, "not a valid expression") {
 		t.Errorf("syntax: %s", d.Message)
 	}
+}
+
+// A switch whose default action is renamed never takes the step-order
+// 'default' edge the file gives it; a step that every branch leads to runs
+// on every path, and a step after it may read it. The same switch with its
+// default left as 'default' does take that edge, past the joined step.
+func TestSwitchBranchesThatJoin(t *testing.T) {
+	src := func(def string) string {
+		return "# J\nBranches that join.\n\n## Inputs\n\n### n\nA number.\n- type: integer\n\n## Steps\n" +
+			"\n### pick\nBranch.\n- type: switch\n- cases:\n    - yes: ${n} > 1\n" + def +
+			"\n```yaml on\nyes: b\nno: b\n```\n" +
+			"\n### b\nJoined.\n- type: shell\n- command: echo b\n\n```yaml on\ndefault: c\n```\n" +
+			"\n### c\nReads b.\n- type: shell\n- command: echo \"${b.stdout}\"\n"
+	}
+	w, err := workflow.ParseMarkdown([]byte(src("- default: no\n")), "j.pflow.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := testCatalog()
+	cat["switch"] = switchnode.Spec()
+	check := func(w *workflow.Workflow) []Diagnostic {
+		errs, _ := Validate(context.Background(), w, Options{Catalog: cat})
+		return errs
+	}
+	if errs := check(w); len(errs) != 0 {
+		t.Fatalf("every branch leads to b: %s", dump(errs))
+	}
+	w, err = workflow.ParseMarkdown([]byte(src("")), "j.pflow.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	find(t, check(w), "Step 'c' reads ${b.stdout}")
 }

@@ -47,7 +47,10 @@ var iface = node.Interface{
 }
 
 func actionsOf(params map[string]any) []string {
-	out := []string{DefaultAction}
+	var out []string
+	if d, ok := params["default"].(string); !ok || d == "" || d == DefaultAction {
+		out = append(out, DefaultAction) // unless the default is renamed, it is taken when no case holds
+	}
 	if cases, err := cond.ParseCases(params["cases"]); err == nil {
 		for _, c := range cases {
 			out = append(out, c.Action)
