@@ -197,8 +197,7 @@ func (v *validator) skippableReads() {
 		return
 	}
 	for _, n := range v.nodes {
-		mine, reached := dom[n.ID]
-		if !reached {
+		if !dom.reached(n.ID) {
 			continue // unreachable steps are reported elsewhere
 		}
 		defaulted := v.defaultedRefs(n)
@@ -208,11 +207,11 @@ func (v *validator) skippableReads() {
 			if t == nil || t.ID == n.ID || reported[t.ID] {
 				continue
 			}
-			if _, tReached := dom[t.ID]; !tReached || !v.runsBefore(t.ID, n.ID) {
+			if !dom.reached(t.ID) || !v.runsBefore(t.ID, n.ID) {
 				continue // checkOrder reports a step that never runs before
 			}
 			_, conditional := v.ownControl(t, stepkeys.When)
-			if mine[t.ID] && !conditional {
+			if dom.dominates(t.ID, n.ID) && !conditional {
 				continue
 			}
 			if conditional && v.sameCondition(t, n) {
@@ -313,10 +312,30 @@ func (v *validator) branchOf(id string) string {
 	return ""
 }
 
-// dominators returns, for each step reachable from the start, the set of
-// steps on every path from the start to it (itself included). nil when the
-// graph has no start.
-func (v *validator) dominators() map[string]map[string]bool {
+// domTree is the dominator tree of the steps reachable from the start:
+// a step dominates another when every path from the start to the other
+// goes through it. Built in near-linear time (Cooper, Harvey and Kennedy's
+// iterative algorithm over the reverse postorder); a query is two
+// comparisons of the tree's pre- and postorder numbers.
+type domTree struct {
+	num       map[string]int // a reachable step's reverse-postorder number
+	pre, post []int          // by that number, in the dominator tree
+}
+
+// reached reports whether id is reachable from the start.
+func (d *domTree) reached(id string) bool { _, ok := d.num[id]; return ok }
+
+// dominates reports whether every path from the start to b goes through a
+// (a step dominates itself); false when either is unreachable.
+func (d *domTree) dominates(a, b string) bool {
+	i, ok := d.num[a]
+	j, ok2 := d.num[b]
+	return ok && ok2 && d.pre[i] <= d.pre[j] && d.post[j] <= d.post[i]
+}
+
+// dominators returns the dominator tree of the workflow's edges, nil when
+// the graph has no start.
+func (v *validator) dominators() *domTree {
 	if len(v.nodes) == 0 {
 		return nil
 	}
@@ -324,7 +343,6 @@ func (v *validator) dominators() map[string]map[string]bool {
 	if !ok {
 		return nil
 	}
-	start := v.nodes[i].ID
 	succ := map[string][]string{}
 	pred := map[string][]string{}
 	for _, e := range v.w.Edges {
@@ -334,61 +352,100 @@ func (v *validator) dominators() map[string]map[string]bool {
 		succ[e.From] = append(succ[e.From], e.To)
 		pred[e.To] = append(pred[e.To], e.From)
 	}
-	var order []string
-	seen := map[string]bool{start: true}
-	for queue := []string{start}; len(queue) > 0; queue = queue[1:] {
-		order = append(order, queue[0])
-		for _, s := range succ[queue[0]] {
-			if !seen[s] {
-				seen[s] = true
-				queue = append(queue, s)
+	// The reverse postorder of a depth-first walk from the start (an
+	// explicit stack: a workflow may be thousands of steps deep).
+	var postorder []string
+	visited := map[string]bool{}
+	type frame struct {
+		id   string
+		next int
+	}
+	stack := []frame{{id: v.nodes[i].ID}}
+	visited[v.nodes[i].ID] = true
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next < len(succ[top.id]) {
+			s := succ[top.id][top.next]
+			top.next++
+			if !visited[s] {
+				visited[s] = true
+				stack = append(stack, frame{id: s})
+			}
+			continue
+		}
+		postorder = append(postorder, top.id)
+		stack = stack[:len(stack)-1]
+	}
+	n := len(postorder)
+	d := &domTree{num: make(map[string]int, n)}
+	order := make([]string, n)
+	for k, id := range postorder {
+		order[n-1-k] = id
+		d.num[id] = n - 1 - k
+	}
+	idom := make([]int, n)
+	for k := range idom {
+		idom[k] = -1
+	}
+	idom[0] = 0
+	intersect := func(a, b int) int {
+		for a != b {
+			for a > b {
+				a = idom[a]
+			}
+			for b > a {
+				b = idom[b]
 			}
 		}
-	}
-	dom := map[string]map[string]bool{start: {start: true}}
-	all := func() map[string]bool {
-		m := make(map[string]bool, len(order))
-		for _, id := range order {
-			m[id] = true
-		}
-		return m
-	}
-	for _, id := range order[1:] {
-		dom[id] = all()
+		return a
 	}
 	for changed := true; changed; {
 		changed = false
-		for _, id := range order[1:] {
-			var next map[string]bool
-			for _, p := range pred[id] {
-				pd, ok := dom[p]
-				if !ok {
-					continue // an unreachable predecessor
+		for b := 1; b < n; b++ {
+			nd := -1
+			for _, p := range pred[order[b]] {
+				pi, ok := d.num[p]
+				if !ok || idom[pi] < 0 {
+					continue // unreachable, or not processed yet
 				}
-				if next == nil {
-					next = make(map[string]bool, len(pd)+1)
-					for k := range pd {
-						next[k] = true
-					}
-					continue
-				}
-				for k := range next {
-					if !pd[k] {
-						delete(next, k)
-					}
+				if nd < 0 {
+					nd = pi
+				} else {
+					nd = intersect(pi, nd)
 				}
 			}
-			if next == nil {
-				next = map[string]bool{}
-			}
-			next[id] = true
-			if len(next) != len(dom[id]) {
-				dom[id] = next
+			if nd >= 0 && idom[b] != nd {
+				idom[b] = nd
 				changed = true
 			}
 		}
 	}
-	return dom
+	// Number the tree in pre- and postorder.
+	children := make([][]int, n)
+	for b := 1; b < n; b++ {
+		children[idom[b]] = append(children[idom[b]], b)
+	}
+	d.pre, d.post = make([]int, n), make([]int, n)
+	clock := 0
+	type walk struct{ node, next int }
+	ws := []walk{{node: 0}}
+	d.pre[0] = clock
+	clock++
+	for len(ws) > 0 {
+		top := &ws[len(ws)-1]
+		if top.next < len(children[top.node]) {
+			c := children[top.node][top.next]
+			top.next++
+			d.pre[c] = clock
+			clock++
+			ws = append(ws, walk{node: c})
+			continue
+		}
+		d.post[top.node] = clock
+		clock++
+		ws = ws[:len(ws)-1]
+	}
+	return d
 }
 
 // neverTaken reports whether e is the step-order 'default' edge of a step

@@ -2,6 +2,8 @@ package validate
 
 import (
 	"context"
+	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -86,4 +88,38 @@ func TestSwitchBranchesThatJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	find(t, check(w), "Step 'c' reads ${b.stdout}")
+}
+
+// Validation grows with the workflow, not with its square: the checks over
+// paths (which steps run on every path, which outputs may be absent) once
+// allocated a set of every step per step. A chain four times longer
+// allocates about four times as much (a quadratic check, sixteen).
+func TestValidationScalesWithTheWorkflow(t *testing.T) {
+	chain := func(n int) *workflow.Workflow {
+		var b strings.Builder
+		b.WriteString("# Chain\nA long chain.\n\n## Inputs\n\n### seed\nStart.\n- type: string\n\n## Steps\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "\n### s%d\nStep %d.\n- type: shell\n- command: echo ${%s}\n", i, i, map[bool]string{true: "seed", false: fmt.Sprintf("s%d.stdout", i-1)}[i == 0])
+		}
+		fmt.Fprintf(&b, "\n## Outputs\n\n### last\nThe end.\n- source: ${s%d.stdout}\n", n-1)
+		w, err := workflow.ParseMarkdown([]byte(b.String()), "chain.pflow.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	bytesFor := func(w *workflow.Workflow) uint64 {
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
+		if errs, _ := Validate(context.Background(), w, Options{Catalog: testCatalog()}); len(errs) > 0 {
+			t.Fatalf("a valid chain: %s", dump(errs))
+		}
+		goruntime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := bytesFor(chain(250)), bytesFor(chain(1000))
+	if ratio := float64(large) / float64(small); ratio > 8 {
+		t.Fatalf("validating 1,000 steps allocates %.1f× what 250 do (%d vs %d bytes): some check is quadratic", ratio, large, small)
+	}
 }

@@ -90,20 +90,37 @@ func (v *validator) outputsOnEveryPath() {
 		}
 		return paths, reached
 	}
-	// onEvery are the steps every run that succeeds goes through (no end
-	// is reached without them), in document order: the sources to suggest.
-	var onEvery []string
-	absent := map[int][]string{}
-	for i := range v.nodes {
-		paths, reached := pathsWithout(i)
-		switch {
-		case !reached && i != start:
-			// Unreachable: its own error says so.
-		case len(paths) == 0:
-			onEvery = append(onEvery, v.nodes[i].ID)
-		default:
-			absent[i] = paths
+	// absent are the paths that end without step i (nil when every run
+	// goes through it, or it is unreachable: its own error says so), for
+	// the steps outputs read.
+	memo := map[int][]string{}
+	absent := func(i int) []string {
+		paths, ok := memo[i]
+		if !ok {
+			var reached bool
+			paths, reached = pathsWithout(i)
+			if !reached && i != start {
+				paths = nil
+			}
+			memo[i] = paths
 		}
+		return paths
+	}
+	// onEvery are the steps every run that succeeds goes through (no end
+	// is reached without them), in document order: the sources to suggest
+	// (worked out once, when an output is warned about).
+	var onEvery []string
+	onEveryDone := false
+	everyPath := func() []string {
+		if !onEveryDone {
+			onEveryDone = true
+			for i := range v.nodes {
+				if paths, reached := pathsWithout(i); (reached || i == start) && len(paths) == 0 {
+					onEvery = append(onEvery, v.nodes[i].ID)
+				}
+			}
+		}
+		return onEvery
 	}
 	for _, o := range v.w.Outputs {
 		if o == nil || strings.TrimSpace(o.Source) == "" {
@@ -116,11 +133,11 @@ func (v *validator) outputsOnEveryPath() {
 				continue
 			}
 			i, ok := v.index[p.Ref.Head]
-			if !ok || absent[i] == nil {
+			if !ok || absent(i) == nil {
 				continue
 			}
 			steps = append(steps, p.Ref.Head)
-			for _, path := range absent[i] {
+			for _, path := range absent(i) {
 				if !slices.Contains(paths, path) && len(paths) < maxAbsentPaths {
 					paths = append(paths, path)
 				}
@@ -143,7 +160,7 @@ func (v *validator) outputsOnEveryPath() {
 				o.Name, quoteList(steps), pathList(paths), orList(last), o.Name)
 		}
 		var alt []string
-		for _, id := range onEvery {
+		for _, id := range everyPath() {
 			alt = append(alt, "'"+id+"'")
 		}
 		hint := fmt.Sprintf("If '%s' must always be there, source it from a step that runs on every path", o.Name)
