@@ -273,7 +273,7 @@ func TestResumeBatchItemByItem(t *testing.T) {
 			params := map[string]any{"counter": counter, "flag": flag}
 			first := runFile(t, a, wf, params, nil)
 			if first.Result.Success() || first.Result.Failure.NodeID != "each" {
-				t.Fatalf("first run: %+v", first.Result.Failure)
+				t.Fatalf("first run: %s %+v %+v", first.Result.Status, first.Result.Failure, stepSources(first.Result))
 			}
 			before := counts(t, counter)
 			if before["i60"] != 1 || (!parallel && len(before) != 61) {
@@ -401,5 +401,73 @@ func TestMarshalIR(t *testing.T) {
 		if got := marshalIR(w, hint); !bytes.Equal(got, want) {
 			t.Fatalf("hint %d: marshalIR differs from value.MarshalJSON", hint)
 		}
+	}
+}
+
+// Pure steps (echo, switch, a batch of echo) are not recorded: a resume runs
+// them again from the recorded outputs of the steps before them, and since
+// they give what they gave before, the steps with side effects after them
+// are still re-used. Only the broken step and what follows it run again.
+func TestResumeReplaysPureSteps(t *testing.T) {
+	a, _ := testApp(t)
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "replay.pflow.md")
+	counter := filepath.Join(dir, "counter")
+	src := func(last string) string {
+		return "# Replay\nPure steps between side effects.\n\n## Inputs\n\n### counter\nThe counter file.\n- type: string\n\n## Steps\n" +
+			"\n### a\nA side effect.\n- type: shell\n- command: echo a >> \"${counter}\"; echo A\n" +
+			"\n### p\nPure, reads a.\n- type: echo\n- message: ${a.stdout}-P\n" +
+			"\n### each\nA pure batch over a list.\n- type: echo\n- message: ${item}!\n\n```yaml batch\nitems: [\"x\", \"y\"]\n```\n" +
+			"\n### pick\nA pure branch.\n- type: switch\n- cases:\n    - yes: ${p.echo} contains \"P\"\n- default: no\n\n```yaml on\nyes: b\nno: b\n```\n" +
+			"\n### b\nA side effect that reads the pure steps.\n- type: shell\n- command: echo b >> \"${counter}\"; echo \"${p.echo}+${each.results[1].echo}\"\n\n```yaml on\ndefault: c\n```\n" +
+			"\n### c\nBroken until fixed.\n- type: shell\n- command: echo c >> \"${counter}\"; " + last + "\n" +
+			"\n## Outputs\n\n### out\nAll of it.\n- source: ${c.stdout}\n"
+	}
+	os.WriteFile(wf, []byte(src(`echo broken >&2; exit 3`)), 0o644)
+	first := runFile(t, a, wf, map[string]any{"counter": counter}, nil)
+	if first.Result.Success() || first.Result.Failure.NodeID != "c" {
+		t.Fatalf("first run: %s %+v %+v", first.Result.Status, first.Result.Failure, stepSources(first.Result))
+	}
+	// The record holds the steps with side effects, not the pure ones.
+	detail, err := a.ShowRun(first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded []string
+	for _, s := range detail.Steps {
+		recorded = append(recorded, s.Path)
+	}
+	if got := strings.Join(recorded, " "); got != "a b c" {
+		t.Errorf("recorded steps %q, want \"a b c\"", got)
+	}
+	if detail.Status == nil || detail.Status.Derived != 4 {
+		t.Errorf("status %+v: want 4 derived executions (p, 2 items, pick)", detail.Status)
+	}
+
+	os.WriteFile(wf, []byte(src(`echo "${b.stdout}"`)), 0o644)
+	res := runFile(t, a, wf, nil, func(r *RunRequest) { r.Resume = first.RunID })
+	if !res.Result.Success() {
+		t.Fatalf("resume: %+v", res.Result.Failure)
+	}
+	got := stepSources(res.Result)
+	want := map[string]string{"a": "resumed", "p": "ran", "each": "ran", "pick": "ran", "b": "resumed", "c": "ran"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("sources %v, want %v", got, want)
+	}
+	if c := counts(t, counter); c["a"] != 1 || c["b"] != 1 || c["c"] != 2 {
+		t.Fatalf("counter %v: a and b must not run again", c)
+	}
+	if res.Result.Outputs["out"] != "A-P+y!" {
+		t.Fatalf("out = %v", res.Result.Outputs["out"])
+	}
+
+	// An edit upstream of a pure step: the pure step gives something else,
+	// so the step after it runs again.
+	os.WriteFile(wf, []byte(strings.Replace(src(`echo broken >&2; exit 3`), "echo A\n", "echo A2\n", 1)), 0o644)
+	second := runFile(t, a, wf, map[string]any{"counter": counter}, nil)
+	os.WriteFile(wf, []byte(strings.Replace(src(`echo "${b.stdout}"`), "echo A\n", "echo A3\n", 1)), 0o644)
+	res = runFile(t, a, wf, nil, func(r *RunRequest) { r.Resume = second.RunID })
+	if got := stepSources(res.Result); got["a"] != "ran" || got["b"] != "ran" || res.Result.Outputs["out"] != "A3-P+y!" {
+		t.Fatalf("after an edit upstream: sources %v, out %v", got, res.Result.Outputs["out"])
 	}
 }

@@ -244,6 +244,9 @@ func renderRun(w io.Writer, d *app.RunDetail) {
 			fmt.Fprintf(w, "  (%d more completed items of '%s' not shown; --json lists all)\n", n-3, path)
 		}
 	}
+	if d.Status != nil && d.Status.Derived > 0 {
+		fmt.Fprintf(w, "  (%d completed execution(s) of pure nodes (echo, switch) not listed: the record leaves them out, and a resume runs them again from the outputs above)\n", d.Status.Derived)
+	}
 	if d.Skipped > 0 {
 		fmt.Fprintf(w, "  (%d unreadable record line(s) skipped: the end of a run that stopped mid-write)\n", d.Skipped)
 	}

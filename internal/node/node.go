@@ -182,6 +182,13 @@ type Effects struct {
 // resume) cannot do harm: it is read-only, idempotent or pure.
 func (e Effects) SafeToRepeat() bool { return e.ReadOnly || e.Idempotent || e.Pure }
 
+// Replayed reports whether a run's record leaves out what the node gives,
+// and a resume runs it again instead: it is pure and does no work worth
+// keeping (echo, switch; not a node that caches by default, such as a
+// trusted read-only MCP tool). Run again on the same inputs, it gives what
+// it gave before.
+func (e Effects) Replayed() bool { return e.Pure && !e.Cache }
+
 // Problem is a finding of a Spec's static Check.
 type Problem struct {
 	// Param is the param the problem is in.

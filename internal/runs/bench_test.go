@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/nodes/echo"
@@ -83,24 +82,4 @@ func BenchmarkEngineRecordBatch10000(b *testing.B) {
 	n := &workflow.Node{ID: "each", Type: "echo", Params: map[string]any{"message": "item ${__index__}", "data": "${item}"},
 		Batch: &workflow.Batch{Items: "${list}", Parallel: true, MaxConcurrent: 50}}
 	benchEngineRecord(b, &workflow.Workflow{Nodes: []*workflow.Node{n}}, map[string]any{"list": items})
-}
-
-// BenchmarkEncodeItemEvent is what the record does for one batch item of
-// the batch benchmark: its end event (params digest, outputs) as a line.
-func BenchmarkEncodeItemEvent(b *testing.B) {
-	s := Open(b.TempDir())
-	r, _ := s.Prepare(Options{Key: testKey, Redactor: redact.NewRedactor()})
-	defer r.Abort()
-	n := &workflow.Node{ID: "each", Type: "echo", Params: map[string]any{"message": "item ${__index__}", "data": "${item}"}}
-	rec := &runtime.StepRecord{Path: "each", NodeID: "each", NodeType: "echo", Kind: runtime.KindNode, Occurrence: 1, Item: 1234, Node: n,
-		Params:      map[string]any{"message": "item 1234", "data": int64(1234), "_message_source_line": int64(20), "_data_source_line": int64(21), "__workflow_file__": "/tmp/x/bench.pflow.md"},
-		WorkflowDir: "/tmp/x", Effects: node.Effects{Pure: true}, Status: "completed", Action: "default", Attempts: 1, Started: time.Now(), Duration: 3 * time.Microsecond,
-		Outputs: map[string]any{"echo": "item 1234", "data": int64(1234), "metadata": map[string]any{"original_message": "item 1234", "count": int64(1), "modified": false}}}
-	enc := newEncoder(r.opts.Redactor)
-	var buf []byte
-	p := pending{ev: evEnd, rec: rec}
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = r.appendEvent(buf[:0], enc, &p)
-	}
 }

@@ -3,8 +3,6 @@ package runs
 import (
 	"math"
 	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/pflow-go/pflow/internal/redact"
 	"github.com/pflow-go/pflow/internal/value"
@@ -23,35 +21,10 @@ type encoder struct {
 	// mask is red's secrets, taken again for every event (see Run.appendEvent)
 	mask    redact.Masker
 	changed bool
-	slab    []byte // lines encoded by End (see Run.preEncode)
 }
 
 func newEncoder(red *redact.Redactor) *encoder {
 	return &encoder{red: red, mask: red.Masker()}
-}
-
-func (e *encoder) secretKey(k string) bool { return secretKey(k) }
-
-// secretKeys memoizes redact.IsSecretKey for every encoder (keys repeat
-// from step to step and item to item; encoders come and go with a pool),
-// up to maxSecretKeys keys.
-var (
-	secretKeys  sync.Map // string → bool
-	secretKeysN atomic.Int32
-)
-
-const maxSecretKeys = 4096
-
-func secretKey(k string) bool {
-	if s, ok := secretKeys.Load(k); ok {
-		return s.(bool)
-	}
-	s := redact.IsSecretKey(k)
-	if secretKeysN.Load() < maxSecretKeys {
-		secretKeysN.Add(1)
-		secretKeys.Store(k, s)
-	}
-	return s
 }
 
 // value appends v. It follows redact.Redactor.Value: a secret-looking key's
@@ -94,7 +67,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 			first = false
 			b = value.AppendJSONString(b, k)
 			b = append(b, ':')
-			if el != nil && el != "" && e.secretKey(k) {
+			if el != nil && el != "" && redact.IsSecretKey(k) {
 				if _, isMap := el.(map[string]any); !isMap {
 					e.changed = true
 					b = value.AppendJSONString(b, redact.Redacted)

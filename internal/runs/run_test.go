@@ -50,13 +50,21 @@ func TestRecordOrderAndContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	safe := &workflow.Node{ID: "a", Type: "echo", Params: map[string]any{"message": "hi"}}
-	recA := stepRecord(safe, -1, node.Effects{Pure: true}, map[string]any{"message": "hi"})
+	safe := &workflow.Node{ID: "a", Type: "read-file", Params: map[string]any{"file_path": "hi"}}
+	recA := stepRecord(safe, -1, node.Effects{ReadOnly: true}, map[string]any{"file_path": "hi"})
 	if prior, err := r.Begin(ctx, recA); prior != nil || err != nil {
 		t.Fatalf("Begin: %v %v", prior, err)
 	}
-	finish(recA, map[string]any{"echo": "hi"})
+	finish(recA, map[string]any{"content": "hi"})
 	r.End(recA)
+	// A pure step is replayed on resume, not recorded.
+	pure := &workflow.Node{ID: "p", Type: "echo", Params: map[string]any{"message": "hi"}}
+	recP := stepRecord(pure, -1, node.Effects{ReadOnly: true, Idempotent: true, Pure: true}, map[string]any{"message": "hi"})
+	if prior, err := r.Begin(ctx, recP); prior != nil || err != nil {
+		t.Fatalf("Begin: %v %v", prior, err)
+	}
+	finish(recP, map[string]any{"echo": "hi"})
+	r.End(recP)
 
 	unsafe := &workflow.Node{ID: "b", Type: "shell", Params: map[string]any{"command": "touch x"}}
 	recB := stepRecord(unsafe, -1, node.Effects{}, map[string]any{"command": "touch x"})
@@ -97,19 +105,24 @@ func TestRecordOrderAndContent(t *testing.T) {
 	if m.Workflow.Hash != hex.EncodeToString(sum[:]) {
 		t.Errorf("workflow hash %q, want the SHA-256 of the IR", m.Workflow.Hash)
 	}
-	if st := s.Status(r.ID); st == nil || st.Status != runtime.RunSuccess || st.Ran != 2 {
-		t.Errorf("status %+v", st)
+	if st := s.Status(r.ID); st == nil || st.Status != runtime.RunSuccess || st.Ran != 3 || st.Derived != 1 {
+		t.Errorf("status %+v, want 3 ran, 1 of them derived", st)
 	}
 	log, err = s.Events(r.ID)
 	if err != nil || log.Skipped > 0 || len(log.InFlight()) > 0 {
 		t.Fatalf("events: %v, skipped %d, in flight %v", err, log.Skipped, log.InFlight())
+	}
+	for _, ev := range log.Events {
+		if ev.Path == "p" {
+			t.Fatalf("the pure step is recorded: %+v", ev)
+		}
 	}
 	h := stephash.New(testKey)
 	// (The records themselves were given back for reuse after End.)
 	for _, c := range []struct {
 		n      *workflow.Node
 		params map[string]any
-	}{{safe, map[string]any{"message": "hi"}}, {unsafe, map[string]any{"command": "touch x"}}} {
+	}{{safe, map[string]any{"file_path": "hi"}}, {unsafe, map[string]any{"command": "touch x"}}} {
 		ev := log.end(stepKey{c.n.ID, 1, -1})
 		if ev == nil || !ev.Full || ev.Status != runtime.StatusCompleted {
 			t.Fatalf("end of %s: %+v", c.n.ID, ev)
@@ -131,7 +144,7 @@ func TestRecordThatCannotBeCreated(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var log fakemcp.Buffer // written from the record's writer goroutine
+	var log fakemcp.Buffer // written from the record's setup goroutine
 	r, err := Open(filepath.Join(file, "runs")).Create(Options{Key: testKey, Log: &log})
 	if err != nil {
 		t.Fatal(err)
@@ -164,9 +177,9 @@ func TestSecretOutputsAreNotReusable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &workflow.Node{ID: "a", Type: "echo"}
-	rec := stepRecord(n, 0, node.Effects{Pure: true}, map[string]any{"message": "x"})
-	finish(rec, map[string]any{"echo": "token s3cr3t-value"})
+	n := &workflow.Node{ID: "a", Type: "read-file"}
+	rec := stepRecord(n, 0, node.Effects{ReadOnly: true}, map[string]any{"file_path": "x"})
+	finish(rec, map[string]any{"content": "token s3cr3t-value"})
 	r.End(rec)
 	if err := r.Close(&runtime.Result{Status: runtime.RunSuccess}, ""); err != nil {
 		t.Fatal(err)
@@ -229,9 +242,8 @@ func TestResumeRecordOfEarlierBuild(t *testing.T) {
 	}
 }
 
-// Many batch items ending at once from many goroutines (End then encodes
-// its own event while the writer is behind): every item's end is recorded
-// once, whole, with its own outputs and digest.
+// Many batch items ending at once from many goroutines: every item's end is
+// recorded once, whole, with its own outputs and digest.
 func TestManyItemsEndingAtOnce(t *testing.T) {
 	s := Open(t.TempDir())
 	r, err := s.Create(Options{Key: testKey})
@@ -246,7 +258,7 @@ func TestManyItemsEndingAtOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w * per; i < (w+1)*per; i++ {
-				rec := stepRecord(n, i, node.Effects{Pure: true}, map[string]any{"message": fmt.Sprint("item ", i)})
+				rec := stepRecord(n, i, node.Effects{ReadOnly: true}, map[string]any{"message": fmt.Sprint("item ", i)})
 				finish(rec, map[string]any{"echo": fmt.Sprint("item ", i)})
 				r.End(rec)
 			}
@@ -290,10 +302,9 @@ func TestItemEndsOutOfOrder(t *testing.T) {
 	}
 }
 
-// Steps with side effects, whose events their goroutine writes itself when
-// the writer is idle, beside a parallel batch whose item ends the writer
-// collects: each start is on disk when Begin returns, each end when End
-// returns, and the record holds every event once, whole.
+// Steps with side effects beside a parallel batch of read-only items: each
+// start is on disk when Begin returns, each end when End returns, and the
+// record holds every event once, whole.
 func TestStepsThatWaitBesideABatch(t *testing.T) {
 	s := Open(t.TempDir())
 	r, err := s.Create(Options{Key: testKey})
@@ -308,7 +319,7 @@ func TestStepsThatWaitBesideABatch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < items; i += 2 {
-				rec := stepRecord(item, i, node.Effects{Pure: true}, map[string]any{"message": fmt.Sprint("item ", i)})
+				rec := stepRecord(item, i, node.Effects{ReadOnly: true}, map[string]any{"message": fmt.Sprint("item ", i)})
 				finish(rec, map[string]any{"echo": fmt.Sprint("item ", i)})
 				r.End(rec)
 			}

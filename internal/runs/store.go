@@ -139,6 +139,10 @@ type Status struct {
 	Ran     int `json:"ran"`
 	Resumed int `json:"resumed"`
 	Cached  int `json:"cached"`
+	// Derived counts the completed executions of pure nodes (echo, switch)
+	// that the record leaves out: they are among Ran, and a resume runs
+	// them again from the recorded outputs before them.
+	Derived int `json:"derived,omitempty"`
 	// RecordIncomplete says why some events could not be written.
 	RecordIncomplete string `json:"record_incomplete,omitempty"`
 	TracePath        string `json:"trace_path,omitempty"`

@@ -163,7 +163,10 @@ type Step struct {
 	Source string `json:"source,omitempty"`
 
 	// executed is set when a node of this step ran in this run (for a batch,
-	// any item; for a nested workflow, any of its steps).
+	// any item; for a nested workflow, any of its steps) and what it gave
+	// may differ from the run being resumed: a pure node run again on
+	// inputs that were all re-used (a replay) gives what it gave before,
+	// and does not count, so the steps after it may still be re-used.
 	executed bool
 }
 
@@ -516,6 +519,11 @@ func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*St
 				kind = KindWorkflow
 			}
 			rec = e.newRecord(f, n, kind, -1)
+			if kind == KindBatch {
+				if spec, ok := e.opts.Catalog.Lookup(n.Type); ok {
+					rec.Effects = spec.Effects // a batch of a pure node is pure
+				}
+			}
 		}
 		e.finishRecord(rec, step, fail)
 	}
@@ -625,7 +633,9 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 			return out, rec, nil
 		}
 	}
-	step.executed = true
+	// A replayed node whose inputs were all re-used gives what it gave
+	// before (the record keeps nothing of it; see node.Effects.Replayed).
+	step.executed = !(spec.Effects.Replayed() && rec != nil && !rec.UpstreamRan)
 	_, explicitRetries := n.Params["retries"]
 	var res *node.Result
 	var err error
