@@ -402,11 +402,10 @@ func (a *App) finishRun(ctx context.Context, r *runState, res *runtime.Result) {
 		// A waiting run's record is finished before answering: the process
 		// may be gone when its question is answered.
 		if a.Afterwards != nil && record.Made() && res.Status != runtime.RunWaiting {
-			// The end of every step with side effects is written already
-			// (those of steps safe to repeat are, at most, 20 ms late): the
-			// rest of the record follows the answer. A crash meanwhile
+			// Every step's events are written already: the rest of the
+			// record (status.json) follows the answer. A crash meanwhile
 			// leaves a run that died after its steps, which a resume
-			// re-uses (running again, at worst, steps safe to repeat).
+			// re-uses.
 			a.later(func() { closeRecord(); after() })
 		} else {
 			if errors.Is(closeRecord(), runs.ErrNotRecorded) {

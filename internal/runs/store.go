@@ -14,19 +14,20 @@
 //	run.lock       held while the run (or a resume of it) is in progress
 //
 // The directory, its lock and files are made beside the run — reserved
-// as soon as the run is asked for (reserve.go), or by its background
-// writer — workflow.* first and run.json last, so a directory that
+// as soon as the run is asked for (reserve.go), or by the record's setup
+// goroutine — workflow.* first and run.json last, so a directory that
 // has a run.json has the rest (a kill leaves a directory without one, which
 // readers skip). run.json and status.json are written atomically (temp file
 // + rename). steps.jsonl is append-only: events are whole lines written
 // after run.json, so a crash leaves at most a torn last line, which readers
-// skip. The start of a step that may have side effects is written before
-// the step runs and its end before the next step starts, so a kill -9 loses
-// at most the step in flight, and a resume knows it may have partly run.
-// Events of steps that are safe to repeat are written in batches, at most
-// linger late. A run's directory is a spare when one is there: the emptied
-// directory of a run that retention removed, or one made ahead by a
-// long-lived process (spare.go).
+// skip. Each event is written before the step's Begin or End returns: the
+// start of a step that may have side effects before it runs, its end before
+// the next step starts, so a kill -9 loses at most the step in flight, and
+// a resume knows it may have partly run. A completed step of a replayed node
+// (echo, switch) is not recorded: a resume runs it again (journal.go).
+// A run's directory is a spare when one is there: the emptied directory of
+// a run that retention removed, or one made ahead by a long-lived process
+// (spare.go, standby.go).
 package runs
 
 import (

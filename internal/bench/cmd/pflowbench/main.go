@@ -467,7 +467,7 @@ func (s *suite) goBenchmarks(ctx context.Context, h *homes) (bench.GoBench, []st
 		{pkg: "./internal/runtime", pattern: "^(BenchmarkBatch10000|BenchmarkChain1000)$"},
 		{pkg: "./internal/bench", pattern: "^(BenchmarkBatchEngine|BenchmarkBatchFloor)$", extra: []string{"-benchtime", "3x"}},
 		{pkg: "./internal/app", pattern: "^(BenchmarkParseValidateRun1000|BenchmarkParseValidate1000|BenchmarkRegistryLoad1000|BenchmarkRecordOverhead1000|BenchmarkRecordOverheadBatch10000|BenchmarkResumeOneStep)$"},
-		{pkg: "./internal/runs", pattern: "^BenchmarkEncodeItemEvent$"},
+		{pkg: "./internal/app/mcptest", pattern: "^BenchmarkRecordOverheadWork$", extra: []string{"-benchtime", "20x"}},
 		{pkg: "./internal/validate", pattern: "^BenchmarkValidateTemplates$"},
 		{pkg: "./internal/cli", pattern: "^BenchmarkRegistryListCommand$", env: []string{"PFLOW_BENCH_HOME=" + h.registry}},
 		{pkg: "./internal/discovery", pattern: "^(BenchmarkWorkflowDiscover1000|BenchmarkWorkflowDiscoverFromDisk1000)$"},
