@@ -7,9 +7,9 @@ import (
 	"github.com/pflow-go/pflow/internal/registry"
 )
 
-// The --json outputs of the registry and workflow commands, typed (issue
-// #10). Fields are in the order of their JSON names, the order the CLI
-// has always printed them in.
+// The --json outputs of the registry and workflow commands, typed. Fields
+// are in the order of their JSON names, the order the CLI has always
+// printed them in.
 
 // nodeBriefJSON is a node type in `registry list --json`.
 type nodeBriefJSON struct {

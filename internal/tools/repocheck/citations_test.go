@@ -31,6 +31,7 @@ var outsideCitation = regexp.MustCompile(strings.Join([]string{
 	`\b[Ii]ssues?\s+#[0-9]+`,                             // issue #12
 	`#[0-9]+\s+item\b`,                                   // #12 item 4
 	`\(#[0-9]+\)`,                                        // (#11)
+	`//\s+#[0-9]+\)`,                                     // "(issue" ending the line above: "// #10)."
 	`\b[Tt]he\s+anchor\b`,                                // the original implementation's nickname
 	`\breference/[A-Za-z0-9_-]+\.md\b`,                   // reference/pflow-core.md
 	`\breference\s+§`,                                    // reference §1.1
