@@ -15,11 +15,11 @@ import (
 )
 
 // The registry cache is a compact binary snapshot of registry.json without
-// the MCP schemas, valid while registry.json has the same size, mtime and
+// the MCP schemas, valid while registry.json has the same size, ctime and
 // inode. It is derived data: a missing, stale or unreadable cache only costs
-// a JSON decode. Format: magic, key (size, mtime, inode), version, entries;
+// a JSON decode. Format: magic, key (size, ctime (see stamp), inode), version, entries;
 // strings are uvarint-length-prefixed; Default and Enum values are JSON.
-const cacheMagic = "pflow-registry-cache-v7\n"
+const cacheMagic = "pflow-registry-cache-v8\n"
 
 var errBadCache = errors.New("bad registry cache")
 

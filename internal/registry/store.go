@@ -321,7 +321,7 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 	if err != nil {
 		return s.Load()
 	}
-	size, mtime, ino := st.Size(), st.ModTime().UnixNano(), inode(st)
+	size, mtime, ino := st.Size(), stamp(st), inode(st)
 	key := fileKey{s.Path, size, mtime, ino}
 	if f := lastLoaded.get(key); f != nil {
 		return f, nil
@@ -357,11 +357,23 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 }
 
 // fileKey identifies one version of a file: an atomic replace changes its
-// inode, a write its size or mtime.
+// inode, a write its size or its ctime (see stamp).
 type fileKey struct {
 	path        string
 	size, mtime int64
 	ino         uint64
+}
+
+// stamp is what tells versions of registry.json apart besides their size
+// and inode: the ctime, which changes with every write and which no tool
+// sets back (the mtime is restored by 'cp -p', rsync and touch, and a
+// same-size edit with its mtime put back was served from the cache), or the
+// mtime where there is no ctime.
+func stamp(st os.FileInfo) int64 {
+	if v := fsutil.VersionOf(st); v.CTime != 0 {
+		return v.CTime
+	}
+	return st.ModTime().UnixNano()
 }
 
 // lastLoaded keeps the File LoadWithoutSchemas last decoded, for a
@@ -442,7 +454,7 @@ func (s *Store) Patch(ctx context.Context, fn func(f *File) error) error {
 	// Refresh the snapshot LoadWithoutSchemas reads (we still hold the lock,
 	// so the file on disk is the one just written).
 	if st, err := os.Stat(s.Path); err == nil && st.Size() == int64(len(data)) {
-		s.writeCache(st.Size(), st.ModTime().UnixNano(), inode(st), f.withoutSchemas())
+		s.writeCache(st.Size(), stamp(st), inode(st), f.withoutSchemas())
 	}
 	return nil
 }
@@ -468,7 +480,7 @@ func (s *Store) loadLean() (*File, []byte, fs.FileMode, error) {
 	var f *File
 	if int64(len(data)) == st.Size() {
 		// A current cache was decoded from exactly these bytes: valid JSON.
-		f, _ = s.cached(st.Size(), st.ModTime().UnixNano(), inode(st))
+		f, _ = s.cached(st.Size(), stamp(st), inode(st))
 	}
 	if f == nil {
 		var lf liteFile

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/pferr"
@@ -140,5 +141,49 @@ func TestStoreConcurrentUpdatesLoseNothing(t *testing.T) {
 	}
 	if len(f.Nodes) != 20 {
 		t.Fatalf("lost writes: %d of 20 entries", len(f.Nodes))
+	}
+}
+
+// An edit of registry.json in place, to the same size, with its mtime put
+// back (as 'cp -p', rsync or touch -d leave it) is read: the cached and
+// remembered versions are told apart by the ctime, which no tool sets back.
+func TestLoadSeesAnEditWithTheOldMtime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "registry.json")
+	s := Open(path, nil)
+	if err := s.Update(context.Background(), func(f *File) error { f.Nodes["mcp-a-x"] = mcpEntry("a", "x"); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.LoadWithoutSchemas(); err != nil || f.Nodes["mcp-a-x"] == nil {
+		t.Fatalf("first load: %v %v", f, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	edited := bytes.Replace(data, []byte(`"mcp-a-x"`), []byte(`"mcp-a-z"`), 1)
+	if len(edited) != len(data) || bytes.Equal(edited, data) {
+		t.Fatal("the edit must keep the size")
+	}
+	// Written until the ctime shows it (the file system's clock is coarse).
+	ctime := func() time.Time { st, _ := os.Stat(path); return time.Unix(0, stamp(st)) }
+	before := ctime()
+	for deadline := time.Now().Add(10 * time.Second); ctime().Equal(before); {
+		if time.Now().After(deadline) {
+			t.Fatal("the ctime does not change")
+		}
+		time.Sleep(time.Millisecond)
+		if err := os.WriteFile(path, edited, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(path, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	for _, load := range []func() (*File, error){s.LoadWithoutSchemas, Open(path, nil).LoadWithoutSchemas} {
+		got, err := load()
+		if err != nil || got.Nodes["mcp-a-z"] == nil || got.Nodes["mcp-a-x"] != nil {
+			t.Fatalf("after the edit: %v %v", got.Nodes, err)
+		}
 	}
 }
