@@ -284,23 +284,10 @@ func tokenize(s string) []string {
 	out := ws[:0]
 	for _, w := range ws {
 		if !vocab().stopwords[w] {
-			out = append(out, stemCached(w))
+			out = append(out, stem(w))
 		}
 	}
 	return out
-}
-
-var stemCache sync.Map // word → stem
-
-func stemCached(w string) string {
-	if v, ok := stemCache.Load(w); ok {
-		return v.(string)
-	}
-	st := stem(w)
-	if len(w) <= 40 {
-		stemCache.Store(strings.Clone(w), st)
-	}
-	return st
 }
 
 // words splits on anything that is not a letter or digit (bytes >= 0x80

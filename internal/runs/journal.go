@@ -173,15 +173,7 @@ func inputDigest(h *stephash.Hasher, fingerprint string) string {
 // mappings (not its batch settings or output mappings, which do not change
 // what one execution does).
 func (r *Run) definition(rec *runtime.StepRecord) string {
-	if rec.Node == nil {
-		return ""
-	}
-	if d, ok := r.defHash.Load(rec.Node); ok {
-		return d.(string) // read without a lock: batch items share their step's
-	}
-	d := r.definitionWith(r.h, rec)
-	r.defHash.Store(rec.Node, d)
-	return d
+	return r.definitionWith(r.h, rec)
 }
 
 // definitionWith is definition's digest computed by h (not cached).

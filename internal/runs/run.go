@@ -91,8 +91,6 @@ type Run struct {
 	h     *stephash.Hasher
 	log   io.Writer
 
-	defHash sync.Map // *workflow.Node → its definition digest
-
 	ran, resumed, cached atomic.Int64
 	// derived counts the completed executions of pure nodes left out of
 	// the record (see derivable).

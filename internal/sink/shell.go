@@ -209,35 +209,6 @@ func shellError(err error) string {
 	return strings.TrimPrefix(err.Error(), ":")
 }
 
-// preparedCache remembers the last commands prepared: a batch runs the same
-// command once per item and should parse it once. Entries are immutable.
-var preparedCache struct {
-	sync.Mutex
-	m map[string]*prepared
-}
-
-const preparedCacheMax = 256
-
-// prepareCached is prepare with a small cache for commands that bind cleanly.
-func prepareCached(cmd string) (*prepared, []*Problem) {
-	preparedCache.Lock()
-	p, ok := preparedCache.m[cmd]
-	preparedCache.Unlock()
-	if ok {
-		return p, nil
-	}
-	p, problems := prepare(cmd)
-	if len(problems) == 0 {
-		preparedCache.Lock()
-		if preparedCache.m == nil || len(preparedCache.m) >= preparedCacheMax {
-			preparedCache.m = map[string]*prepared{}
-		}
-		preparedCache.m[cmd] = p
-		preparedCache.Unlock()
-	}
-	return p, problems
-}
-
 // CheckShell reports the templates of cmd that cannot be bound safely,
 // without values (static validation).
 func CheckShell(cmd string) []*Problem {
@@ -250,7 +221,7 @@ func CheckShell(cmd string) []*Problem {
 // value in an arithmetic expansion must be an integer; no value may contain
 // a NUL byte (no environment variable can hold one).
 func Shell(cmd string, root map[string]any) (*ShellCommand, error) {
-	p, problems := prepareCached(cmd)
+	p, problems := prepare(cmd)
 	if len(problems) > 0 {
 		return nil, problems[0]
 	}
