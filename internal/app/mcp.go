@@ -74,7 +74,7 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 	st, _ := a.Settings()
 	for _, s := range parsed {
 		for _, srv := range s.Servers {
-			if err := a.checkAddedHost(ctx, srv.Name, srv.Config, st); err != nil {
+			if err := a.checkAddedHost(ctx, srv.Name, mcpclient.DecodeConfig(srv.Config).URL, st); err != nil {
 				return nil, err
 			}
 		}
@@ -82,7 +82,7 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 	err := mcpclient.Update(ctx, a.Paths.MCPServers, func(f *mcpclient.File) error {
 		for _, s := range parsed {
 			for _, srv := range s.Servers {
-				if o.Insecure && mcpclient.Transport(srv.Config) != "stdio" {
+				if o.Insecure && mcpclient.DecodeConfig(srv.Config).Transport != "stdio" {
 					srv.Config["insecure"] = true
 				}
 				f.Servers[srv.Name] = srv.Config
@@ -110,8 +110,7 @@ func (a *App) AddMCPServers(ctx context.Context, sources []string, opts ...MCPAd
 // connection to it (docs/security.md, "Remote MCP servers"), so adding it
 // takes that setting first. A url built from ${VAR} is checked when it is
 // connected to.
-func (a *App) checkAddedHost(ctx context.Context, name string, cfg map[string]any, st *settings.Settings) error {
-	raw, _ := cfg["url"].(string)
+func (a *App) checkAddedHost(ctx context.Context, name, raw string, st *settings.Settings) error {
 	if raw == "" || strings.Contains(raw, "${") {
 		return nil
 	}
@@ -210,13 +209,13 @@ func maskEntry(cfg map[string]any) map[string]any {
 		}
 	}
 	if auth, ok := out["auth"].(map[string]any); ok {
-		for _, k := range []string{"token", "key", "password"} {
+		for _, k := range mcpclient.SecretAuthKeys() {
 			if v, has := auth[k]; has {
 				auth[k] = maskValue(v)
 			}
 		}
 	}
-	for _, k := range []string{"token", "apiKey", "password"} {
+	for _, k := range mcpclient.LooseSecretKeys() {
 		if v, has := out[k]; has {
 			out[k] = maskValue(v)
 		}
@@ -372,7 +371,7 @@ func (a *App) syncMCP(ctx context.Context, names []string, all bool, progress fu
 	tools := map[string][]string{}
 	skipped := 0
 	for i, name := range names {
-		if mcpclient.Disabled(f.Servers[name]) {
+		if mcpclient.DecodeConfig(f.Servers[name]).Disabled {
 			if !all {
 				return results, pferr.Newf(pferr.Usage, "Server '%s' is disabled (\"disabled\": true in mcp-servers.json)", name).
 					WithHint("Remove \"disabled\": true from its entry to use it (pflow mcp add with the entry without it), then sync again.")
@@ -779,8 +778,9 @@ func (a *App) TestMCPServers(ctx context.Context, names []string, all bool) ([]M
 	var out []MCPTestResult
 	for _, name := range names {
 		raw := f.Servers[name]
-		r := MCPTestResult{Server: name, Transport: mcpclient.Transport(raw)}
-		if mcpclient.Disabled(raw) {
+		c := mcpclient.DecodeConfig(raw)
+		r := MCPTestResult{Server: name, Transport: c.Transport}
+		if c.Disabled {
 			r.Skipped = "disabled"
 			out = append(out, r)
 			continue

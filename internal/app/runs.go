@@ -40,11 +40,6 @@ func (a *App) StepCache() *stepcache.Store {
 	return &stepcache.Store{Dir: filepath.Join(a.Paths.Cache, "steps"), Now: a.Now}
 }
 
-// TrustReadOnlyKey is the mcp-servers.json key that makes pflow act on a
-// server's tool annotations: its read-only tools are cached and, like its
-// idempotent ones, may run again after a crash.
-const TrustReadOnlyKey = "trust_readonly"
-
 // applyTrust sets the effects of MCP node types from their tools'
 // annotations, for servers marked trusted (or every server with all). An
 // untrusted server's annotations are ignored: its tools may have side
@@ -63,8 +58,11 @@ func (a *App) applyTrust(cat *registry.Catalog, all bool) {
 		if !all && trusted == nil {
 			trusted = map[string]bool{}
 			if f, err := mcpclient.LoadFileShared(a.Paths.MCPServers); err == nil {
+				// "trust_readonly": true makes pflow act on a server's tool
+				// annotations: its read-only tools are cached and, like its
+				// idempotent ones, may run again after a crash.
 				for name, cfg := range f.Servers {
-					if b, _ := cfg[TrustReadOnlyKey].(bool); b {
+					if mcpclient.DecodeConfig(cfg).TrustReadOnly {
 						trusted[name] = true
 					}
 				}

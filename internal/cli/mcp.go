@@ -117,7 +117,7 @@ func newMCPListCmd(f *Factory) *cobra.Command {
 			fmt.Fprintln(out, "Configured MCP servers:")
 			for _, name := range value.SortedKeys(servers) {
 				c := servers[name]
-				if mcpclient.Disabled(c) {
+				if mcpclient.DecodeConfig(c).Disabled {
 					fmt.Fprintf(out, "\n  %s: (disabled: not synced or started)\n", name)
 				} else {
 					fmt.Fprintf(out, "\n  %s:\n", name)

@@ -18,17 +18,18 @@ import (
 )
 
 // credentialVars are the variables a remote entry's credentials come from:
-// the ${VAR} references in its "headers" and "auth", and the variables its
-// auth.token_env / auth.key_env name; sorted, each once.
-func credentialVars(raw map[string]any) []string {
+// the ${VAR} references in its (unexpanded) "headers" and "auth"
+// credentials, and the variables its auth.token_env / auth.key_env name;
+// sorted, each once.
+func (c *Config) credentialVars() []string {
 	seen := map[string]bool{}
 	e := &Expander{Lookup: func(k string) (string, bool) { seen[k] = true; return "", true }}
-	e.Expand(raw["headers"])
-	e.Expand(raw["auth"])
-	if a, ok := raw["auth"].(map[string]any); ok {
-		for _, k := range []string{"token_env", "key_env"} {
-			if v, _ := a[k].(string); v != "" {
-				seen[v] = true
+	e.Expand(c.ConfigHeaders)
+	if a := c.Auth; a != nil {
+		e.Expand(a.credentials())
+		for _, f := range a.envCredentials() {
+			if f.name != "" {
+				seen[f.name] = true
 			}
 		}
 	}

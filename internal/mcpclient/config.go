@@ -261,8 +261,9 @@ func verr(format string, args ...any) error {
 	return pferr.Newf(pferr.Validation, format, args...)
 }
 
-// Transport returns the entry's transport: "stdio", "http" or "sse".
-func Transport(cfg map[string]any) string {
+// transport returns the entry's transport: "stdio", "http", "sse" or
+// "uds" (Config.Transport once decoded).
+func transport(cfg map[string]any) string {
 	t, _ := cfg["type"].(string)
 	if t == "" {
 		return "stdio"
@@ -320,7 +321,7 @@ func ValidateEntry(name string, cfg map[string]any) error {
 			return wrap(verr("Unsupported transport type: %s. Supported: 'stdio' (default), 'http', 'sse', 'uds'", value.Stringify(t)))
 		}
 	}
-	switch tr := Transport(cfg); tr {
+	switch tr := transport(cfg); tr {
 	case "stdio":
 		c, ok := cfg["command"]
 		if !ok {
@@ -520,6 +521,32 @@ func validateAuth(a any) error {
 	return nil
 }
 
+// validatePinKeys checks the shape of "pin_sha256" and "pin_file" in an
+// unexpanded entry (ValidateEntry); a value with a ${VAR} is checked once
+// it is expanded (loadPins).
+func validatePinKeys(cfg map[string]any) error {
+	if v, ok := cfg["pin_sha256"]; ok && v != nil {
+		vals, isPins := pinValues(v)
+		if !isPins {
+			return verr("pin_sha256 must be a pin (\"sha256//<base64>\") or a list of them")
+		}
+		for _, s := range vals {
+			if strings.Contains(s, "${") {
+				continue
+			}
+			if _, err := parsePins(s); err != nil {
+				return verr("pin_sha256: %v", err)
+			}
+		}
+	}
+	if v, ok := cfg["pin_file"]; ok && v != nil {
+		if s, isStr := v.(string); !isStr || strings.TrimSpace(s) == "" {
+			return verr("pin_file must be the path of a file of pins, one \"sha256//<base64>\" a line")
+		}
+	}
+	return nil
+}
+
 func number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int64:
@@ -531,12 +558,4 @@ func number(v any) (float64, bool) {
 		return x, true
 	}
 	return 0, false
-}
-
-// Disabled reports whether a server entry is switched off with
-// "disabled": true (Claude Desktop and Cursor configs carry it): it is kept
-// in mcp-servers.json but not synced, started or listed as usable.
-func Disabled(cfg map[string]any) bool {
-	d, _ := cfg["disabled"].(bool)
-	return d
 }

@@ -118,7 +118,7 @@ func TestParseSourceShapes(t *testing.T) {
 			}
 		}},
 		{cursor, []string{"local", "remote"}, func(t *testing.T, s *Source) {
-			if Transport(s.Servers[1].Config) != "http" {
+			if DecodeConfig(s.Servers[1].Config).Transport != "http" {
 				t.Fatalf("cursor url-only entry should become http: %v", s.Servers[1].Config)
 			}
 		}},
@@ -126,7 +126,7 @@ func TestParseSourceShapes(t *testing.T) {
 			if _, has := s.Servers[1].Config["type"]; has {
 				t.Fatal("explicit stdio type should be dropped")
 			}
-			if Transport(s.Servers[0].Config) != "sse" {
+			if DecodeConfig(s.Servers[0].Config).Transport != "sse" {
 				t.Fatal("sse kept")
 			}
 		}},

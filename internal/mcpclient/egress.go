@@ -78,48 +78,19 @@ func pinValues(v any) (vals []string, ok bool) {
 	return nil, false
 }
 
-// validatePinKeys checks the shape of "pin_sha256" and "pin_file" in an
-// unexpanded entry (ValidateEntry); a value with a ${VAR} is checked once
-// it is expanded (loadPins).
-func validatePinKeys(cfg map[string]any) error {
-	if v, ok := cfg["pin_sha256"]; ok && v != nil {
-		vals, isPins := pinValues(v)
-		if !isPins {
-			return verr("pin_sha256 must be a pin (\"sha256//<base64>\") or a list of them")
-		}
-		for _, s := range vals {
-			if strings.Contains(s, "${") {
-				continue
-			}
-			if _, err := parsePins(s); err != nil {
-				return verr("pin_sha256: %v", err)
-			}
-		}
-	}
-	if v, ok := cfg["pin_file"]; ok && v != nil {
-		if s, isStr := v.(string); !isStr || strings.TrimSpace(s) == "" {
-			return verr("pin_file must be the path of a file of pins, one \"sha256//<base64>\" a line")
-		}
-	}
-	return nil
-}
-
 // loadPins sets s.Pins from an expanded entry's "pin_sha256" and the file
 // "pin_file" names. Pins need an https:// url.
-func loadPins(s *Server, cfg map[string]any, u *url.URL) error {
+func loadPins(s *Server, u *url.URL) error {
 	var pins []string
-	if v, ok := cfg["pin_sha256"]; ok && v != nil {
-		vals, _ := pinValues(v)
-		for _, x := range vals {
-			p, err := parsePins(x)
-			if err != nil {
-				return pferr.Newf(pferr.Config, "MCP server '%s': pin_sha256: %v", s.Name, err).
-					WithHint("Set \"pin_sha256\" to the pin of the server's key, e.g. \"sha256//" + strings.Repeat("A", 43) + "=\" (see docs/mcp.md, Certificate pinning).")
-			}
-			pins = append(pins, p...)
+	for _, x := range s.PinSHA256 {
+		p, err := parsePins(x)
+		if err != nil {
+			return pferr.Newf(pferr.Config, "MCP server '%s': pin_sha256: %v", s.Name, err).
+				WithHint("Set \"pin_sha256\" to the pin of the server's key, e.g. \"sha256//" + strings.Repeat("A", 43) + "=\" (see docs/mcp.md, Certificate pinning).")
 		}
+		pins = append(pins, p...)
 	}
-	if file, _ := cfg["pin_file"].(string); file != "" {
+	if file := s.PinFile; file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			return pferr.Newf(pferr.Config, "MCP server '%s': cannot read pin_file %s: %v", s.Name, file, errors.Unwrap(err)).

@@ -161,7 +161,7 @@ func TestChildEnvLetsPackageRunnersWork(t *testing.T) {
 		"NPM_CONFIG_CACHE": "/var/npm", "npm_config_https_proxy": "http://proxy:3128", "npm_config_cafile": "/etc/corp-ca.pem", "NODE_EXTRA_CA_CERTS": "/etc/corp-ca.pem", "UV_INDEX_URL": "https://pypi.corp/simple",
 		"GITHUB_TOKEN": "ghp_secret", "OPENAI_API_KEY": "sk-secret", "AWS_SECRET_ACCESS_KEY": "aws-secret",
 	}
-	srv := &Server{Name: "s", Env: map[string]string{"GITHUB_TOKEN": "from-config"}, ProcessEnv: func(k string) (string, bool) {
+	srv := &Server{Name: "s", Config: Config{Env: map[string]string{"GITHUB_TOKEN": "from-config"}}, ProcessEnv: func(k string) (string, bool) {
 		v, ok := pflowEnv[k]
 		return v, ok
 	}}

@@ -39,7 +39,8 @@ func TestBuildHeaders(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var log bytes.Buffer
-			got := BuildHeaders("srv", c.cfg, &log)
+			cfg := DecodeConfig(c.cfg)
+			got := BuildHeaders("srv", &cfg, &log)
 			if len(got) != len(c.want) {
 				t.Fatalf("headers %v want %v", got, c.want)
 			}

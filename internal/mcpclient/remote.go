@@ -19,18 +19,17 @@ import (
 // http:// only to loopback unless "insecure": true, an optional "ca_file"
 // with the CA that signs the server's certificate, and credentials read
 // from named environment variables (auth token_env / key_env).
-func remoteRules(s *Server, cfg map[string]any, lookup func(string) (string, bool)) error {
+func remoteRules(s *Server, lookup func(string) (string, bool)) error {
 	u, err := url.Parse(s.URL)
 	if err != nil || u.Host == "" {
 		return pferr.Newf(pferr.Config, "MCP server '%s': %q is not a URL", s.Name, s.URL).
 			WithHint("Set \"url\" to the server's endpoint, e.g. https://mcp.example.com/mcp.")
 	}
-	insecure, _ := cfg["insecure"].(bool)
-	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) && !insecure {
+	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) && !s.Insecure {
 		return pferr.Newf(pferr.Security, "MCP server '%s' is remote (%s) but uses plain http://: its credentials and data would travel unencrypted", s.Name, u.Host).
 			WithHint(fmt.Sprintf("Use https:// in its \"url\"; or, if you accept that, set \"insecure\": true in its entry (pflow mcp add --insecure '{\"%s\": {...}}').", s.Name))
 	}
-	if ca, _ := cfg["ca_file"].(string); ca != "" {
+	if ca := s.CAFile; ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
 			return pferr.Newf(pferr.Config, "MCP server '%s': cannot read ca_file %s: %v", s.Name, ca, errors.Unwrap(err)).
@@ -46,39 +45,36 @@ func remoteRules(s *Server, cfg map[string]any, lookup func(string) (string, boo
 		}
 		s.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	if err := loadPins(s, cfg, u); err != nil {
+	if err := loadPins(s, u); err != nil {
 		return err
 	}
-	return credentialsFromEnv(s.Name, cfg, lookup)
+	return credentialsFromEnv(s.Name, s.Auth, lookup)
 }
 
 // credentialsFromEnv fills an auth entry's token (bearer) or key (api_key)
 // from the environment variable its token_env / key_env names, at connect
 // time; a variable that is not set is an error naming it.
-func credentialsFromEnv(server string, cfg map[string]any, lookup func(string) (string, bool)) error {
-	auth, ok := cfg["auth"].(map[string]any)
-	if !ok {
+func credentialsFromEnv(server string, auth *AuthConfig, lookup func(string) (string, bool)) error {
+	if auth == nil {
 		return nil
 	}
-	for _, f := range []struct{ envKey, key string }{{"token_env", "token"}, {"key_env", "key"}} {
-		name, _ := auth[f.envKey].(string)
-		if name == "" {
+	for _, f := range auth.envCredentials() {
+		if f.name == "" {
 			continue
 		}
 		v, found := "", false
 		if lookup != nil {
-			v, found = lookup(name)
+			v, found = lookup(f.name)
 		}
 		if !found || v == "" {
-			return pferr.Newf(pferr.Config, "MCP server '%s': auth.%s names %s, which is not set", server, f.envKey, name).
-				WithHint(fmt.Sprintf("Set it in the environment (export %s=...) or store it for pflow with: pflow settings set-env %s=<value>", name, name))
+			return pferr.Newf(pferr.Config, "MCP server '%s': auth.%s names %s, which is not set", server, f.envKey, f.name).
+				WithHint(fmt.Sprintf("Set it in the environment (export %s=...) or store it for pflow with: pflow settings set-env %s=<value>", f.name, f.name))
 		}
-		cp := make(map[string]any, len(auth)+1)
-		for k, x := range auth {
-			cp[k] = x
+		*f.dst = v
+		if auth.fromEnv == nil {
+			auth.fromEnv = map[string]string{}
 		}
-		cp[f.key] = v
-		cfg["auth"] = cp
+		auth.fromEnv[f.key] = v
 	}
 	return nil
 }

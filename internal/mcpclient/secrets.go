@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/pflow-go/pflow/internal/redact"
-	"github.com/pflow-go/pflow/internal/value"
 )
 
 // AddConfigSecrets registers with red the secrets of one mcp-servers.json
@@ -20,56 +19,42 @@ func AddConfigSecrets(red *redact.Redactor, name string, raw map[string]any, loo
 		return
 	}
 	raw, _ = NormalizeEntry(name, raw)
-	addEntrySecrets(red, raw)
+	addEntrySecrets(red, DecodeConfig(raw))
 	e := &Expander{Lookup: lookup}
 	cfg, ok := e.Expand(raw).(map[string]any)
 	if !ok {
 		return
 	}
-	addEntrySecrets(red, cfg)
-	if Transport(cfg) != "stdio" {
-		red.AddSecretsIn(BuildHeaders(name, cfg, io.Discard))
+	c := DecodeConfig(cfg)
+	addEntrySecrets(red, c)
+	if c.Transport != "stdio" {
+		red.AddSecretsIn(BuildHeaders(name, &c, io.Discard))
 	}
 }
 
 // addEntrySecrets registers the secrets of one (raw or expanded) entry.
-func addEntrySecrets(red *redact.Redactor, cfg map[string]any) {
-	for _, section := range []string{"env", "headers"} {
-		if m, ok := cfg[section].(map[string]any); ok {
-			red.AddSecretsIn(m)
-		}
+func addEntrySecrets(red *redact.Redactor, c Config) {
+	red.AddSecretsIn(c.Env)
+	red.AddSecretsIn(c.ConfigHeaders)
+	if c.OAuthClientSecret != "" {
+		red.AddSecret("oauth client_secret", c.OAuthClientSecret)
 	}
-	if m, ok := cfg["oauth"].(map[string]any); ok {
-		if s, ok := m["client_secret"].(string); ok {
-			red.AddSecret("oauth client_secret", s)
-		}
-	}
-	if m, ok := cfg["auth"].(map[string]any); ok {
-		for _, k := range []string{"token", "key", "password"} {
-			if s, ok := m[k].(string); ok {
-				red.AddSecret("", s)
-			}
-		}
-	}
-	for _, k := range []string{"token", "apiKey", "api_key", "password"} {
-		if s, ok := cfg[k].(string); ok {
+	if c.Auth != nil {
+		for _, s := range c.Auth.secrets() {
 			red.AddSecret("", s)
 		}
 	}
-	for _, k := range []string{"url", "command", "cwd"} {
-		if s, ok := cfg[k].(string); ok {
-			red.AddSecretsIn(s)
-		}
+	for _, s := range c.LooseSecrets {
+		red.AddSecret("", s)
 	}
-	if list, ok := cfg["args"].([]any); ok {
-		args := make([]string, len(list))
-		for i, a := range list {
-			args[i] = value.Stringify(a)
-		}
-		for _, s := range ArgSecrets(args) {
+	for _, s := range []string{c.URL, c.Command, c.Dir} {
+		red.AddSecretsIn(s)
+	}
+	if c.Args != nil {
+		for _, s := range ArgSecrets(c.Args) {
 			red.AddSecret("", s)
 		}
-		red.AddSecretsIn(args)
+		red.AddSecretsIn(c.Args)
 	}
 }
 

@@ -29,22 +29,16 @@ import (
 type Sampler func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 
 // Server is one configured server with every ${VAR} expanded, ready to
-// connect to. It lives only in memory: secrets are never written back.
+// connect to: its decoded entry (Config) and what pflow works out from it.
+// It lives only in memory: secrets are never written back.
 type Server struct {
-	Name      string
-	Transport string // stdio | http | sse
-	// stdio
-	Command string
-	Args    []string
-	Env     map[string]string
-	Dir     string // working directory ("" = pflow's)
+	Name string
+	Config
 	// ProcessEnv looks up variables of pflow's own environment that a stdio
 	// server inherits (PATH, HOME, ...; see inheritedEnv).
 	ProcessEnv func(string) (string, bool)
-	// uds: the Unix socket of a server that is already running
-	SocketPath string
-	// http / sse
-	URL     string
+	// Headers are the headers sent to an http/sse server: the entry's
+	// custom headers plus the one its "auth" makes (BuildHeaders).
 	Headers map[string]string
 	// CredentialVars are the variables the credentials of the entry come
 	// from (${VAR} in "headers" and "auth", auth.token_env / key_env): an
@@ -61,33 +55,14 @@ type Server struct {
 	// where its requests and redirects may go (nil: a run from the
 	// command line with no network settings). Set it before connecting.
 	Network *netpolicy.Policy
-	// Timeouts and limits (see docs/decisions.md, "Timeouts and memory limits").
-	CallTimeout time.Duration
-	// MaxCallTimeout caps a call that keeps reporting progress past its
-	// (idle) CallTimeout ("max_timeout", default 10 minutes).
-	MaxCallTimeout time.Duration
-	StartupTimeout time.Duration
-	MaxMemoryMB    int
-	// MaxResponseMB bounds one message from a stdio server ("max_response_mb").
-	MaxResponseMB int
-	// OAuth sign-in (see docs/decisions.md, "Remote servers and OAuth"):
-	// TokenFile is where the server's stored
-	// sign-in lives ("" : no sign-in is used); OAuthScopes are scopes the
-	// config requires; OAuthClientID/Secret a pre-registered client.
-	TokenFile                        string
-	OAuthScopes                      []string
-	OAuthClientID, OAuthClientSecret string
+	// TokenFile is where the server's stored OAuth sign-in lives ("" : no
+	// sign-in is used; see docs/decisions.md, "Remote servers and OAuth").
+	TokenFile string
 	// oauth, when set, replaces the run's non-interactive OAuth handler (an
 	// interactive sign-in: Login, ConnectSignIn).
 	oauth auth.OAuthHandler
-	// Sampling is "sampling": true: the server may ask pflow's configured
-	// LLM for completions (sampling/createMessage), answered by Sample.
-	// Without it pflow does not advertise sampling and refuses such requests.
-	Sampling bool
-	Sample   Sampler
-	// KeepAlive lets a long-lived pflow (pflow mcp serve) keep the session
-	// open across runs ("keep_alive", default true; see Pool).
-	KeepAlive bool
+	// Sample answers the server's sampling requests (Config.Sampling).
+	Sample Sampler
 	// ConfigHash identifies the expanded config: a pooled session whose
 	// server's config changed is replaced.
 	ConfigHash string
@@ -109,7 +84,8 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 	if err := ValidateEntry(name, raw); err != nil {
 		return nil, err
 	}
-	if Disabled(raw) {
+	declared := DecodeConfig(raw)
+	if declared.Disabled {
 		return nil, pferr.Newf(pferr.Config, "MCP server '%s' is disabled (\"disabled\": true in mcp-servers.json)", name).
 			WithHint("Remove \"disabled\": true from its entry to use it (pflow mcp add with the entry without it), then pflow mcp sync " + name + ".")
 	}
@@ -125,72 +101,53 @@ func Resolve(name string, raw map[string]any, lookup func(string) (string, bool)
 		return v, ok
 	}
 	e := &Expander{Lookup: track}
-	cfg := e.Expand(raw).(map[string]any)
 	s := &Server{
-		Name:           name,
-		Transport:      Transport(cfg),
-		CallTimeout:    seconds(cfg["timeout"], DefaultCallTimeout),
-		StartupTimeout: seconds(cfg["startup_timeout"], DefaultStartupTimeout),
-		MaxCallTimeout: seconds(cfg["max_timeout"], MaxTimeoutSeconds*time.Second),
-		MaxMemoryMB:    DefaultMaxMemoryMB,
-		MaxResponseMB:  DefaultMaxResponseMB,
-		ProcessEnv:     lookup,
-		KeepAlive:      cfg["keep_alive"] != false,
-		Sampling:       cfg["sampling"] == true,
+		Name:       name,
+		Config:     DecodeConfig(e.Expand(raw).(map[string]any)),
+		ProcessEnv: lookup,
 	}
-	if f, ok := number(cfg["max_memory_mb"]); ok && f > 0 {
-		s.MaxMemoryMB = int(f)
-	}
-	if f, ok := number(cfg["max_response_mb"]); ok && f > 0 {
-		s.MaxResponseMB = int(min(f, MaxResponseMB))
-	}
-	if s.Transport == "stdio" {
-		s.Command, _ = cfg["command"].(string)
-		s.Dir, _ = cfg["cwd"].(string)
-		if list, ok := cfg["args"].([]any); ok {
-			for _, a := range list {
-				s.Args = append(s.Args, value.Stringify(a))
-			}
+	switch s.Transport {
+	case "stdio":
+		if s.Env == nil {
+			s.Env = map[string]string{}
 		}
-		s.Env = map[string]string{}
-		if m, ok := cfg["env"].(map[string]any); ok {
-			for k, v := range m {
-				s.Env[k] = value.Stringify(v)
-			}
-		}
-	} else if s.Transport == "uds" {
-		s.SocketPath, _ = cfg["path"].(string)
-	} else {
-		s.URL, _ = cfg["url"].(string)
-		if err := remoteRules(s, cfg, track); err != nil {
+	case "uds":
+	default:
+		if err := remoteRules(s, track); err != nil {
 			return nil, err
 		}
-		s.Headers = BuildHeaders(name, cfg, log)
-		s.CredentialVars = credentialVars(raw)
-		if o, ok := cfg["oauth"].(map[string]any); ok {
-			s.OAuthClientID, _ = o["client_id"].(string)
-			s.OAuthClientSecret, _ = o["client_secret"].(string)
-			if l, ok := o["scopes"].([]any); ok {
-				for _, sc := range l {
-					s.OAuthScopes = append(s.OAuthScopes, value.Stringify(sc))
-				}
-			}
-		}
+		s.Headers = BuildHeaders(name, &s.Config, log)
+		s.CredentialVars = declared.credentialVars()
 	}
 	// After the credentials named by token_env / key_env are read: the
 	// hash tells apart every identity the server is reached as.
 	// Pins read from a pin_file are part of it too.
-	hashed := cfg
-	if _, ok := cfg["pin_file"]; ok && len(s.Pins) > 0 {
-		hashed = maps.Clone(cfg)
-		hashed["pin_file\x00pins"] = s.Pins
-	}
-	s.ConfigHash = configHash(name, hashed)
+	s.ConfigHash = configHash(name, s.hashed())
 	e.WarnMissing(log, name)
 	// Literal secrets written into the config are redacted too.
 	AddConfigSecrets(secrets, name, raw, lookup)
 	s.Secrets = secrets
 	return s, nil
+}
+
+// hashed is what the config hash digests: the expanded entry, with the
+// credentials read from the variables auth.token_env / key_env name in
+// its "auth", and the pins of a "pin_file".
+func (s *Server) hashed() map[string]any {
+	h := s.raw
+	if s.Auth != nil && len(s.Auth.fromEnv) > 0 {
+		h = maps.Clone(h)
+		a := maps.Clone(s.Auth.raw)
+		for k, v := range s.Auth.fromEnv {
+			a[k] = v
+		}
+		h["auth"] = a
+	}
+	if s.pinFileKey && len(s.Pins) > 0 {
+		h = maps.Clone(h)
+		h["pin_file\x00pins"] = s.Pins
+	}
+	return h
 }
 
 // poolHash tells apart the sessions a pool may hand out for the server:
@@ -238,28 +195,24 @@ func hasControl(s string) bool {
 // BuildHeaders returns the custom headers plus the auth header of an
 // (expanded) http/sse entry. Values with control characters and empty
 // credentials are not sent, with a warning on log.
-func BuildHeaders(server string, cfg map[string]any, log io.Writer) map[string]string {
+func BuildHeaders(server string, c *Config, log io.Writer) map[string]string {
 	out := map[string]string{}
-	if h, ok := cfg["headers"].(map[string]any); ok {
-		for _, k := range value.SortedKeys(h) {
-			v := value.Stringify(h[k])
-			if hasControl(v) || hasControl(k) {
-				fmt.Fprintf(log, "Warning: MCP server '%s': header %s contains invalid control characters; not sent\n", server, k)
-				continue
-			}
-			out[http.CanonicalHeaderKey(k)] = v
+	for _, k := range value.SortedKeys(c.ConfigHeaders) {
+		v := c.ConfigHeaders[k]
+		if hasControl(v) || hasControl(k) {
+			fmt.Fprintf(log, "Warning: MCP server '%s': header %s contains invalid control characters; not sent\n", server, k)
+			continue
 		}
+		out[http.CanonicalHeaderKey(k)] = v
 	}
-	a, present := cfg["auth"]
-	if !present || a == nil {
-		return out
-	}
-	m, ok := a.(map[string]any)
-	if !ok {
+	if c.authNotObject {
 		fmt.Fprintf(log, "Warning: MCP server '%s': Auth config is not a dictionary\n", server)
 		return out
 	}
-	get := func(k string) string { return value.Stringify(m[k]) }
+	a := c.Auth
+	if a == nil {
+		return out
+	}
 	field := func(label, v string) bool {
 		if strings.TrimSpace(v) == "" {
 			fmt.Fprintf(log, "Warning: MCP server '%s': %s is empty (check the variable it comes from); the auth header is not sent\n", server, label)
@@ -271,21 +224,21 @@ func BuildHeaders(server string, cfg map[string]any, log io.Writer) map[string]s
 		}
 		return true
 	}
-	switch t := get("type"); t {
+	switch a.Type {
 	case "bearer":
-		if tok := get("token"); field("bearer token", tok) {
+		if tok := a.Token; field("bearer token", tok) {
 			out["Authorization"] = "Bearer " + tok
 		}
 	case "api_key":
-		header := get("header")
+		header := a.Header
 		if header == "" {
 			header = "X-API-Key"
 		}
-		if key := get("key"); field("API key", key) {
+		if key := a.Key; field("API key", key) {
 			out[http.CanonicalHeaderKey(header)] = key
 		}
 	case "basic":
-		u, p := get("username"), get("password")
+		u, p := a.Username, a.Password
 		if field("basic auth username", u) && field("basic auth password", p) {
 			if strings.Contains(u, ":") {
 				fmt.Fprintf(log, "Warning: MCP server '%s': basic auth username contains ':' which servers may misread\n", server)
@@ -293,7 +246,7 @@ func BuildHeaders(server string, cfg map[string]any, log io.Writer) map[string]s
 			out["Authorization"] = "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p))
 		}
 	default:
-		fmt.Fprintf(log, "Warning: MCP server '%s': Unknown auth type: %s\n", server, t)
+		fmt.Fprintf(log, "Warning: MCP server '%s': Unknown auth type: %s\n", server, a.Type)
 	}
 	return out
 }

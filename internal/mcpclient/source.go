@@ -129,7 +129,8 @@ func ParseSource(src string) (*Source, error) {
 		if err := ValidateEntry(name, norm); err != nil {
 			return nil, pferr.As(err).WithWhere(where)
 		}
-		if Disabled(norm) {
+		c := DecodeConfig(norm)
+		if c.Disabled {
 			s.Notes = append(s.Notes, fmt.Sprintf("server '%s' is disabled (\"disabled\": true): kept, but not synced or started", name))
 		}
 		for _, k := range value.SortedKeys(norm) {
@@ -137,8 +138,8 @@ func ParseSource(src string) (*Source, error) {
 				s.Notes = append(s.Notes, fmt.Sprintf("server '%s': key '%s' is kept in the config but not used by pflow", name, k))
 			}
 		}
-		if u, _ := norm["url"].(string); strings.HasPrefix(u, "http://") && !isLocalURL(u) {
-			if ins, _ := norm["insecure"].(bool); !ins {
+		if strings.HasPrefix(c.URL, "http://") && !isLocalURL(c.URL) {
+			if !c.Insecure {
 				s.Notes = append(s.Notes, fmt.Sprintf("server '%s' uses plain http:// to a remote host: pflow refuses to connect until its url is https:// or its entry says \"insecure\": true (pflow mcp add --insecure)", name))
 			}
 		}
