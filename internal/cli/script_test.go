@@ -16,6 +16,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/testutil/racechild"
+	"github.com/pflow-go/pflow/internal/testutil/realpython"
 )
 
 // TestMain lets testscript run the test binary as the `pflow` command.
@@ -26,6 +27,8 @@ func TestMain(m *testing.M) {
 	// Each pflow command of a script is this race-built binary run again:
 	// without the race detector's 1 s exit sleep per command.
 	racechild.Setenv()
+	// Code steps start python3 each time: the interpreter, not a shim.
+	realpython.Use()
 	testscript.Main(m, map[string]func(){
 		"pflow": func() {
 			signal.Ignore(syscall.SIGPIPE)
