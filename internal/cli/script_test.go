@@ -15,6 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
+	"github.com/pflow-go/pflow/internal/testutil/racechild"
+	"github.com/pflow-go/pflow/internal/testutil/realpython"
 )
 
 // TestMain lets testscript run the test binary as the `pflow` command.
@@ -22,6 +24,11 @@ func TestMain(m *testing.M) {
 	// The test binary is also the fake MCP server the scripts configure
 	// (the fakemcp command).
 	fakemcp.MaybeRun()
+	// Each pflow command of a script is this race-built binary run again:
+	// without the race detector's 1 s exit sleep per command.
+	racechild.Setenv()
+	// Code steps start python3 each time: the interpreter, not a shim.
+	realpython.Use()
 	testscript.Main(m, map[string]func(){
 		"pflow": func() {
 			signal.Ignore(syscall.SIGPIPE)

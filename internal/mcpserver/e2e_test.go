@@ -18,6 +18,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
+	"github.com/pflow-go/pflow/internal/testutil/realpython"
 )
 
 // End-to-end tests: the real pflow binary (built into a temp dir) driven by
@@ -36,6 +37,9 @@ func peers(t testing.TB) (dir, node string) {
 // TestMain lets the test binary double as a fake MCP server.
 func TestMain(m *testing.M) {
 	fakemcp.MaybeRun()
+	// Validating a code step checks its syntax with python3, and running
+	// one starts python3: the interpreter, not a shim.
+	realpython.Use()
 	os.Exit(m.Run())
 }
 

@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/creack/pty"
+
+	"github.com/pflow-go/pflow/internal/testutil/racechild"
 )
 
 // hostileServerVar makes the test binary a hostile stdio MCP server (see
@@ -85,7 +87,7 @@ func TestHostileServerCannotDriveTheTerminal(t *testing.T) {
 	root := t.TempDir()
 	self, _ := os.Executable()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"evil": map[string]any{"command": self, "env": map[string]any{hostileServerVar: "1"}}}})
+		"evil": map[string]any{"command": self, "env": map[string]any{hostileServerVar: "1", "GORACE": racechild.Value()}}}})
 	src := t.TempDir()
 	mustPflow(t, root, nil, "mcp", "add", writeFile(t, filepath.Join(src, "servers.json"), string(cfg)))
 	wf := writeFile(t, filepath.Join(src, "ask.pflow.md"), "# Ask\nAsks the server.\n\n## Steps\n\n### ask\nAsk it.\n- type: mcp-evil-lookup\n- q: x\n")

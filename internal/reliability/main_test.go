@@ -13,6 +13,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
+	"github.com/pflow-go/pflow/internal/testutil/realpython"
 )
 
 var longFlag = flag.Bool("reliability.long", false, "run the long variants (many more kill points)")
@@ -42,6 +43,8 @@ func TestMain(m *testing.M) {
 	if mode, ok := os.LookupEnv(otherUserVar); ok {
 		os.Exit(runOtherUser(mode, os.Args[1:]))
 	}
+	// Code steps start python3 each time: the interpreter, not a shim.
+	realpython.Use()
 	flag.Parse()
 	os.Exit(m.Run())
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pflow-go/pflow/internal/home"
+	"github.com/pflow-go/pflow/internal/testutil/racechild"
 )
 
 // Another user of the same machine (see docs/security.md, "The home is
@@ -271,7 +272,7 @@ func (o *otherUser) run(mode string, secret string, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, o.bin, args...)
-	cmd.Env = []string{otherUserVar + "=" + mode, otherSecretVar + "=" + secret, "PATH=/usr/bin:/bin"}
+	cmd.Env = []string{otherUserVar + "=" + mode, otherSecretVar + "=" + secret, "PATH=/usr/bin:/bin", racechild.Env()}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = asNobody()
 	var so, se bytes.Buffer

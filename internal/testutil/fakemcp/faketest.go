@@ -77,6 +77,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/pflow-go/pflow/internal/testutil/racechild"
 )
 
 // InjectionText is what the inject mode's tool says to the agent that
@@ -129,6 +131,9 @@ func Entry(id, mark string, modes ...string) map[string]any {
 			IDVar:   id,
 			MarkVar: mark,
 			"TOKEN": "${TOKEN}",
+			// The server exits at once when its client closes stdin,
+			// instead of the race detector's 1 s exit sleep.
+			"GORACE": racechild.Value(),
 		},
 	}
 }
