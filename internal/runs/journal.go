@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/pflow-go/pflow/internal/node"
 	"github.com/pflow-go/pflow/internal/runtime"
 	"github.com/pflow-go/pflow/internal/stephash"
 )
@@ -36,6 +37,14 @@ func (r *Run) Begin(ctx context.Context, rec *runtime.StepRecord) (*runtime.Step
 	return nil, nil
 }
 
+// Omits implements runtime.OmittingJournal: a completed batch item of a
+// replayed node is not recorded (see derivable), so the runtime need not
+// hand it over — unless a resume may re-use items (it needs each item's
+// upstream state) or the step cache keeps it.
+func (r *Run) Omits(effects node.Effects, cache runtime.CacheSetting) bool {
+	return effects.Replayed() && r.opts.Resume == nil && !(r.opts.Cache != nil && cache.Set && cache.On)
+}
+
 // derivable reports whether rec's outcome is left out of the record: a
 // completed execution of a replayed node (node.Effects.Replayed; or a batch
 // of one), which a resume runs again from the outputs of the steps before
@@ -52,6 +61,10 @@ func derivable(rec *runtime.StepRecord, put bool) bool {
 // returns.
 func (r *Run) End(rec *runtime.StepRecord) {
 	defer runtime.ReleaseRecord(rec)
+	if rec.Omitted > 0 { // completed items of a replayed node (Omits)
+		r.ran.Add(int64(rec.Omitted))
+		r.derived.Add(int64(rec.Omitted))
+	}
 	if rec.Kind == runtime.KindNode && rec.Status != runtime.StatusSkipped {
 		switch rec.Source {
 		case runtime.SourceResumed:

@@ -37,7 +37,7 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 	}
 
 	var done atomic.Int64
-	var ranAny, resumed, cached atomic.Int64
+	var ranAny, resumed, cached, omitted atomic.Int64
 	runItem := func(ctx context.Context, i int) bool {
 		root := make(map[string]any, len(f.shared)+2)
 		for k, v := range f.shared {
@@ -51,8 +51,12 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 			sub := &Step{Started: time.Now()}
 			var rec *StepRecord
 			out, rec, fail = e.execNode(ctx, f, n, root, sub, i)
-			if e.opts.Journal != nil {
-				if rec == nil { // failed before the node could run
+			switch {
+			case e.opts.Journal == nil:
+			case sub.omitted && fail == nil:
+				omitted.Add(1)
+			default:
+				if rec == nil { // failed before the node could run, or omitted
 					rec = e.newRecord(f, n, KindNode, i)
 				}
 				rec.Outputs = out
@@ -134,6 +138,7 @@ func (e *executor) runBatch(ctx context.Context, f *frame, n *workflow.Node, ste
 	summary.Failed = len(errList)
 	step.Batch = summary
 	step.executed = ranAny.Load() > 0
+	step.omittedItems = int(omitted.Load())
 	if !step.executed {
 		if resumed.Load() > 0 {
 			step.Source = SourceResumed

@@ -41,6 +41,17 @@ type ReuseJournal interface {
 	Reuses() bool
 }
 
+// OmittingJournal is a Journal that keeps nothing of some batch items (the
+// run record keeps nothing of a completed item of a replayed node): when
+// Omits reports true for an item's node effects and cache setting, the
+// runtime calls neither Begin nor End for the item when it completes, and
+// counts it in the batch step's record instead (StepRecord.Omitted). A
+// failed item is still ended.
+type OmittingJournal interface {
+	Journal
+	Omits(effects node.Effects, cache CacheSetting) bool
+}
+
 // Kinds of StepRecord.
 const (
 	KindNode     = "node"     // one node execution: a step, or one batch item
@@ -120,6 +131,9 @@ type StepRecord struct {
 	// SourceCache); SourceRun names the run it was re-used from.
 	Source    string
 	SourceRun string
+	// Omitted counts, in a batch step's record, the items that completed
+	// without a record of their own (see OmittingJournal).
+	Omitted int
 }
 
 // SafeToRepeat reports whether running the node again cannot do harm (see

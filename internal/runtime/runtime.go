@@ -162,6 +162,12 @@ type Step struct {
 	// SourceCache when the step cache served it.
 	Source string `json:"source,omitempty"`
 
+	// omitted is set on a batch item the journal keeps nothing of (see
+	// OmittingJournal); on a batch step, omittedItems counts its items that
+	// completed so.
+	omitted      bool
+	omittedItems int
+
 	// executed is set when a node of this step ran in this run (for a batch,
 	// any item; for a nested workflow, any of its steps) and what it gave
 	// may differ from the run being resumed: a pure node run again on
@@ -256,6 +262,7 @@ func Run(ctx context.Context, w *workflow.Workflow, inputs map[string]any, opts 
 	if rj, ok := opts.Journal.(ReuseJournal); ok {
 		e.reuses = rj.Reuses()
 	}
+	e.omitter, _ = opts.Journal.(OmittingJournal)
 	if e.opts.Log == nil {
 		e.opts.Log = io.Discard
 	}
@@ -283,6 +290,8 @@ type executor struct {
 	// reuses is set when the journal may re-use earlier outcomes (it needs
 	// records' Deps and UpstreamRan; see ReuseJournal).
 	reuses bool
+	// omitter, when the journal is one, may keep nothing of batch items.
+	omitter OmittingJournal
 }
 
 // frame is one (possibly nested) workflow execution.
@@ -523,6 +532,7 @@ func (e *executor) runStep(ctx context.Context, f *frame, n *workflow.Node) (*St
 				if spec, ok := e.opts.Catalog.Lookup(n.Type); ok {
 					rec.Effects = spec.Effects // a batch of a pure node is pure
 				}
+				rec.Omitted = step.omittedItems
 			}
 		}
 		e.finishRecord(rec, step, fail)
@@ -610,7 +620,9 @@ func (e *executor) execNode(ctx context.Context, f *frame, n *workflow.Node, roo
 		req.WorkflowFile = f.w.Source.Path
 	}
 	var rec *StepRecord
-	if e.opts.Journal != nil {
+	if item >= 0 && e.omitter != nil && e.omitter.Omits(spec.Effects, p.cache) {
+		step.omitted = true
+	} else if e.opts.Journal != nil {
 		rec = e.newRecord(f, n, KindNode, item)
 		rec.Params, rec.TemplateEnv, rec.Effects, rec.Cache = params, p.bound, spec.Effects, p.cache
 		if spec.Fingerprint != nil {
