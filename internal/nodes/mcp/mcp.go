@@ -93,9 +93,28 @@ func Fingerprint(n node.Node) func(*node.Request) string {
 				server, _, _ = mcpclient.ParseNodeType(req.Type, f.Names())
 			}
 		}
-		return "mcp-server:" + mcpclient.Identity(m.cfg.ServersPath, server, env)
+		identify := func() (io.Closer, error) {
+			return identity(mcpclient.Identity(m.cfg.ServersPath, server, env)), nil
+		}
+		if req.Scope == nil {
+			c, _ := identify()
+			return "mcp-server:" + string(c.(identity))
+		}
+		// Once per server and run: the run keeps one session per server,
+		// opened with the config of that moment, and resolving the config
+		// for every step cost 50 µs a step (BenchmarkRecordOverheadWork).
+		c, err := req.Scope.Resource("mcp-identity\x00"+server, identify)
+		if err != nil {
+			c, _ = identify()
+		}
+		return "mcp-server:" + string(c.(identity))
 	}
 }
+
+// identity is a server's identity kept in a run's scope.
+type identity string
+
+func (identity) Close() error { return nil }
 
 func (n *mcpNode) Run(ctx context.Context, req *node.Request) (*node.Result, error) {
 	env := req.Env
