@@ -305,7 +305,7 @@ func (r *Run) setupFiles() error {
 	res.ir, res.source = nil, nil
 	// The run's description is complete when it is prepared: written now,
 	// renamed into place when the run starts.
-	meta, err := encodeJSON(r.Meta)
+	meta, err := encodeMeta(r.Meta)
 	if err == nil {
 		_, err = r.meta.Write(meta)
 	}
