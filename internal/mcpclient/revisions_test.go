@@ -2,7 +2,10 @@ package mcpclient
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -353,5 +356,52 @@ func TestDiscoverHonoursListTTL(t *testing.T) {
 				t.Fatalf("the server started %d times, want %d", n, starts)
 			}
 		})
+	}
+}
+
+// A server remembered as a 2025 one (it ignored the probe once) that speaks
+// only 2026-07-28 now — upgraded while a long-lived pflow ran — refuses the
+// initialize handshake: the verdict is forgotten and the server is reached
+// with the probe, instead of failing for the rest of the process.
+func TestRememberedLegacyServerThatWasUpgraded(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "upgraded", Version: "2"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "ping"}, func(ctx context.Context, r *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil, nil
+	})
+	modern := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true})
+	// A 2026-07-28-only server: initialize is refused as the revision says.
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &req) == nil && req.Method == "initialize" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"unsupported protocol version","data":{"supported":[%q],"requested":%q}}}`,
+				req.ID, mcp.CodeUnsupportedProtocolVersion, ModernVersion, LegacyVersion)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		modern.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	srv, err := Resolve("upgraded", map[string]any{"type": "http", "url": ts.URL}, os.LookupEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := legacyKey(srv)
+	legacyVerdicts.Store(key, true)
+	defer legacyVerdicts.Delete(key)
+	sess, err := Connect(context.Background(), srv, io.Discard)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer sess.Close()
+	if v := sess.ProtocolVersion(); v != ModernVersion {
+		t.Fatalf("protocol %q, want %s", v, ModernVersion)
+	}
+	if _, ok := legacyVerdicts.Load(key); ok {
+		t.Fatal("the stale verdict is still remembered")
 	}
 }

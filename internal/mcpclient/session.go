@@ -109,6 +109,13 @@ func Connect(ctx context.Context, srv *Server, log io.Writer) (*Session, error) 
 		version = LegacyVersion
 	}
 	s, cc, err := connect(ctx, srv, log, version, true)
+	if err != nil && version == LegacyVersion && srv.Transport != "sse" && ctx.Err() == nil && modernOnly(err) {
+		// Remembered as a 2025 server, it now speaks only 2026-07-28: it
+		// was upgraded while this process ran. The verdict goes.
+		legacyVerdicts.Delete(key)
+		s, _, err = connect(ctx, srv, log, ModernVersion, false)
+		return s, err
+	}
 	if err == nil || version != ModernVersion || cc == nil || ctx.Err() != nil {
 		if err == nil && cc != nil && version == ModernVersion {
 			if timedOut, _ := cc.probeOutcome(); timedOut && s.ProtocolVersion() < ModernVersion {
