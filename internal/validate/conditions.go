@@ -450,7 +450,8 @@ func (v *validator) dominators() *domTree {
 
 // neverTaken reports whether e is the step-order 'default' edge of a step
 // that never takes 'default': a switch whose default action is renamed, an
-// ask step (it takes its choices). No path goes through it.
+// ask step (it takes its choices). No path goes through it: the checks of
+// what runs on every path (dominators, outputsOnEveryPath) leave it out.
 func (v *validator) neverTaken(e workflow.Edge) bool {
 	spec := v.specs[e.From]
 	if e.ActionOrDefault() != "default" || spec == nil || spec.StepActions == nil {

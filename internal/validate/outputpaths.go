@@ -41,6 +41,10 @@ func (v *validator) outputsOnEveryPath() {
 		if !ok1 || !ok2 {
 			continue
 		}
+		if v.neverTaken(e) { // no run goes this way, nor ends for want of it
+			ends[f] = false
+			continue
+		}
 		succ[f] = append(succ[f], arc{t, e.ActionOrDefault()})
 		if e.ActionOrDefault() == "default" {
 			ends[f] = false
