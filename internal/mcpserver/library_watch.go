@@ -13,6 +13,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pflow-go/pflow/internal/fsutil"
 	"github.com/pflow-go/pflow/internal/runs"
 	"github.com/pflow-go/pflow/internal/value"
 )
@@ -128,7 +129,8 @@ func (s *Server) librarySnapshot() string {
 		ents, _ := os.ReadDir(d)
 		for _, e := range ents {
 			if info, err := e.Info(); err == nil {
-				fmt.Fprintf(&b, "%s %d %d\n", e.Name(), info.Size(), info.ModTime().UnixNano())
+				v := fsutil.VersionOf(info) // ctime too: an edit can put the mtime back
+				fmt.Fprintf(&b, "%s %d %d %d %d\n", e.Name(), v.Size, v.MTime, v.CTime, v.Ino)
 			}
 		}
 	}

@@ -134,7 +134,11 @@ func ReadSpec() *node.Spec {
 	return s
 }
 
-// readFingerprint describes the file a read-file request will read.
+// readFingerprint describes the version of the file a read-file request
+// will read (fsutil.VersionOf: size, mtime, ctime, inode — an edit of the
+// same size with its mtime put back, as 'cp -p' or touch leave it, still
+// changes the ctime), so a resume or the step cache does not serve what an
+// earlier version held.
 func readFingerprint(req *node.Request) string {
 	p, err := pathParam(req, "file_path")
 	if err != nil {
@@ -144,7 +148,8 @@ func readFingerprint(req *node.Request) string {
 	if err != nil {
 		return "missing:" + p
 	}
-	return fmt.Sprintf("%s:%d:%d", p, st.Size(), st.ModTime().UnixNano())
+	v := fsutil.VersionOf(st)
+	return fmt.Sprintf("%s:%d:%d:%d:%d", p, v.Size, v.MTime, v.CTime, v.Ino)
 }
 
 func readSpec() *node.Spec {

@@ -680,3 +680,34 @@ func TestFileChecksRefuseLiteralValues(t *testing.T) {
 		}
 	}
 }
+
+// The fingerprint of a read-file step (what a resume and the step cache
+// compare) changes with an edit of the same size whose mtime is put back,
+// as 'cp -p', rsync or touch -d leave it: the ctime still moves.
+func TestReadFingerprintSeesAnEditWithTheOldMtime(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.txt")
+	if err := os.WriteFile(path, []byte("version one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	fp := specFor(t, "read-file").Fingerprint
+	req := &node.Request{Params: map[string]any{"file_path": path}, WorkflowDir: dir}
+	before := fp(req)
+	// Written until the fingerprint shows it (the file system's clock is coarse).
+	for deadline := time.Now().Add(10 * time.Second); fp(req) == before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("an edit of the same size with the old mtime keeps the fingerprint %q", before)
+		}
+		time.Sleep(time.Millisecond)
+		if err := os.WriteFile(path, []byte("version two"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, st.ModTime(), st.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after, _ := os.Stat(path); !after.ModTime().Equal(st.ModTime()) || after.Size() != st.Size() {
+		t.Fatal("the edit must keep the size and the mtime")
+	}
+}
