@@ -110,18 +110,29 @@ func (v *validator) outputsOnEveryPath() {
 		}
 		return paths
 	}
-	// onEvery are the steps every run that succeeds goes through (no end
-	// is reached without them), in document order: the sources to suggest
-	// (worked out once, when an output is warned about).
+	// onEvery are the steps every run that succeeds goes through (they
+	// dominate every end a run may reach), in document order: the sources
+	// to suggest (worked out once, when an output is warned about).
 	var onEvery []string
 	onEveryDone := false
 	everyPath := func() []string {
-		if !onEveryDone {
-			onEveryDone = true
-			for i := range v.nodes {
-				if paths, reached := pathsWithout(i); (reached || i == start) && len(paths) == 0 {
-					onEvery = append(onEvery, v.nodes[i].ID)
-				}
+		if onEveryDone {
+			return onEvery
+		}
+		onEveryDone = true
+		dom := v.dominators()
+		if dom == nil {
+			return nil
+		}
+		var endIDs []string
+		for i, nd := range v.nodes {
+			if ends[i] && dom.reached(nd.ID) {
+				endIDs = append(endIDs, nd.ID)
+			}
+		}
+		for _, nd := range v.nodes {
+			if dom.reached(nd.ID) && !slices.ContainsFunc(endIDs, func(e string) bool { return !dom.dominates(nd.ID, e) }) {
+				onEvery = append(onEvery, nd.ID)
 			}
 		}
 		return onEvery
