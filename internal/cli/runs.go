@@ -245,7 +245,7 @@ func renderRun(w io.Writer, d *app.RunDetail) {
 		}
 	}
 	if d.Status != nil && d.Status.Derived > 0 {
-		fmt.Fprintf(w, "  (%d completed execution(s) of pure nodes (echo, switch) not listed: the record leaves them out, and a resume runs them again from the outputs above)\n", d.Status.Derived)
+		fmt.Fprintf(w, "  (%d completed execution(s) of pure nodes (such as echo and switch) not listed: the record leaves them out, and a resume runs them again from the outputs above)\n", d.Status.Derived)
 	}
 	if d.Skipped > 0 {
 		fmt.Fprintf(w, "  (%d unreadable record line(s) skipped: the end of a run that stopped mid-write)\n", d.Skipped)
