@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pflow-go/pflow/internal/nodes/ask"
 	"github.com/pflow-go/pflow/internal/nodes/switchnode"
 	"github.com/pflow-go/pflow/internal/workflow"
 )
@@ -89,6 +90,21 @@ func TestSwitchBranchesThatJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	find(t, check(w), "Step 'c' reads ${b.stdout}")
+
+	// An ask step takes its choices (and timeout), never 'default': every
+	// answer routed to b, b runs on every path too.
+	cat["ask"] = ask.Spec()
+	w, err = workflow.ParseMarkdown([]byte("# A\nAsk, then join.\n\n## Steps\n"+
+		"\n### approve\nAsk.\n- type: ask\n- message: Go on?\n\n```yaml on\napproved: b\ndenied: b\ntimeout: b\n```\n"+
+		"\n### b\nJoined.\n- type: shell\n- command: echo b\n\n```yaml on\ndefault: c\n```\n"+
+		"\n### c\nReads b.\n- type: shell\n- command: echo \"${b.stdout}\"\n"+
+		"\n## Outputs\n\n### out\nFrom b.\n- source: ${b.stdout}\n"), "a.pflow.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds := check(w); len(ds) != 0 {
+		t.Fatalf("every answer leads to b: %s", dump(ds))
+	}
 }
 
 // Validation grows with the workflow, not with its square: the checks over
