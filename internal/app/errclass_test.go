@@ -90,7 +90,7 @@ func TestErrorClassesRouteFailures(t *testing.T) {
 	// An action no step of that type takes is refused before running.
 	bad := "# Bad\nNever fires.\n\n## Steps\n\n### s\nShell.\n- type: shell\n- command: exit 1\n\n```yaml on\nrate_limited: t\n```\n\n### t\nT.\n- type: shell\n- command: echo t\n"
 	out := run(bad)
-	if len(out.ValidationErrors) == 0 || !strings.Contains(out.ValidationErrors[0].Message, "Step 's' has an edge on action 'rate_limited', which a shell step never takes") {
+	if len(out.ValidationErrors) == 0 || !strings.Contains(out.ValidationErrors[0].Message, "Step 's' has an edge on action 'rate_limited', which shell steps never take") {
 		t.Fatalf("validation: %+v", out.ValidationErrors)
 	}
 	typo := strings.Replace(wf("/missing", ""), "rate_limited: wait", "rate_limted: wait", 1)

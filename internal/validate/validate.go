@@ -148,7 +148,7 @@ func (v *validator) edgeActions() {
 		if slices.Contains(allowed, action) {
 			continue
 		}
-		msg := fmt.Sprintf("Step '%s' has an edge on action '%s', which a %s step never takes", e.From, action, n.Type)
+		msg := fmt.Sprintf("Step '%s' has an edge on action '%s', which %s steps never take", e.From, action, n.Type)
 		if near := suggest.Closest(action, allowed, 1, 0.5); len(near) > 0 {
 			msg += fmt.Sprintf(" — did you mean '%s'?", near[0])
 		}
