@@ -1,58 +1,44 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
-	"github.com/pflow-go/pflow/internal/testutil/racechild"
+	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 	"github.com/pflow-go/pflow/internal/testutil/realpython"
 )
 
-// TestMain lets testscript run the test binary as the `pflow` command.
 func TestMain(m *testing.M) {
-	// The test binary is also the fake MCP server the scripts configure
-	// (the fakemcp command).
-	fakemcp.MaybeRun()
-	// Each pflow command of a script is this race-built binary run again:
-	// without the race detector's 1 s exit sleep per command.
-	racechild.Setenv()
 	// Code steps start python3 each time: the interpreter, not a shim.
 	realpython.Use()
-	testscript.Main(m, map[string]func(){
-		"pflow": func() {
-			signal.Ignore(syscall.SIGPIPE)
-			ctx, cancel := context.WithCancelCause(context.Background())
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			go func() { sig := <-sigs; cancel(SignalCause(sig)) }()
-			os.Exit(Main(ctx, os.Args[1:], System(), os.Environ()))
-		},
-	})
+	os.Exit(m.Run())
 }
 
 // TestScripts runs the CLI end-to-end scripts in testdata/script. Each
 // script gets its own PFLOW_HOME; $REPO points at the repository root (for
-// examples/).
+// examples/). `pflow` in a script is the real binary, built as `go build`
+// builds it (internal/testutil/pflowbin): what a user runs, at its speed. The
+// race detector checks the CLI's code where the tests run it in process
+// (Main in golden_test.go and the other tests of this package).
 func TestScripts(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	repo := filepath.Join(filepath.Dir(file), "..", "..")
+	bin := filepath.Dir(pflowbin.Path(t))
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PFLOW_HOME", filepath.Join(env.WorkDir, ".pflow-home"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("REPO", repo)
+			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -104,7 +90,7 @@ func serveAPI(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // fakeMCPConfig writes an mcpServers config file for 'pflow mcp add': one
-// server NAME run by this test binary as the fake MCP server (tools echo,
+// server NAME run by fakemcpd, the fake MCP server (tools echo,
 // add, ...; see internal/testutil/fakemcp), with the given modes.
 //
 //	fakemcp NAME FILE [modes...]

@@ -269,14 +269,14 @@ func lines(path string) []string {
 }
 
 // TestTwoWorkersShareABatchAndOneIsKilled: two worker processes share a
-// 2,000-item batch; one is killed with SIGKILL mid-batch; the run still
+// 600-item batch; one is killed with SIGKILL mid-batch; the run still
 // completes, every item ran, and no item that completed ran again (only
 // those the killed worker was running may have run twice).
 func TestTwoWorkersShareABatchAndOneIsKilled(t *testing.T) {
 	c := newCluster(t)
 	counter := filepath.Join(c.dir, "counter.log")
 	wf := filepath.Join(c.dir, "batch.pflow.md")
-	writeFile(t, wf, "# Shared batch\n\n## Steps\n\n### items\nTwo thousand numbers.\n- type: shell\n- command: seq -s, 0 1999 | sed 's/.*/[&]/'\n\n"+
+	writeFile(t, wf, "# Shared batch\n\n## Steps\n\n### items\nSix hundred numbers.\n- type: shell\n- command: seq -s, 0 599 | sed 's/.*/[&]/'\n\n"+
 		"### mark\nEach item leaves a mark: its number and the worker that ran it.\n- type: shell\n- command: echo \"${n} $WORKER_NAME\" >> "+counter+"\n\n"+
 		"```yaml batch\nitems: ${items.stdout}\nas: n\nparallel: true\nmax_concurrent: 50\n```\n\n## Outputs\n\n### done\nHow many items succeeded.\n- source: ${mark.success_count}\n")
 	a := c.worker(t, "WORKER_NAME=a")
@@ -289,14 +289,14 @@ func TestTwoWorkersShareABatchAndOneIsKilled(t *testing.T) {
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "worker a to run 200 items", 5*time.Minute, func() bool {
+	waitFor(t, "worker a to run 100 items", 5*time.Minute, func() bool {
 		n := 0
 		for _, l := range lines(counter) {
 			if strings.HasSuffix(l, " a") {
 				n++
 			}
 		}
-		return n >= 200
+		return n >= 100
 	})
 	if err := syscall.Kill(a.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -309,8 +309,8 @@ func TestTwoWorkersShareABatchAndOneIsKilled(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &env); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
-	if res, _ := env["result"].(map[string]any); res == nil || fmt.Sprint(res["done"]) != "2000" {
-		t.Fatalf("run result = %v, want done=2000\n%s", env["result"], errb.String())
+	if res, _ := env["result"].(map[string]any); res == nil || fmt.Sprint(res["done"]) != "600" {
+		t.Fatalf("run result = %v, want done=600\n%s", env["result"], errb.String())
 	}
 	seen := map[int]int{}
 	byWorker := map[string]int{}
@@ -324,7 +324,7 @@ func TestTwoWorkersShareABatchAndOneIsKilled(t *testing.T) {
 		byWorker[w]++
 	}
 	twice := 0
-	for i := range 2000 {
+	for i := range 600 {
 		switch n := seen[i]; {
 		case n == 0:
 			t.Errorf("item %d never ran", i)
@@ -339,7 +339,7 @@ func TestTwoWorkersShareABatchAndOneIsKilled(t *testing.T) {
 	if twice > 50 {
 		t.Errorf("%d items ran twice; only those in flight on the killed worker (at most 50) may", twice)
 	}
-	if byWorker["a"] < 200 || byWorker["b"] == 0 {
+	if byWorker["a"] < 100 || byWorker["b"] == 0 {
 		t.Errorf("the workers did not share the batch: %v", byWorker)
 	}
 	if len(lines(counter)) <= atKill {

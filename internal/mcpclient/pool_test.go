@@ -16,12 +16,6 @@ import (
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 )
 
-// TestMain lets the test binary serve as the fake MCP server it starts.
-func TestMain(m *testing.M) {
-	fakemcp.MaybeRun()
-	os.Exit(m.Run())
-}
-
 // A pooled server that crashed between two runs is replaced by the next
 // Acquire even when pflow has not reaped it yet. Its exit is visible to
 // everyone else at once (it is a zombie, then gone), but the pool learned of

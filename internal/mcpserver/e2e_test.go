@@ -34,9 +34,7 @@ func peers(t testing.TB) (dir, node string) {
 	return dir, filepath.Join(dir, node)
 }
 
-// TestMain lets the test binary double as a fake MCP server.
 func TestMain(m *testing.M) {
-	fakemcp.MaybeRun()
 	// Validating a code step checks its syntax with python3, and running
 	// one starts python3: the interpreter, not a shim.
 	realpython.Use()

@@ -17,7 +17,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	fakemcp.MaybeRun()
 	mcpclient.StopGrace = 500 * time.Millisecond
 	os.Exit(m.Run())
 }

@@ -1,9 +1,11 @@
-// Package fakemcp is a fault-injecting MCP server for tests: the test
-// binary re-runs itself as a stdio MCP server whose misbehaviour is chosen by
-// the PFLOW_FAKE_MCP variable (a comma-separated list of modes, below).
+// Package fakemcp is a fault-injecting MCP server for tests: fakemcpd (the
+// command in ./fakemcpd, built by internal/testutil/pflowbin without the race
+// detector) is a stdio MCP server whose misbehaviour is chosen by the
+// PFLOW_FAKE_MCP variable (a comma-separated list of modes, below).
 //
-// A test package calls MaybeRun first thing in TestMain, and configures a
-// server with Entry(NewID(), mark, modes...). Leftovers finds any process a
+// A test configures a server with Entry(NewID(), mark, modes...). A test
+// binary that should serve as the fake itself (to drive the server code in
+// process) calls MaybeRun first thing in TestMain. Leftovers finds any process a
 // test left behind, by the unique id Entry puts in the server's environment.
 // PeersDir finds the npm test peers (real reference servers) for tests that
 // drive them.
@@ -78,7 +80,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/testutil/racechild"
+	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 )
 
 // InjectionText is what the inject mode's tool says to the agent that
@@ -122,18 +124,17 @@ func NewID() string {
 // given modes, tagged with id (see Leftovers) and marking signals in mark
 // (may be "").
 func Entry(id, mark string, modes ...string) map[string]any {
-	exe, _ := os.Executable()
+	exe, err := pflowbin.FakeMCP()
+	if err != nil {
+		panic(err)
+	}
 	return map[string]any{
 		"command": exe,
-		"args":    []any{"-test.run=^$"},
 		"env": map[string]any{
 			EnvVar:  strings.Join(modes, ","),
 			IDVar:   id,
 			MarkVar: mark,
 			"TOKEN": "${TOKEN}",
-			// The server exits at once when its client closes stdin,
-			// instead of the race detector's 1 s exit sleep.
-			"GORACE": racechild.Value(),
 		},
 	}
 }

@@ -1,7 +1,12 @@
 // Package pflowbin builds the real pflow binary for tests that run it as a
 // process, once per version of the source: every test package of a
 // `go test ./...` run (they are separate processes, run in parallel) shares
-// one build instead of linking its own. The binary lives
+// one build instead of linking its own. Beside it are pflow-temporal and
+// fakemcpd, the fake MCP server of internal/testutil/fakemcp. They are built
+// as `go build` builds them, without the race detector: a process a test
+// starts is the program a user runs (or, for the fake, scaffolding), and the
+// race detector checks pflow's goroutines in the tests that run its code in
+// process. The binaries live
 // in the system's temporary directory, keyed by a digest of the module's Go
 // sources, go.mod and go.sum; builds of older sources are removed after a
 // day. Nothing is written into the checkout.
@@ -26,6 +31,11 @@ import (
 	"github.com/pflow-go/pflow/internal/fsutil"
 )
 
+// Packages are the commands built, as `go build` is given them; `make test`
+// compiles the same list before the tests start, so that on an empty build
+// cache the compiling is not done under go test's timeout.
+var Packages = []string{"./cmd/pflow", "./cmd/pflow-temporal", "./internal/testutil/fakemcp/fakemcpd"}
+
 var (
 	once sync.Once
 	path string
@@ -41,6 +51,17 @@ func Path(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// FakeMCP returns the path of fakemcpd, the fake MCP server built from the
+// current sources (internal/testutil/fakemcp/fakemcpd), building it (with
+// pflow) if no test process has yet.
+func FakeMCP() (string, error) {
+	once.Do(func() { path, err = build() })
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(path), "fakemcpd"), nil
 }
 
 func build() (string, error) {
@@ -72,12 +93,12 @@ func build() (string, error) {
 	// pflow hands Temporal commands to the binary next to it.
 	tmp := filepath.Join(dir, "tmp")
 	os.RemoveAll(tmp)
-	cmd := exec.Command("go", "build", "-o", tmp+string(filepath.Separator), "./cmd/pflow", "./cmd/pflow-temporal")
+	cmd := exec.Command("go", append([]string{"build", "-o", tmp + string(filepath.Separator)}, Packages...)...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/pflow ./cmd/pflow-temporal: %v\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %v\n%s", strings.Join(Packages, " "), err, out)
 	}
-	for _, name := range []string{"pflow-temporal", "pflow"} { // pflow last: it marks a complete build
+	for _, name := range []string{"pflow-temporal", "fakemcpd", "pflow"} { // pflow last: it marks a complete build
 		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
 			return "", fmt.Errorf("pflowbin: %v", err)
 		}

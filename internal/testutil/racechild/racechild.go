@@ -1,13 +1,14 @@
 // Package racechild shortens the exit of the race-built test binaries that
-// tests run again as child processes (the fake MCP server, testscript's
-// pflow command, loop writers).
+// tests run again as child processes (the kill loop's writers, a hostile
+// MCP server, another user's process).
 //
 // A binary built with -race sleeps atexit_sleep_ms (1 s by default) when it
 // exits with status 0, before its final race report, to give goroutines
 // still running a last chance to race. A test that starts such a child per
 // command or per MCP server waits that second every time: a script of 20
-// commands waited 20 s, and an MCP client closing a fake server waited its
-// stop grace for a server that had already finished. The children get
+// commands waited 20 s when its pflow was the test binary, and an MCP client
+// closing a fake server waited its stop grace for a server that had already
+// finished. The children get
 // atexit_sleep_ms=10 instead (the value go-internal's testscript suggests).
 // Everything else the race detector does is unchanged: a race in a child is
 // still reported on its stderr when it happens, and the child still exits
