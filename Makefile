@@ -53,14 +53,14 @@ tools:
 # Everything CI runs: formatting, vet, lint, the npm peers, the test tools,
 # and the whole suite with the race detector. The output keeps package results and
 # failing tests' output, and ends with one line: "N passed, N failed".
-# pflow, pflow-temporal and the fake MCP server are compiled first, as
+# pflow, pflow-temporal and the commands the tests start are compiled first, as
 # internal/testutil/pflowbin builds them (its Packages), and pflow as
 # `make demo` builds it (no cgo, for TestNewcomerPath), so the tests that
 # build them only link them: on an empty Go cache those compiles take
 # minutes, which must not run under go test's timeout.
-TEST_BINARIES := ./cmd/pflow ./cmd/pflow-temporal ./internal/testutil/fakemcp/fakemcpd
+TEST_BINARIES := ./cmd/pflow ./cmd/pflow-temporal ./internal/testutil/fakemcp/fakemcpd ./internal/reliability/loopwriter/loopwriterd
 test: fmt-check vet lint peers tools
-	@echo "compiling pflow, pflow-temporal and fakemcpd for the tests that run them"
+	@echo "compiling pflow, pflow-temporal and the test commands for the tests that run them"
 	@$(GO) build -o /dev/null $(TEST_BINARIES)
 	@CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o /dev/null ./cmd/pflow
 	@set -o pipefail; $(GO) test -race -count=1 -json ./... | $(GO) run ./internal/tools/testsummary

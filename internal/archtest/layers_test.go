@@ -45,7 +45,7 @@ var layers = []layer{
 	{"cli", []group{{"cli", []string{"internal/cli"}}}},
 	{"programs, tools and test rigs", []group{{"programs", []string{
 		"cmd/...", "internal/tools/...", "internal/bench/...", "internal/mutate",
-		"internal/testutil/...", "internal/llmtest", "internal/reliability", "internal/archtest",
+		"internal/testutil/...", "internal/llmtest", "internal/reliability/...", "internal/archtest",
 		"internal/app/mcptest", "internal/mcpclient/conformance", "internal/fsutil/fsutiltest",
 	}}}},
 }

@@ -1,8 +1,11 @@
 // Package reliability holds pflow's reliability suite (see docs/decisions.md,
 // "Measured targets"). It has
 // no production code: everything is in its tests, which drive a real pflow
-// binary (built once per run) and, for tight write loops and fake MCP
-// servers, the test binary re-run as a helper process.
+// binary (built once per run), fakemcpd (the fake MCP server) and, for tight
+// write loops, loopwriterd (./loopwriter), all built without the race
+// detector (docs/decisions.md, "The race detector runs in process"); a few
+// helper processes (a hostile MCP server, another user) are the test
+// binary run again.
 //
 //   - kill -9 mid-write (killwrite_test.go): registry.json,
 //     mcp-servers.json, settings.json and a saved workflow are written in a

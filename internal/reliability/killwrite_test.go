@@ -20,7 +20,9 @@ import (
 	"github.com/pflow-go/pflow/internal/library"
 	"github.com/pflow-go/pflow/internal/mcpclient"
 	"github.com/pflow-go/pflow/internal/registry"
+	"github.com/pflow-go/pflow/internal/reliability/loopwriter"
 	"github.com/pflow-go/pflow/internal/settings"
+	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 )
 
 // checker validates the file a writer kind writes after a kill and returns
@@ -36,7 +38,7 @@ var killKinds = []struct {
 	{"settings", func(p home.Paths) string { return p.Settings }, checkSettings},
 	{"mcp-servers", func(p home.Paths) string { return p.MCPServers }, checkServers},
 	{"registry", func(p home.Paths) string { return p.Registry }, checkRegistry},
-	{"workflow", func(p home.Paths) string { return filepath.Join(p.Workflows, wfName+library.Ext) }, checkWorkflow},
+	{"workflow", func(p home.Paths) string { return filepath.Join(p.Workflows, loopwriter.WFName+library.Ext) }, checkWorkflow},
 }
 
 // TestKillMidWrite SIGKILLs a process that rewrites registry.json,
@@ -83,8 +85,8 @@ func TestKillMidWrite(t *testing.T) {
 // one write's duration into the next.
 func startKilledWriter(t *testing.T, kind, root string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = env(root, writerVar+"="+kind)
+	cmd := exec.Command(pflowbin.Command(t, "loopwriterd"), kind)
+	cmd.Env = env(root)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -164,7 +166,7 @@ func checkSettings(t *testing.T, p home.Paths, prev int) int {
 		return prev
 	}
 	n, err := strconv.Atoi(raw.Env["COUNTER"])
-	if err != nil || raw.Env["PAD"] != pad(n) {
+	if err != nil || raw.Env["PAD"] != loopwriter.Pad(n) {
 		t.Errorf("settings.json is not one complete version: COUNTER=%q, PAD of %d bytes", raw.Env["COUNTER"], len(raw.Env["PAD"]))
 	}
 	if n < prev {
@@ -199,9 +201,9 @@ func checkServers(t *testing.T, p home.Paths, prev int) int {
 	}
 	n := len(raw.Servers)
 	for i := 0; i < n; i++ {
-		s, ok := raw.Servers[serverName(i)]
-		if !ok || len(s.Args) != 1 || s.Args[0] != pad(i)[:serverPad] {
-			t.Errorf("mcp-servers.json has %d servers but %s is missing or incomplete", n, serverName(i))
+		s, ok := raw.Servers[loopwriter.ServerName(i)]
+		if !ok || len(s.Args) != 1 || s.Args[0] != loopwriter.Pad(i)[:loopwriter.ServerPad] {
+			t.Errorf("mcp-servers.json has %d servers but %s is missing or incomplete", n, loopwriter.ServerName(i))
 			break
 		}
 	}
@@ -236,9 +238,9 @@ func checkRegistry(t *testing.T, p home.Paths, prev int) int {
 		}
 	}
 	for i := 0; i < n; i++ {
-		e := f.Nodes[toolType(i)]
-		if e == nil || e.MCP == nil || e.Interface.Description != pad(i)[:registryPad] {
-			t.Errorf("registry.json has %d crash-test entries but %s is missing or incomplete", n, toolType(i))
+		e := f.Nodes[loopwriter.ToolType(i)]
+		if e == nil || e.MCP == nil || e.Interface.Description != loopwriter.Pad(i)[:loopwriter.RegistryPad] {
+			t.Errorf("registry.json has %d crash-test entries but %s is missing or incomplete", n, loopwriter.ToolType(i))
 			break
 		}
 	}
@@ -259,7 +261,7 @@ func checkRegistry(t *testing.T, p home.Paths, prev int) int {
 }
 
 func checkWorkflow(t *testing.T, p home.Paths, prev int) int {
-	path := filepath.Join(p.Workflows, wfName+library.Ext)
+	path := filepath.Join(p.Workflows, loopwriter.WFName+library.Ext)
 	data, ok := readOrMissing(t, path)
 	if !ok {
 		if prev > 0 {
@@ -268,13 +270,13 @@ func checkWorkflow(t *testing.T, p home.Paths, prev int) int {
 		return 0
 	}
 	lib := &library.Library{Dir: p.Workflows, DraftsDir: p.Drafts}
-	s, err := lib.Load(wfName)
+	s, err := lib.Load(loopwriter.WFName)
 	if err != nil {
 		t.Errorf("saved workflow does not load (%d bytes): %v", len(data), err)
 		return prev
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(s.Meta.Description, "v"))
-	if err != nil || !bytes.Contains(data, []byte(fmt.Sprintf("echo v%d # %s\n", n, pad(n)[:workflowPad]))) {
+	if err != nil || !bytes.Contains(data, []byte(fmt.Sprintf("echo v%d # %s\n", n, loopwriter.Pad(n)[:loopwriter.WorkflowPad]))) {
 		t.Errorf("saved workflow is not one complete version: description %q, %d bytes", s.Meta.Description, len(data))
 	}
 	if n < prev {

@@ -29,14 +29,8 @@ func budget(short, longer time.Duration) time.Duration {
 	return short
 }
 
-// writerVar makes the test binary a loop writer (see writer_test.go).
-const writerVar = "PFLOW_RELIABILITY_WRITER"
-
 func TestMain(m *testing.M) {
 	fakemcp.MaybeRun()
-	if kind, ok := os.LookupEnv(writerVar); ok {
-		os.Exit(runWriter(kind))
-	}
 	if _, ok := os.LookupEnv(hostileServerVar); ok {
 		os.Exit(runHostileServer())
 	}

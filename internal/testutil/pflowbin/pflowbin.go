@@ -1,8 +1,9 @@
 // Package pflowbin builds the real pflow binary for tests that run it as a
 // process, once per version of the source: every test package of a
 // `go test ./...` run (they are separate processes, run in parallel) shares
-// one build instead of linking its own. Beside it are pflow-temporal and
-// fakemcpd, the fake MCP server of internal/testutil/fakemcp. They are built
+// one build instead of linking its own. Beside it are pflow-temporal,
+// fakemcpd (the fake MCP server of internal/testutil/fakemcp) and loopwriterd
+// (the writer the kill-mid-write tests kill). They are built
 // as `go build` builds them, without the race detector: a process a test
 // starts is the program a user runs (or, for the fake, scaffolding), and the
 // race detector checks pflow's goroutines in the tests that run its code in
@@ -34,7 +35,7 @@ import (
 // Packages are the commands built, as `go build` is given them; `make test`
 // compiles the same list before the tests start, so that on an empty build
 // cache the compiling is not done under go test's timeout.
-var Packages = []string{"./cmd/pflow", "./cmd/pflow-temporal", "./internal/testutil/fakemcp/fakemcpd"}
+var Packages = []string{"./cmd/pflow", "./cmd/pflow-temporal", "./internal/testutil/fakemcp/fakemcpd", "./internal/reliability/loopwriter/loopwriterd"}
 
 var (
 	once sync.Once
@@ -51,6 +52,13 @@ func Path(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// Command returns the path of the command name (the last element of one of
+// Packages) built from the current sources.
+func Command(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(filepath.Dir(Path(t)), name)
 }
 
 // FakeMCP returns the path of fakemcpd, the fake MCP server built from the
@@ -98,7 +106,7 @@ func build() (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", strings.Join(Packages, " "), err, out)
 	}
-	for _, name := range []string{"pflow-temporal", "fakemcpd", "pflow"} { // pflow last: it marks a complete build
+	for _, name := range []string{"pflow-temporal", "fakemcpd", "loopwriterd", "pflow"} { // pflow last: it marks a complete build
 		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
 			return "", fmt.Errorf("pflowbin: %v", err)
 		}

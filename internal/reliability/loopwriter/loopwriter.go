@@ -1,4 +1,11 @@
-package reliability
+// Package loopwriter is the writer of the kill-mid-write tests
+// (internal/reliability): run as loopwriterd, it writes one pflow file over
+// and over through the same code the CLI uses, each write a complete new
+// version numbered one past the file's current one, until it is killed.
+// Each version is large (PadPerWrite bytes) so that a write takes long
+// enough for kills to land inside it. It prints "ready" before its first
+// write and "wrote" after each, so the test can time its kills.
+package loopwriter
 
 import (
 	"context"
@@ -18,29 +25,27 @@ import (
 	"github.com/pflow-go/pflow/internal/settings"
 )
 
-// The loop writers: the test binary re-run with PFLOW_RELIABILITY_WRITER=kind
-// writes one pflow file over and over through the same code the CLI uses,
-// each write a complete new version numbered one past the file's current
-// one, until it is killed. Each version is large (padPerWrite bytes) so
-// that a write takes long enough for kills to land inside it.
+// PadPerWrite is the size of a version's filler.
+const PadPerWrite = 256 << 10
 
-const padPerWrite = 256 << 10
-
-// pad is version n's filler: the digit n%10 repeated, so a reader can tell
+// Pad is version n's filler: the digit n%10 repeated, so a reader can tell
 // whether the filler belongs to the version number next to it.
-func pad(n int) string { return strings.Repeat(strconv.Itoa(n%10), padPerWrite) }
+func Pad(n int) string { return strings.Repeat(strconv.Itoa(n%10), PadPerWrite) }
 
 // Files that grow by one entry per write get smaller entries.
 const (
-	serverPad   = 16 << 10
-	registryPad = 8 << 10
-	workflowPad = 64 << 10
+	ServerPad   = 16 << 10
+	RegistryPad = 8 << 10
+	WorkflowPad = 64 << 10
 )
 
-// wfName is the saved workflow the "workflow" writer rewrites.
-const wfName = "crash-test"
+// WFName is the saved workflow the "workflow" writer rewrites.
+const WFName = "crash-test"
 
-func runWriter(kind string) int {
+// Run writes the file of kind (settings, mcp-servers, registry or workflow)
+// under the PFLOW_HOME of the environment until the process is killed; it
+// returns only on an error, with the exit status.
+func Run(kind string) int {
 	a := app.New(os.Environ(), io.Discard)
 	ctx := context.Background()
 	var err error
@@ -78,7 +83,7 @@ func writeSettingsLoop(ctx context.Context, a *app.App) error {
 				s.Env = map[string]string{}
 			}
 			s.Env["COUNTER"] = strconv.Itoa(n)
-			s.Env["PAD"] = pad(n)
+			s.Env["PAD"] = Pad(n)
 			return nil
 		})
 		if err != nil {
@@ -88,8 +93,8 @@ func writeSettingsLoop(ctx context.Context, a *app.App) error {
 	}
 }
 
-// serverName is the i-th server the mcp-servers writer adds (s-0, s-1, ...).
-func serverName(i int) string { return "s-" + strconv.Itoa(i) }
+// ServerName is the i-th server the mcp-servers writer adds (s-0, s-1, ...).
+func ServerName(i int) string { return "s-" + strconv.Itoa(i) }
 
 func writeServersLoop(ctx context.Context, a *app.App) error {
 	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
@@ -99,8 +104,8 @@ func writeServersLoop(ctx context.Context, a *app.App) error {
 	n := len(f.Servers)
 	ready()
 	for ; ; n++ {
-		cfg := map[string]any{"mcpServers": map[string]any{serverName(n): map[string]any{
-			"command": "true", "args": []any{pad(n)[:serverPad]},
+		cfg := map[string]any{"mcpServers": map[string]any{ServerName(n): map[string]any{
+			"command": "true", "args": []any{Pad(n)[:ServerPad]},
 		}}}
 		src, _ := json.Marshal(cfg)
 		if _, err := a.AddMCPServers(ctx, []string{string(src)}); err != nil {
@@ -110,8 +115,8 @@ func writeServersLoop(ctx context.Context, a *app.App) error {
 	}
 }
 
-// toolType is the i-th node the registry writer registers.
-func toolType(i int) string { return "mcp-crash-tool-" + strconv.Itoa(i) }
+// ToolType is the i-th node the registry writer registers.
+func ToolType(i int) string { return "mcp-crash-tool-" + strconv.Itoa(i) }
 
 func writeRegistryLoop(ctx context.Context, a *app.App) error {
 	store := a.RegistryStore()
@@ -124,9 +129,9 @@ func writeRegistryLoop(ctx context.Context, a *app.App) error {
 	for ; ; n++ {
 		i := n
 		err := store.Update(ctx, func(f *registry.File) error {
-			f.Nodes[toolType(i)] = &registry.Entry{
+			f.Nodes[ToolType(i)] = &registry.Entry{
 				ClassName: "MCPNode", FilePath: "virtual://mcp", Type: registry.TypeMCP, Kind: "mcp",
-				Interface: node.Interface{Description: pad(i)[:registryPad], Actions: []string{"default", "error"}},
+				Interface: node.Interface{Description: Pad(i)[:RegistryPad], Actions: []string{"default", "error"}},
 				MCP:       &registry.MCPInfo{Server: "crash", Tool: "tool-" + strconv.Itoa(i)},
 			}
 			return nil
@@ -138,8 +143,8 @@ func writeRegistryLoop(ctx context.Context, a *app.App) error {
 	}
 }
 
-// workflowVersion is the content the workflow writer saves as version n.
-func workflowVersion(n int) []byte {
+// WorkflowVersion is the content the workflow writer saves as version n.
+func WorkflowVersion(n int) []byte {
 	return []byte(fmt.Sprintf(`# Crash test v%d
 Saved again and again while being killed.
 
@@ -149,23 +154,23 @@ Saved again and again while being killed.
 Print the version.
 - type: shell
 
-`+"```shell command\necho v%d # %s\n```\n", n, n, pad(n)[:workflowPad]))
+`+"```shell command\necho v%d # %s\n```\n", n, n, Pad(n)[:WorkflowPad]))
 }
 
 func writeWorkflowLoop(ctx context.Context, a *app.App) error {
 	lib := a.Library()
 	n := 0
-	if s, err := lib.Load(wfName); err == nil {
+	if s, err := lib.Load(WFName); err == nil {
 		n, _ = strconv.Atoi(strings.TrimPrefix(s.Meta.Description, "v"))
 	}
 	ready()
 	for n++; ; n++ {
-		if _, err := lib.Save(ctx, workflowVersion(n), wfName, library.SaveOptions{Force: true, Description: "v" + strconv.Itoa(n)}); err != nil {
+		if _, err := lib.Save(ctx, WorkflowVersion(n), WFName, library.SaveOptions{Force: true, Description: "v" + strconv.Itoa(n)}); err != nil {
 			return err
 		}
 		wrote()
 		// A recorded run rewrites the same file (metadata only).
-		if err := lib.RecordRun(ctx, wfName, true, time.Millisecond, map[string]any{"n": n}, nil); err != nil {
+		if err := lib.RecordRun(ctx, WFName, true, time.Millisecond, map[string]any{"n": n}, nil); err != nil {
 			return err
 		}
 		wrote()
