@@ -8,10 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
 	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 	"github.com/pflow-go/pflow/internal/testutil/realpython"
 )
@@ -30,7 +30,6 @@ func budget(short, longer time.Duration) time.Duration {
 }
 
 func TestMain(m *testing.M) {
-	fakemcp.MaybeRun()
 	if _, ok := os.LookupEnv(hostileServerVar); ok {
 		os.Exit(runHostileServer())
 	}
@@ -74,12 +73,16 @@ func pflow(t *testing.T, home string, extraEnv []string, stdin string, args ...s
 	return pflowIn(t, home, home, extraEnv, stdin, args...)
 }
 
-// pflowIn runs the binary with args in dir, bounded by 60 s.
+// pflowIn runs the binary with args in dir, bounded by 60 s. A pflow still
+// running then gets SIGQUIT, so that the failure shows where each of its
+// goroutines was (Go prints them on stderr), and SIGKILL 5 s later.
 func pflowIn(t *testing.T, home, dir string, extraEnv []string, stdin string, args ...string) runResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, pflowBin(t), args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Env = env(home, extraEnv...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)

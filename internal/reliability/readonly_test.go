@@ -15,6 +15,7 @@ import (
 
 	"github.com/pflow-go/pflow/internal/home"
 	"github.com/pflow-go/pflow/internal/testutil/fakemcp"
+	"github.com/pflow-go/pflow/internal/testutil/pflowbin"
 )
 
 // nobody is the user the read-only home test runs pflow as when the suite
@@ -60,7 +61,10 @@ func worldReadable(t *testing.T, src string) string {
 func TestReadOnlyHome(t *testing.T) {
 	asRoot := os.Geteuid() == 0
 	bin := pflowBin(t)
-	fake, _ := os.Executable()
+	fake, err := pflowbin.FakeMCP()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if asRoot {
 		bin, fake = worldReadable(t, bin), worldReadable(t, fake)
 	}

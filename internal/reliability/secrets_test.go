@@ -523,7 +523,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	local["env"].(map[string]any)["TOKEN"] = "${GITHUB_TOKEN}"
 	crashy := fakemcp.Entry(id, "", "print-env=SERVICE_TOKEN", "print-args", "crash-mid-call")
 	crashy["env"].(map[string]any)["SERVICE_TOKEN"] = secretMCPEnv
-	crashy["args"] = append(crashy["args"].([]any), "--api-key="+secretMCPArgEq, "--token", secretMCPArgNext)
+	crashy["args"] = []any{"--api-key=" + secretMCPArgEq, "--token", secretMCPArgNext}
 	downURL, _ := url.Parse(down.URL)
 	downURL.User = url.UserPassword("user", secretMCPURLPass)
 	downURL.Path = "/mcp"
