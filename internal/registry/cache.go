@@ -23,7 +23,7 @@ const cacheMagic = "pflow-registry-cache-v8\n"
 
 var errBadCache = errors.New("bad registry cache")
 
-func (s *Store) cached(size, mtime int64, ino uint64) (*File, bool) {
+func (s *Store) cached(size, stamp int64, ino uint64) (*File, bool) {
 	if s.CachePath == "" {
 		return nil, false
 	}
@@ -31,18 +31,18 @@ func (s *Store) cached(size, mtime int64, ino uint64) (*File, bool) {
 	if err != nil {
 		return nil, false
 	}
-	f, err := decodeCache(data, size, mtime, ino)
+	f, err := decodeCache(data, size, stamp, ino)
 	if err != nil {
 		return nil, false
 	}
 	return f, true
 }
 
-func (s *Store) writeCache(size, mtime int64, ino uint64, f *File) {
+func (s *Store) writeCache(size, stamp int64, ino uint64, f *File) {
 	if s.CachePath == "" {
 		return
 	}
-	data := encodeCache(size, mtime, ino, f)
+	data := encodeCache(size, stamp, ino, f)
 	_ = os.MkdirAll(filepath.Dir(s.CachePath), 0o700)
 	_ = fsutil.WriteFileAtomic(s.CachePath, data, 0o600)
 }
@@ -102,11 +102,11 @@ func (e *encoder) fields(fs []node.Field) {
 	}
 }
 
-func encodeCache(size, mtime int64, ino uint64, f *File) []byte {
+func encodeCache(size, stamp int64, ino uint64, f *File) []byte {
 	e := &encoder{b: make([]byte, 0, 64+len(f.Nodes)*256)}
 	e.b = append(e.b, cacheMagic...)
 	e.varint(size)
-	e.varint(mtime)
+	e.varint(stamp)
 	e.uvarint(ino)
 	e.str(f.Version)
 	e.uvarint(uint64(len(f.Nodes)))
@@ -265,12 +265,12 @@ func (d *decoder) fields(depth int) []node.Field {
 	return out
 }
 
-func decodeCache(data []byte, size, mtime int64, ino uint64) (*File, error) {
+func decodeCache(data []byte, size, stamp int64, ino uint64) (*File, error) {
 	if len(data) < len(cacheMagic) || string(data[:len(cacheMagic)]) != cacheMagic {
 		return nil, errBadCache
 	}
 	d := &decoder{s: string(data[len(cacheMagic):])}
-	if d.varint() != size || d.varint() != mtime || d.uvarint() != ino || d.err != nil {
+	if d.varint() != size || d.varint() != stamp || d.uvarint() != ino || d.err != nil {
 		return nil, errBadCache
 	}
 	f := &File{Version: d.str()}

@@ -90,7 +90,7 @@ func TestPatchKeepsUntouchedEntriesByteForByte(t *testing.T) {
 		t.Fatalf("LoadWithoutSchemas after Patch: %v %v", err, lite.Nodes)
 	}
 	st, _ := os.Stat(path)
-	if _, ok := s.cached(st.Size(), st.ModTime().UnixNano(), inode(st)); !ok {
+	if _, ok := s.cached(st.Size(), stamp(st), inode(st)); !ok {
 		t.Fatal("Patch did not refresh the registry cache")
 	}
 }

@@ -321,12 +321,12 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 	if err != nil {
 		return s.Load()
 	}
-	size, mtime, ino := st.Size(), stamp(st), inode(st)
-	key := fileKey{s.Path, size, mtime, ino}
+	size, when, ino := st.Size(), stamp(st), inode(st)
+	key := fileKey{s.Path, size, when, ino}
 	if f := lastLoaded.get(key); f != nil {
 		return f, nil
 	}
-	if f, ok := s.cached(size, mtime, ino); ok {
+	if f, ok := s.cached(size, when, ino); ok {
 		lastLoaded.put(key, f)
 		return f, nil
 	}
@@ -350,7 +350,7 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 		f.Nodes[k] = ne
 	}
 	if int64(len(data)) == size {
-		s.writeCache(size, mtime, ino, f)
+		s.writeCache(size, when, ino, f)
 		lastLoaded.put(key, f)
 	}
 	return f, nil
@@ -360,7 +360,7 @@ func (s *Store) LoadWithoutSchemas() (*File, error) {
 // inode, a write its size or its ctime (see stamp).
 type fileKey struct {
 	path        string
-	size, mtime int64
+	size, stamp int64
 	ino         uint64
 }
 
