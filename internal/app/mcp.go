@@ -221,11 +221,13 @@ func maskEntry(cfg map[string]any) map[string]any {
 		}
 	}
 	if args, ok := out["args"].([]any); ok {
+		strs := make([]string, len(args))
 		for i, x := range args {
-			if s, ok := x.(string); ok {
-				if k, v, found := strings.Cut(s, "="); found && redact.IsSecretKey(strings.TrimLeft(k, "-")) {
-					args[i] = k + "=" + value.Stringify(maskValue(v))
-				}
+			strs[i], _ = x.(string)
+		}
+		for i, s := range mcpclient.MaskArgs(strs, func(v string) string { return value.Stringify(maskValue(v)) }) {
+			if s != strs[i] {
+				args[i] = s
 			}
 		}
 	}

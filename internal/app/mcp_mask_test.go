@@ -33,3 +33,19 @@ func TestMaskEntryMasksTheDecodedSecrets(t *testing.T) {
 		t.Errorf("a value that is no secret was masked: %v", out)
 	}
 }
+
+// mcp list masks a secret in a server's args in each form a run masks
+// (mcpclient.ArgSecrets): --name=X, NAME=X and the argument after --name.
+func TestMaskEntryMasksSecretArgs(t *testing.T) {
+	cfg := map[string]any{"command": "server", "args": []any{"--api-key=ak-1234567", "--token", "tk-abcdefg", "DB_PASSWORD=pw-7654321", "--port", "8080", "--token=${TOKEN}", 3}}
+	out := maskEntry(cfg)["args"].([]any)
+	want := []any{"--api-key=ak-***", "--token", "tk-***", "DB_PASSWORD=pw-***", "--port", "8080", "--token=${TOKEN}", 3}
+	for i := range want {
+		if out[i] != want[i] {
+			t.Errorf("args[%d] shown as %v, want %v", i, out[i], want[i])
+		}
+	}
+	if cfg["args"].([]any)[2] != "tk-abcdefg" {
+		t.Error("maskEntry changed the config it was given")
+	}
+}

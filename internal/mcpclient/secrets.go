@@ -63,16 +63,32 @@ func addEntrySecrets(red *redact.Redactor, c Config) {
 // looks secret (redact.IsSecretKey: --api-key, --token, PASSWORD=...).
 func ArgSecrets(args []string) []string {
 	var out []string
+	eachArgSecret(args, func(_ int, _, v string) { out = append(out, v) })
+	return out
+}
+
+// MaskArgs returns args with the secrets ArgSecrets finds replaced by
+// mask(secret): --api-key=X becomes --api-key=mask(X), and the argument
+// after --token becomes mask(it).
+func MaskArgs(args []string, mask func(string) string) []string {
+	out := append([]string(nil), args...)
+	eachArgSecret(args, func(i int, prefix, v string) { out[i] = prefix + mask(v) })
+	return out
+}
+
+// eachArgSecret calls f for each secret in args: its index, what precedes
+// the secret in that argument ("--api-key=", or "" for the argument after
+// --token) and the secret.
+func eachArgSecret(args []string, f func(i int, prefix, secret string)) {
 	for i, a := range args {
 		if k, v, ok := strings.Cut(a, "="); ok {
 			if redact.IsSecretKey(strings.TrimLeft(k, "-")) {
-				out = append(out, v)
+				f(i, k+"=", v)
 			}
 			continue
 		}
 		if strings.HasPrefix(a, "-") && redact.IsSecretKey(strings.TrimLeft(a, "-")) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			out = append(out, args[i+1])
+			f(i+1, "", args[i+1])
 		}
 	}
-	return out
 }

@@ -28,6 +28,17 @@ func TestArgSecrets(t *testing.T) {
 	}
 }
 
+func TestMaskArgsMasksWhatArgSecretsFinds(t *testing.T) {
+	args := []string{"-y", "--api-key=ak-123456", "--token", "tk-abcdef", "--token", "--verbose", "--max-tokens", "4096"}
+	got := strings.Join(MaskArgs(args, func(string) string { return "***" }), " ")
+	if want := "-y --api-key=*** --token *** --token --verbose --max-tokens 4096"; got != want {
+		t.Errorf("MaskArgs = %q, want %q", got, want)
+	}
+	if args[3] != "tk-abcdef" {
+		t.Error("MaskArgs changed its input")
+	}
+}
+
 // TestServerRedactMasksEveryConfigSecret resolves an entry with a secret in
 // every place a config can hold one and checks that Redact (used on the
 // server's stderr tail and its error messages) masks each, with the one
