@@ -32,9 +32,9 @@ import (
 	"github.com/pflow-go/pflow/internal/fsutil"
 )
 
-// Packages are the commands built, as `go build` is given them; `make test`
-// compiles the same list before the tests start, so that on an empty build
-// cache the compiling is not done under go test's timeout.
+// Packages are the commands built, as `go build` is given them, pflow
+// first; `make test` compiles the same list before the tests start, so that
+// on an empty build cache the compiling is not done under go test's timeout.
 var Packages = []string{"./cmd/pflow", "./cmd/pflow-temporal", "./internal/testutil/fakemcp/fakemcpd", "./internal/reliability/loopwriter/loopwriterd"}
 
 var (
@@ -106,7 +106,8 @@ func build() (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", strings.Join(Packages, " "), err, out)
 	}
-	for _, name := range []string{"pflow-temporal", "fakemcpd", "loopwriterd", "pflow"} { // pflow last: it marks a complete build
+	for i := len(Packages) - 1; i >= 0; i-- { // pflow last: it marks a complete build
+		name := filepath.Base(Packages[i])
 		if err := os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name)); err != nil {
 			return "", fmt.Errorf("pflowbin: %v", err)
 		}
