@@ -1009,7 +1009,7 @@ func (t *recordingTransport) waitText() string {
 }
 
 // Discover connects, lists every tool and closes, within the server's start-up
-// timeout.
+// timeout. The tools are read-only (see DiscoverVersion).
 func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, error) {
 	tools, _, err := DiscoverVersion(ctx, srv, log)
 	return tools, err
@@ -1018,7 +1018,9 @@ func Discover(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, err
 // DiscoverVersion is Discover, also returning the protocol version the
 // server spoke. A list the server said stays fresh for a while (ttlMs,
 // 2026-07-28) is answered again from memory until then, without
-// connecting.
+// connecting. The slice is the caller's; the tools it points to may be
+// shared with that memory and with other callers: read them, never change
+// them.
 func DiscoverVersion(ctx context.Context, srv *Server, log io.Writer) ([]*mcp.Tool, string, error) {
 	if c, ok := cachedTools(srv); ok {
 		return slices.Clone(c.tools), c.protocol, nil
