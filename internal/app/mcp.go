@@ -138,11 +138,12 @@ func (a *App) checkAddedHost(ctx context.Context, name, raw string, st *settings
 }
 
 // MCPServers returns the configured servers with secrets masked: literal
-// values of secret-looking env keys, headers, args and auth credentials show
-// their first 3 characters + "***" (as settings do), and every other secret
-// the redactor knows — URL passwords and api keys, a token given as the
-// argument after --token — is replaced by redact.Redacted. ${VAR} references
-// are shown as written: they hold no secret.
+// values of secret-looking env keys, headers and auth credentials, and
+// secret args in every form mcpclient.ArgSecrets knows (--api-key=X,
+// --token X, PASSWORD=X), show their first 3 characters + "***" (as settings
+// do), and every other secret the redactor knows — URL passwords and api
+// keys — is replaced by redact.Redacted. ${VAR} references are shown as
+// written: they hold no secret.
 func (a *App) MCPServers() (map[string]map[string]any, error) {
 	f, err := mcpclient.LoadFile(a.Paths.MCPServers)
 	if err != nil {
