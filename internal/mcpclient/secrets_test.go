@@ -19,6 +19,7 @@ func TestArgSecrets(t *testing.T) {
 		{[]string{"DB_PASSWORD=dbpw-4321"}, "dbpw-4321"},
 		{[]string{"--token", "--verbose"}, ""},                // a flag, not a value
 		{[]string{"--max-tokens", "4096", "--port=8080"}, ""}, // not secret names
+		{[]string{"--client-secret", "cs-99999", "--auth-token=at-8888"}, "cs-99999,at-8888"},
 	}
 	for _, c := range cases {
 		got := strings.Join(ArgSecrets(c.args), ",")
