@@ -4,8 +4,8 @@
 // PFLOW_FAKE_MCP variable (a comma-separated list of modes, below).
 //
 // A test configures a server with Entry(NewID(), mark, modes...). A test
-// binary that should serve as the fake itself (to drive the server code in
-// process) calls MaybeRun first thing in TestMain. Leftovers finds any process a
+// binary that starts itself as the fake (as internal/app/mcptest's
+// benchmarks do) calls MaybeRun first thing in TestMain. Leftovers finds any process a
 // test left behind, by the unique id Entry puts in the server's environment.
 // PeersDir finds the npm test peers (real reference servers) for tests that
 // drive them.
